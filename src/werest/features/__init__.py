@@ -1,0 +1,1 @@
+"""Feature extraction: one row per (dataset, utt_id, target system), never the reference."""

@@ -1,0 +1,212 @@
+"""Audio loading for speech embeddings: any soundfile format to 16 kHz mono float32.
+
+:func:`load_audio` reads wav, flac, mp3, ogg and NIST SPHERE (anything ``soundfile`` reads),
+downmixes to mono (channel mean), resamples to 16 kHz with ``scipy.signal.resample_poly`` and
+measures the duration from the decoded samples (an mp3 header's frame count is an estimate).
+
+It never raises for a bad file: each clip comes back as a :class:`LoadedAudio` with a
+:class:`AudioStatus`, so one unreadable file in a batch of thousands costs one row, not the run.
+
+The long-clip rule
+------------------
+SONAR is a sentence encoder trained on utterances of a few seconds; its speech encoder fails
+(positional range, memory) on clips above ~80 s, and its quality degrades well before that.
+
+* up to ``warn_seconds`` (30 s): embedded whole;
+* above ``warn_seconds`` and up to ``max_seconds`` (60 s): embedded whole, with a warning;
+* above ``max_seconds``: ``long_clips="split"`` (default) cuts the clip into the fewest
+  equal-length segments of at most ``segment_seconds`` (30 s) each, embeds each and averages
+  the segment embeddings weighted by duration (status ``split``); ``long_clips="reject"``
+  gives status ``too_long`` and no embedding.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+SAMPLE_RATE = 16_000
+
+
+class AudioStatus(StrEnum):
+    """Outcome of loading one clip; only ``ok`` and ``split`` carry samples."""
+
+    OK = "ok"
+    SPLIT = "split"
+    MISSING = "missing"
+    UNREADABLE = "unreadable"
+    EMPTY = "empty"
+    TOO_SHORT = "too_short"
+    SILENT = "silent"
+    TOO_LONG = "too_long"
+
+    @property
+    def usable(self) -> bool:
+        return self in (AudioStatus.OK, AudioStatus.SPLIT)
+
+
+@dataclass(frozen=True)
+class AudioPolicy:
+    """How clips are prepared for a speech encoder (see the module's long-clip rule).
+
+    Parameters
+    ----------
+    sample_rate : int
+        Output rate in Hz (SONAR: 16 kHz).
+    min_seconds : float
+        Shorter clips get status ``too_short`` (the encoder needs a few fbank frames).
+    warn_seconds, max_seconds : float
+        Warn above ``warn_seconds``; split or reject above ``max_seconds``.
+    long_clips : {"split", "reject"}
+        What happens above ``max_seconds``.
+    segment_seconds : float
+        Upper bound on a segment's length when splitting.
+    silence_peak : float
+        A clip whose absolute peak is below this (full scale 1.0) is ``silent``.
+    """
+
+    sample_rate: int = SAMPLE_RATE
+    min_seconds: float = 0.1
+    warn_seconds: float = 30.0
+    max_seconds: float = 60.0
+    long_clips: str = "split"
+    segment_seconds: float = 30.0
+    silence_peak: float = 1e-4
+
+    def __post_init__(self) -> None:
+        from werest.errors import ConfigError
+
+        if self.long_clips not in ("split", "reject"):
+            raise ConfigError(f"long_clips must be 'split' or 'reject', not {self.long_clips!r}")
+        if not 0 < self.segment_seconds <= self.max_seconds:
+            raise ConfigError("segment_seconds must be > 0 and <= max_seconds")
+        if not 0 <= self.min_seconds < self.warn_seconds <= self.max_seconds:
+            raise ConfigError("need 0 <= min_seconds < warn_seconds <= max_seconds")
+
+    def signature(self) -> str:
+        """A short string naming everything that changes the samples an encoder sees."""
+        return (
+            f"sr{self.sample_rate}-max{self.max_seconds:g}-{self.long_clips}"
+            f"-seg{self.segment_seconds:g}"
+        )
+
+
+@dataclass
+class LoadedAudio:
+    """One clip after loading: status, duration and the segments to embed (16 kHz mono)."""
+
+    path: str
+    status: AudioStatus
+    duration: float = float("nan")
+    message: str = ""
+    segments: list[np.ndarray] = field(default_factory=list)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Each segment's share of the clip (for averaging segment embeddings)."""
+        lengths = np.array([len(s) for s in self.segments], dtype=np.float64)
+        return lengths / lengths.sum()
+
+
+def read_mono(path: str | Path) -> tuple[np.ndarray, int]:
+    """Decode ``path`` with soundfile, downmixed to mono float32; raises soundfile's errors."""
+    import soundfile as sf
+
+    samples, rate = sf.read(str(path), dtype="float32", always_2d=True)
+    return samples.mean(axis=1, dtype=np.float32), int(rate)
+
+
+def resample(samples: np.ndarray, rate: int, target: int = SAMPLE_RATE) -> np.ndarray:
+    """Resample 1-D ``samples`` from ``rate`` to ``target`` Hz (polyphase, exact ratio)."""
+    if rate == target or len(samples) == 0:
+        return samples.astype(np.float32, copy=False)
+    from scipy.signal import resample_poly
+
+    divisor = math.gcd(int(rate), int(target))
+    out = resample_poly(samples, target // divisor, int(rate) // divisor)
+    return out.astype(np.float32, copy=False)
+
+
+def split_evenly(samples: np.ndarray, max_len: int) -> list[np.ndarray]:
+    """Cut ``samples`` into the fewest near-equal pieces of at most ``max_len`` samples."""
+    count = max(1, math.ceil(len(samples) / max_len))
+    return [piece for piece in np.array_split(samples, count) if len(piece)]
+
+
+def prepare(samples: np.ndarray, rate: int, path: str, policy: AudioPolicy) -> LoadedAudio:
+    """Apply the policy to decoded mono samples: resample, check, split."""
+    duration = len(samples) / rate if rate else 0.0
+    if len(samples) == 0:
+        return LoadedAudio(path, AudioStatus.EMPTY, 0.0, "no samples")
+    if duration < policy.min_seconds:
+        message = f"{duration:.3f} s is shorter than {policy.min_seconds:g} s"
+        return LoadedAudio(path, AudioStatus.TOO_SHORT, duration, message)
+    peak = float(np.max(np.abs(samples)))
+    if not np.isfinite(peak):
+        return LoadedAudio(path, AudioStatus.UNREADABLE, duration, "non-finite samples")
+    if peak < policy.silence_peak:
+        message = f"peak {peak:.2e} below {policy.silence_peak:g}"
+        return LoadedAudio(path, AudioStatus.SILENT, duration, message)
+    audio = resample(samples, rate, policy.sample_rate)
+    return _apply_length_rule(audio, duration, path, policy)
+
+
+def _apply_length_rule(
+    audio: np.ndarray, duration: float, path: str, policy: AudioPolicy
+) -> LoadedAudio:
+    if duration <= policy.warn_seconds:
+        return LoadedAudio(path, AudioStatus.OK, duration, "", [audio])
+    if duration <= policy.max_seconds:
+        log.warning(
+            "%s: %.1f s is long for a sentence encoder (> %g s)",
+            path,
+            duration,
+            policy.warn_seconds,
+        )
+        return LoadedAudio(path, AudioStatus.OK, duration, "long", [audio])
+    if policy.long_clips == "reject":
+        message = f"{duration:.1f} s exceeds max_seconds={policy.max_seconds:g}"
+        return LoadedAudio(path, AudioStatus.TOO_LONG, duration, message)
+    segments = split_evenly(audio, int(policy.segment_seconds * policy.sample_rate))
+    message = f"{duration:.1f} s split into {len(segments)} segments"
+    log.warning("%s: %s", path, message)
+    return LoadedAudio(path, AudioStatus.SPLIT, duration, message, segments)
+
+
+def load_audio(path: str | Path, policy: AudioPolicy | None = None) -> LoadedAudio:
+    """Load one clip for embedding; never raises for a missing or bad file (see the status)."""
+    policy = policy or AudioPolicy()
+    name = str(path)
+    if not Path(path).is_file():
+        return LoadedAudio(name, AudioStatus.MISSING, message="no such file")
+    try:
+        samples, rate = read_mono(path)
+    except Exception as error:  # soundfile raises LibsndfileError, RuntimeError, TypeError...
+        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        return LoadedAudio(name, AudioStatus.UNREADABLE, message=first_line)
+    return prepare(samples, rate, name, policy)
+
+
+def load_many(paths: Sequence[str | Path], policy: AudioPolicy | None = None) -> list[LoadedAudio]:
+    """:func:`load_audio` over ``paths``, logging a summary of the clips that failed."""
+    policy = policy or AudioPolicy()
+    loaded = [load_audio(path, policy) for path in paths]
+    failed = [item for item in loaded if not item.status.usable]
+    if failed:
+        log.warning(
+            "%d of %d clips not usable, e.g. %s: %s (%s)",
+            len(failed),
+            len(loaded),
+            failed[0].path,
+            failed[0].status,
+            failed[0].message,
+        )
+    return loaded

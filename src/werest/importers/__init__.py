@@ -1,0 +1,78 @@
+"""Importers: one module per real transcript layout, each ``load(paths, **options)``.
+
+=========  ==========================================================================
+format     layout
+=========  ==========================================================================
+dighr      dighr/audio_analysis ``en`` folders: per-system CSVs with references
+thennal10  ``transcriptions/<lang>/<system>.txt`` (``N.mp3|text``) + ``samples/`` audio
+sphinx     CMU Sphinx corpora (AN4): ``etc/*.transcription`` + ``.fileids`` -> references
+           and audio, no system yet (an utterance table for ``werest transcribe``)
+kaldi      Kaldi ``text`` files (``utt-id words...``), one per system
+sclite     sclite ``.trn`` files (``words (utt-id)``), one per system
+=========  ==========================================================================
+
+``werest import FORMAT PATH... --out table.parquet [reference=PATH dataset=NAME system=NAME]``
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from pathlib import Path
+
+import pandas as pd
+from omegaconf import DictConfig, OmegaConf
+
+from werest.errors import ConfigError
+from werest.table import KEY, validate_table, write_table
+
+log = logging.getLogger("werest.importers")
+
+FORMATS: tuple[str, ...] = ("dighr", "thennal10", "sphinx", "kaldi", "sclite")
+
+
+def import_table(fmt: str, paths: list[str | Path], **options: object) -> pd.DataFrame:
+    """Import ``paths`` in layout ``fmt`` into one validated transcripts table."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"unknown import format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if not paths:
+        raise ConfigError("no paths given: werest import FORMAT PATH... --out FILE")
+    module = importlib.import_module(f"werest.importers.{fmt}")
+    frame = module.load([Path(p) for p in paths], **options)
+    required = (*KEY, "hypothesis") if "system" in frame.columns else ("dataset", "utt_id")
+    return validate_table(
+        frame, source=f"{fmt} import of {', '.join(map(str, paths))}", required=required
+    )
+
+
+def summarise(table: pd.DataFrame) -> pd.DataFrame:
+    """Rows per dataset and system (or per dataset for an utterance table)."""
+    by = ["dataset", "system"] if "system" in table.columns else ["dataset"]
+    summary = table.groupby(by, sort=True).size().rename("rows").reset_index()
+    if "reference" in table.columns:
+        labelled = table["reference"].notna().groupby([table[c] for c in by]).sum()
+        summary["labelled"] = labelled.to_numpy()
+    return summary
+
+
+def run(cfg: DictConfig) -> pd.DataFrame:
+    """``werest import``: write the imported table and its config beside it."""
+    if cfg.get("out") in (None, "", "???"):
+        raise ConfigError("no output file: add --out table.parquet (or out=table.parquet)")
+    options = {k: cfg[k] for k in ("reference", "dataset", "system") if cfg.get(k) is not None}
+    table = import_table(cfg.format, list(cfg.paths), **options)
+    out = write_table(table, cfg.out)
+    save_config(cfg, out)
+    log.info("wrote %s: %d rows", out, len(table))
+    print(summarise(table).to_string(index=False))
+    return table
+
+
+def save_config(cfg: DictConfig, output: Path) -> Path:
+    """Save the run's composed config beside an output file (``<output>.config.yaml``)."""
+    target = output.with_name(f"{output.name}.config.yaml")
+    from werest.table import atomic_path
+
+    with atomic_path(target) as tmp:
+        tmp.write_text(OmegaConf.to_yaml(cfg), encoding="utf-8")
+    return target

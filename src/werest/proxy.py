@@ -1,0 +1,164 @@
+"""Rank ASR systems on labelled data and choose each target system's proxy.
+
+The ranking orders systems by their macro-average corpus WER over the labelled datasets each
+was scored on (every dataset weighs the same, whatever its size). It is saved as a small JSON
+artefact that estimation on unlabelled data reuses.
+
+A target's proxy, per utterance, is the best-ranked *other* system that has a hypothesis for
+that utterance (an empty hypothesis counts: the system ran). An explicit proxy by name
+overrides the ranking; utterances it did not transcribe get no proxy. Systems the ranking has
+never seen rank after every ranked one, in name order, and a warning says so.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from werest.errors import ConfigError, InputError
+from werest.table import atomic_path
+
+log = logging.getLogger(__name__)
+
+RANKING_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Systems from best to worst, with the macro WER behind the order."""
+
+    systems: list[str]
+    macro_wer: dict[str, float]
+    datasets: dict[str, list[str]] = field(default_factory=dict)
+    normaliser: str = "whisper_english"
+
+    def order(self, systems: list[str] | set[str]) -> list[str]:
+        """``systems`` best first: ranked ones by rank, then unseen ones by name."""
+        position = {name: i for i, name in enumerate(self.systems)}
+        unseen = sorted(set(systems) - set(position))
+        if unseen:
+            log.warning("systems not in the ranking (ranked last, by name): %s", unseen)
+        return sorted(set(systems) & set(position), key=position.__getitem__) + unseen
+
+    def describe(self) -> str:
+        """The ranking as readable lines."""
+        lines = ["rank  system  macro WER %  datasets"]
+        for i, name in enumerate(self.systems, start=1):
+            datasets = ", ".join(self.datasets.get(name, []))
+            lines.append(f"{i:>4}  {name}  {100 * self.macro_wer[name]:.2f}  {datasets}")
+        return "\n".join(lines)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the ranking as JSON (atomically)."""
+        path = Path(path)
+        with atomic_path(path) as tmp:
+            tmp.write_text(
+                json.dumps({"version": RANKING_VERSION, **asdict(self)}, indent=2), encoding="utf-8"
+            )
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Ranking:
+        """Read a ranking written by :meth:`save`."""
+        path = Path(path)
+        if not path.is_file():
+            raise InputError("no such ranking file", path=path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            data.pop("version", None)
+            ranking = cls(**data)
+        except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as error:
+            raise InputError(f"not a werest ranking: {error}", path=path) from None
+        if set(ranking.systems) != set(ranking.macro_wer):
+            raise InputError("not a werest ranking: systems and macro_wer differ", path=path)
+        return ranking
+
+
+def rank_systems(scores: pd.DataFrame, *, normaliser: str = "whisper_english") -> Ranking:
+    """Rank systems by macro-average corpus WER across the datasets each was scored on.
+
+    Parameters
+    ----------
+    scores : corpus scores, one row per (dataset, system) with a ``wer`` column
+        (:func:`werest.scoring.corpus_scores`).
+
+    Ties are broken by name, so the ranking is deterministic.
+    """
+    valid = scores[scores["wer"].notna()]
+    if valid.empty:
+        raise InputError("no scored system: cannot rank without references")
+    macro = valid.groupby("system")["wer"].mean()
+    order = sorted(macro.index, key=lambda name: (macro[name], name))
+    datasets = valid.groupby("system")["dataset"].apply(lambda d: sorted(d)).to_dict()
+    return Ranking(
+        systems=list(order),
+        macro_wer={name: float(macro[name]) for name in order},
+        datasets={name: list(datasets[name]) for name in order},
+        normaliser=normaliser,
+    )
+
+
+def choose_proxies(
+    table: pd.DataFrame,
+    ranking: Ranking | list[str],
+    *,
+    targets: list[str] | None = None,
+    proxy: str | None = None,
+) -> pd.DataFrame:
+    """Pick a proxy system for every (dataset, utt_id, target) row.
+
+    Parameters
+    ----------
+    table : transcripts table (several systems per utterance).
+    ranking : a :class:`Ranking`, or system names best first.
+    targets : the target systems (default: every system in the table).
+    proxy : an explicit proxy system for every target (must differ from each target).
+
+    Returns
+    -------
+    ``dataset, utt_id, system, proxy`` for every target row; ``proxy`` is null where no other
+    system transcribed the utterance.
+    """
+    systems = set(table["system"].unique())
+    targets = sorted(systems) if targets is None else list(targets)
+    unknown = [t for t in targets if t not in systems]
+    if unknown:
+        raise ConfigError(
+            f"target system {unknown[0]!r} is not in the table "
+            f"(systems: {', '.join(sorted(systems))})"
+        )
+    if proxy is not None:
+        if proxy not in systems:
+            raise ConfigError(
+                f"proxy system {proxy!r} is not in the table "
+                f"(systems: {', '.join(sorted(systems))})"
+            )
+        if proxy in targets:
+            raise ConfigError(f"proxy {proxy!r} is also a target: a system cannot be its own proxy")
+        order = [proxy]
+    else:
+        order = (
+            ranking.order(systems) if isinstance(ranking, Ranking) else _ordered(ranking, systems)
+        )
+    rank_of = {name: i for i, name in enumerate(order)}
+    keys = table[["dataset", "utt_id", "system"]]
+    utterance = ["dataset", "utt_id"]
+    ranked = keys[keys["system"].isin(rank_of)].assign(rank=keys["system"].map(rank_of))
+    ranked = ranked.sort_values([*utterance, "rank"], kind="stable")
+    # The best two candidates per utterance: a target takes the best one that is not itself.
+    top_two = ranked.groupby(utterance, sort=False).head(2)
+    slot = top_two.groupby(utterance, sort=False).cumcount()
+    wide = top_two.set_index([*utterance, slot])["system"].unstack().reindex(columns=[0, 1])
+    target_rows = keys[keys["system"].isin(targets)].reset_index(drop=True)
+    joined = target_rows.join(wide, on=utterance)
+    best, runner_up = joined[0].astype("str"), joined[1].astype("str")
+    target_rows["proxy"] = best.where(best != target_rows["system"], runner_up)
+    return target_rows
+
+
+def _ordered(names: list[str], systems: set[str]) -> list[str]:
+    return Ranking(systems=list(names), macro_wer=dict.fromkeys(names, float("nan"))).order(systems)

@@ -1,0 +1,183 @@
+"""Score systems against human references: per-utterance counts, corpus WER/CER with CIs.
+
+``werest score input=table.parquet output_dir=DIR`` writes ``DIR/scores.csv`` (one row per
+dataset and system), ``DIR/ranking.json`` (the proxy ranking, see :mod:`werest.proxy`) and
+the run's config, and prints the table.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from omegaconf import DictConfig, OmegaConf
+
+from werest.errors import ConfigError, InputError
+from werest.table import atomic_path, read_table, write_table
+from werest.text import bootstrap_ci, corpus_rate, count_errors, error_rate, normalise_many
+
+log = logging.getLogger(__name__)
+
+
+def normalised_columns(
+    table: pd.DataFrame,
+    normaliser: str,
+    columns: tuple[str, ...] = ("hypothesis", "reference"),
+    *,
+    n_jobs: int = 1,
+) -> pd.DataFrame:
+    """The table's text columns normalised (each distinct string once), per row language."""
+    languages = table["language"] if "language" in table.columns else None
+    if normaliser == "whisper_english" and languages is not None:
+        other = set(languages.dropna().unique()) - {"en", "eng", "en-US", "en-GB", "eng_Latn"}
+        if other:
+            log.warning(
+                "normaliser whisper_english on languages %s: use normaliser=auto", sorted(other)
+            )
+    present = [c for c in columns if c in table.columns]
+    if not present:
+        return pd.DataFrame(index=table.index)
+    stacked = pd.concat([table[c] for c in present], ignore_index=True)
+    stacked_languages = (
+        pd.concat([languages] * len(present), ignore_index=True) if languages is not None else None
+    )
+    normalised = normalise_many(stacked, normaliser, stacked_languages, n_jobs=n_jobs).to_numpy()
+    n = len(table)
+    return pd.DataFrame(
+        {c: normalised[i * n : (i + 1) * n] for i, c in enumerate(present)}, index=table.index
+    ).astype("str")
+
+
+def score_utterances(
+    table: pd.DataFrame, normaliser: str = "whisper_english", *, n_jobs: int = 1
+) -> pd.DataFrame:
+    """Per-utterance word and character errors of every labelled row.
+
+    Returns
+    -------
+    One row per labelled (dataset, utt_id, system): the key, word counts ``substitutions,
+    deletions, insertions, hits, ref_words, hyp_words, word_errors, wer``, and character
+    counts ``char_errors, ref_chars, cer`` (after normalisation; spaces count in CER).
+    """
+    if "reference" not in table.columns:
+        raise InputError(
+            "the table has no 'reference' column: nothing to score against", column="reference"
+        )
+    labelled = table[table["reference"].notna()]
+    if labelled.empty:
+        raise InputError("no row has a reference: nothing to score", column="reference")
+    text = normalised_columns(labelled, normaliser, n_jobs=n_jobs)
+    words = count_errors(text["reference"], text["hypothesis"], "word", n_jobs=n_jobs)
+    chars = count_errors(text["reference"], text["hypothesis"], "char", n_jobs=n_jobs)
+    scored = labelled[["dataset", "utt_id", "system"]].reset_index(drop=True)
+    scored[["substitutions", "deletions", "insertions", "hits"]] = words[
+        ["substitutions", "deletions", "insertions", "hits"]
+    ].to_numpy()
+    scored["ref_words"] = words["reference_length"].to_numpy()
+    scored["hyp_words"] = words["hypothesis_length"].to_numpy()
+    scored["word_errors"] = (
+        words["substitutions"] + words["deletions"] + words["insertions"]
+    ).to_numpy()
+    scored["wer"] = error_rate(scored["word_errors"], scored["ref_words"])
+    scored["char_errors"] = (
+        chars["substitutions"] + chars["deletions"] + chars["insertions"]
+    ).to_numpy()
+    scored["ref_chars"] = chars["reference_length"].to_numpy()
+    scored["cer"] = error_rate(scored["char_errors"], scored["ref_chars"])
+    return scored
+
+
+def corpus_scores(
+    scored: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95
+) -> pd.DataFrame:
+    """Corpus WER and CER per dataset and system (Σ errors / Σ reference units) with CIs."""
+    rows = []
+    for (dataset, system), group in scored.groupby(["dataset", "system"], sort=True):
+        wer_low, wer_high = bootstrap_ci(
+            group["word_errors"],
+            group["ref_words"],
+            n_resamples=n_resamples,
+            seed=seed,
+            confidence=confidence,
+        )
+        cer_low, cer_high = bootstrap_ci(
+            group["char_errors"],
+            group["ref_chars"],
+            n_resamples=n_resamples,
+            seed=seed,
+            confidence=confidence,
+        )
+        rows.append(
+            {
+                "dataset": dataset,
+                "system": system,
+                "n_utterances": len(group),
+                "ref_words": int(group["ref_words"].sum()),
+                "wer": corpus_rate(group["word_errors"], group["ref_words"]),
+                "wer_ci_low": wer_low,
+                "wer_ci_high": wer_high,
+                "cer": corpus_rate(group["char_errors"], group["ref_chars"]),
+                "cer_ci_low": cer_low,
+                "cer_ci_high": cer_high,
+                "substitutions": int(group["substitutions"].sum()),
+                "deletions": int(group["deletions"].sum()),
+                "insertions": int(group["insertions"].sum()),
+                "empty_hypotheses": int((group["hyp_words"] == 0).sum()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def format_scores(scores: pd.DataFrame) -> str:
+    """A readable table of corpus scores (percentages)."""
+    view = pd.DataFrame(
+        {
+            "dataset": scores["dataset"],
+            "system": scores["system"],
+            "utts": scores["n_utterances"],
+            "WER %": (100 * scores["wer"]).map("{:.2f}".format),
+            "95% CI": [
+                f"[{100 * lo:.2f}, {100 * hi:.2f}]"
+                for lo, hi in zip(scores["wer_ci_low"], scores["wer_ci_high"], strict=True)
+            ],
+            "CER %": (100 * scores["cer"]).map("{:.2f}".format),
+        }
+    )
+    return view.to_string(index=False)
+
+
+def run(cfg: DictConfig) -> pd.DataFrame:
+    """``werest score``: corpus scores, the proxy ranking and the config, in ``output_dir``."""
+    from werest.proxy import rank_systems
+
+    if cfg.get("input") in (None, "???"):
+        raise ConfigError("no input table: werest score input=table.parquet output_dir=DIR")
+    table = read_table(cfg.input)
+    scored = score_utterances(table, cfg.normaliser, n_jobs=int(cfg.n_jobs))
+    scores = corpus_scores(
+        scored,
+        n_resamples=int(cfg.bootstrap.n_resamples),
+        seed=int(cfg.bootstrap.seed),
+        confidence=float(cfg.bootstrap.confidence),
+    )
+    ranking = rank_systems(scores, normaliser=cfg.normaliser)
+    output_dir = Path(cfg.output_dir)
+    write_table(scores, output_dir / "scores.csv")
+    ranking.save(output_dir / "ranking.json")
+    with atomic_path(output_dir / "config.yaml") as tmp:
+        tmp.write_text(OmegaConf.to_yaml(cfg), encoding="utf-8")
+    print(format_scores(scores))
+    print()
+    print(ranking.describe())
+    log.info("wrote %s", output_dir)
+    return scores
+
+
+def scores_as_json(scores: pd.DataFrame) -> str:
+    """Scores as JSON records (NaN as null)."""
+    return json.dumps(
+        json.loads(scores.replace({np.nan: None}).to_json(orient="records")), indent=2
+    )

@@ -1,0 +1,373 @@
+"""The transcripts table: schema, validation, read and write.
+
+One row per (dataset, utt_id, system), long format::
+
+    dataset  utt_id  system  hypothesis  [reference  audio  duration  speaker  language  ...]
+
+* ``hypothesis`` is what ``system`` returned for the utterance. An empty string is a real
+  answer (the system returned nothing: every reference word is a deletion). A *missing*
+  hypothesis (the system was never run on the utterance) is an absent row; a null in JSONL or
+  Parquet means the same and such rows are dropped at load, with a log line saying how many.
+* ``reference`` is the human transcript. Null or blank means the utterance is unlabelled: it
+  takes no part in scoring (a blank reference cannot give a WER; in the real data it marks a
+  broken label, not silence).
+* ``audio`` is a path; relative paths are resolved against the table file's folder.
+* any other column (gender, accent, age, ...) is kept as metadata.
+
+CSV (``.csv``; ``.tsv`` is tab-separated), JSON Lines (``.jsonl``, ``.ndjson``) and Parquet
+(``.parquet``) are read and written. Text must be UTF-8 (a BOM is accepted); any other encoding
+is refused with the offending line, since guessing an encoding silently corrupts transcripts.
+Rows are numbered from 1: in CSV the first row after the header is row 1 (line 2 in an
+editor); in JSON Lines a row is named by its line number; in Parquet by its position.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from werest.errors import InputError
+
+log = logging.getLogger(__name__)
+
+KEY: tuple[str, ...] = ("dataset", "utt_id", "system")
+REQUIRED: tuple[str, ...] = (*KEY, "hypothesis")
+TEXT_COLUMNS: tuple[str, ...] = (*REQUIRED, "reference", "audio", "speaker", "language")
+NUMERIC_COLUMNS: tuple[str, ...] = ("duration",)
+
+_CSV_SUFFIXES = {".csv": ",", ".tsv": "\t"}
+_JSONL_SUFFIXES = {".jsonl", ".ndjson", ".json"}
+_PARQUET_SUFFIXES = {".parquet", ".pq"}
+
+
+def table_format(path: str | Path) -> str:
+    """``csv``, ``tsv``, ``jsonl`` or ``parquet`` from the file name; InputError otherwise."""
+    suffix = Path(path).suffix.lower()
+    if suffix in _CSV_SUFFIXES:
+        return suffix[1:]
+    if suffix in _JSONL_SUFFIXES:
+        return "jsonl"
+    if suffix in _PARQUET_SUFFIXES:
+        return "parquet"
+    raise InputError(
+        f"unknown table format {suffix or '(no suffix)'!r}; use .csv, .tsv, .jsonl or .parquet",
+        path=path,
+    )
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_table(path: str | Path, *, required: tuple[str, ...] = REQUIRED) -> pd.DataFrame:
+    """Read and validate a transcripts table (CSV, TSV, JSONL or Parquet).
+
+    Parameters
+    ----------
+    path : the table file.
+    required : the columns that must be present (the transcripts schema by default).
+
+    Returns
+    -------
+    The validated table, string columns as ``str``, rows of missing hypotheses dropped.
+
+    Raises
+    ------
+    InputError : naming the file, row and column of the first problem found.
+    """
+    path = Path(path)
+    fmt = table_format(path)
+    _check_readable(path)
+    if fmt == "parquet":
+        frame, line_of = _read_parquet(path), None
+    else:
+        text = _decode_utf8(path)
+        if not text.strip():
+            raise InputError("the file is empty", path=path)
+        if fmt == "jsonl":
+            frame, line_of = _read_jsonl(path, text)
+        else:
+            frame, line_of = _read_csv(path, text, _CSV_SUFFIXES[f".{fmt}"]), None
+    return validate_table(frame, source=path, required=required, line_of=line_of)
+
+
+def _check_readable(path: Path) -> None:
+    if not path.exists():
+        raise InputError("no such file", path=path)
+    if path.is_dir():
+        raise InputError("is a folder, expected a table file", path=path)
+    if path.stat().st_size == 0:
+        raise InputError("the file is empty", path=path)
+    if not os.access(path, os.R_OK):
+        raise InputError("the file is not readable (permission denied)", path=path)
+
+
+def _decode_utf8(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        bad = data[error.start : error.start + 1].hex()
+        raise InputError(
+            f"line {line}: not valid UTF-8 (byte 0x{bad} at offset {error.start}); "
+            "werest reads UTF-8 only: re-encode the file, e.g. iconv -f latin1 -t utf-8",
+            path=path,
+        ) from None
+
+
+def _read_csv(path: Path, text: str, sep: str) -> pd.DataFrame:
+    header = text.lstrip("\ufeff").splitlines()[0]
+    _check_required_header(path, next(csv.reader([header], delimiter=sep)), header, sep)
+    return parse_csv(path, text, sep)
+
+
+def parse_csv(path: Path, text: str, sep: str = ",") -> pd.DataFrame:
+    """Parse CSV text as strings (blank cells as ''), failing with the file's name."""
+    try:
+        return pd.read_csv(
+            io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_filter=False
+        )
+    except (pd.errors.ParserError, csv.Error, ValueError) as error:
+        message = " ".join(str(error).split())
+        raise InputError(
+            f"not a well-formed {sep!r}-separated table: {message}", path=path
+        ) from None
+
+
+def read_raw_csv(path: str | Path, sep: str = ",") -> pd.DataFrame:
+    """Any UTF-8 CSV file (not only a transcripts table) as strings, checked for readability."""
+    path = Path(path)
+    _check_readable(path)
+    return parse_csv(path, _decode_utf8(path), sep)
+
+
+def _check_required_header(path: Path, columns: list[str], header: str, sep: str) -> None:
+    """A header that is one column under ``sep`` but several under another delimiter is
+    the usual mistake (a ';' or tab file named .csv): say so instead of 'missing column'."""
+    present = {c.strip() for c in columns}
+    if all(c in present for c in REQUIRED) or len(columns) > 1:
+        return  # column-level problems are reported by validate_table with their names
+    try:
+        sniffed = csv.Sniffer().sniff(header, delimiters=",;\t|").delimiter
+    except csv.Error:
+        return
+    if sniffed != sep:
+        raise InputError(
+            f"the header looks {sniffed!r}-separated, but {path.suffix} files are {sep!r}-"
+            f"separated: convert it, or name it .tsv if it is tab-separated",
+            path=path,
+            row=None,
+        )
+
+
+def _read_jsonl(path: Path, text: str) -> tuple[pd.DataFrame, list[int]]:
+    records: list[dict] = []
+    line_of: list[int] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InputError(
+                f"not valid JSON ({error.msg} at character {error.colno})", path=path, row=number
+            ) from None
+        if not isinstance(record, dict):
+            raise InputError(
+                f"expected one JSON object per line, got {type(record).__name__}",
+                path=path,
+                row=number,
+            )
+        records.append(record)
+        line_of.append(number)
+    return pd.DataFrame.from_records(records), line_of
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    try:
+        return pq.read_table(path).to_pandas()
+    except (pa.ArrowException, OSError) as error:
+        message = " ".join(str(error).split())
+        raise InputError(f"not a readable Parquet file: {message}", path=path) from None
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def validate_table(
+    frame: pd.DataFrame,
+    *,
+    source: str | Path = "<table>",
+    required: tuple[str, ...] = REQUIRED,
+    line_of: list[int] | None = None,
+) -> pd.DataFrame:
+    """Check a transcripts table and return it in canonical form.
+
+    Canonical form: text columns as ``str`` (nulls as ``<NA>``), key and hypothesis cells
+    stripped of surrounding white space, blank references as null, rows whose hypothesis is
+    null (system not run) dropped, a fresh ``RangeIndex``.
+
+    Raises
+    ------
+    InputError : a missing required column, a null or non-text key, a non-text hypothesis or
+        reference, a non-numeric duration, or a duplicate (dataset, utt_id, system).
+    """
+    if frame.shape[0] == 0 and frame.shape[1] == 0:
+        raise InputError("the table has no rows", path=source)
+    frame = frame.rename(columns=lambda c: str(c).strip())
+    for column in required:
+        if column not in frame.columns:
+            raise InputError("missing required column", path=source, column=column)
+    if len(frame) == 0:
+        raise InputError("the table has a header but no rows", path=source)
+
+    def where(position: int) -> dict:
+        """Error location of the row at ``position`` (JSONL rows are named by their line)."""
+        return {"path": source, "row": line_of[position] if line_of else position + 1}
+
+    frame = frame.copy()
+    for column in [c for c in TEXT_COLUMNS if c in frame.columns]:
+        frame[column] = _as_text(frame[column], column, where)
+    for column in KEY:
+        if column not in frame.columns:
+            continue
+        blank = frame[column].isna() | (frame[column].str.strip() == "")
+        if blank.any():
+            raise InputError("empty value in a key column", column=column, **where(_first(blank)))
+        frame[column] = frame[column].str.strip()
+    if "reference" in frame.columns:
+        frame.loc[frame["reference"].str.strip() == "", "reference"] = pd.NA
+    for column in [c for c in NUMERIC_COLUMNS if c in frame.columns]:
+        frame[column] = _as_number(frame[column], column, where)
+    if "hypothesis" in frame.columns:
+        missing = frame["hypothesis"].isna()
+        if missing.any():
+            log.info(
+                "%s: %d row(s) with a null hypothesis (system not run) dropped",
+                source,
+                int(missing.sum()),
+            )
+            frame = frame.loc[~missing]
+    _check_unique(frame, source, where)
+    return frame.reset_index(drop=True)
+
+
+def _first(mask: pd.Series | np.ndarray) -> int:
+    return int(np.flatnonzero(np.asarray(mask))[0])
+
+
+def _as_text(series: pd.Series, column: str, where) -> pd.Series:
+    values = series.astype(object)
+    is_null = values.isna().to_numpy()
+    is_text = np.fromiter((isinstance(v, str) for v in values), bool, len(values))
+    bad = ~(is_text | is_null)
+    if bad.any():
+        position = _first(bad)
+        value = values.iloc[position]
+        raise InputError(
+            f"expected text, got {type(value).__name__} {value!r:.40}",
+            column=column,
+            **where(position),
+        )
+    return values.astype("str")
+
+
+def _as_number(series: pd.Series, column: str, where) -> pd.Series:
+    text = series.astype(object).where(series.notna(), None)
+    blank = np.fromiter(
+        (v is None or (isinstance(v, str) and not v.strip()) for v in text), bool, len(text)
+    )
+    numbers = pd.to_numeric(text.where(~blank, None), errors="coerce")
+    bad = numbers.isna().to_numpy() & ~blank
+    if bad.any():
+        position = _first(bad)
+        raise InputError(
+            f"expected a number, got {text.iloc[position]!r:.40}", column=column, **where(position)
+        )
+    if not np.isfinite(numbers.to_numpy(dtype=float)[~blank]).all():
+        position = _first(~np.isfinite(numbers.to_numpy(dtype=float)) & ~blank)
+        raise InputError("expected a finite number", column=column, **where(position))
+    return numbers.astype(float)
+
+
+def _check_unique(frame: pd.DataFrame, source, where) -> None:
+    key_columns = [c for c in KEY if c in frame.columns]
+    duplicated = frame.duplicated(key_columns, keep="first").to_numpy()
+    if not duplicated.any():
+        return
+    position = _first(duplicated)
+    key = tuple(frame.iloc[position][key_columns])
+    first = _first((frame[key_columns] == pd.Series(key, index=key_columns)).all(axis=1).to_numpy())
+    raise InputError(
+        f"duplicate ({', '.join(key_columns)}) = {key}, first seen at row {first + 1}",
+        column="utt_id",
+        **where(position),
+    )
+
+
+# --------------------------------------------------------------------------- writing
+
+
+@contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it into place only on success.
+
+    Nothing half-written is ever left at ``path``: an exception (or an interrupt) removes
+    the temporary file and leaves any previous ``path`` untouched.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(handle)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
+    """Write a table as CSV, TSV, JSONL or Parquet (by suffix), atomically."""
+    path = Path(path)
+    fmt = table_format(path)
+    with atomic_path(path) as tmp:
+        if fmt == "parquet":
+            frame.to_parquet(tmp, index=False)
+        elif fmt == "jsonl":
+            frame.to_json(tmp, orient="records", lines=True, force_ascii=False)
+        else:
+            frame.to_csv(tmp, index=False, sep=_CSV_SUFFIXES[f".{fmt}"])
+    return path
+
+
+def resolve_audio(frame: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+    """Make relative ``audio`` paths absolute against ``base`` (a table file's folder)."""
+    if "audio" not in frame.columns:
+        return frame
+    base = Path(base)
+    paths = frame["audio"]
+    relative = paths.notna() & ~paths.fillna("").map(lambda p: os.path.isabs(p) or p == "")
+    if relative.any():
+        frame = frame.copy()
+        frame.loc[relative, "audio"] = [str((base / p).resolve()) for p in paths[relative]]
+    return frame
+
+
+def concat_tables(frames: list[pd.DataFrame], *, source: str = "<import>") -> pd.DataFrame:
+    """Concatenate transcripts tables and validate the result (duplicates across parts)."""
+    if not frames:
+        raise InputError("nothing to import", path=source)
+    return validate_table(pd.concat(frames, ignore_index=True, sort=False), source=source)

@@ -1,0 +1,342 @@
+"""Text normalisation and error counting (WER/CER) on top of whisper-normalizer and jiwer 4.
+
+Normalisers are a named, configurable choice (:func:`get_normaliser`):
+
+``whisper_english``
+    Whisper's English normaliser, the Open ASR Leaderboard convention (default): lower case,
+    punctuation removed, numbers and spellings standardised ("twenty five" -> "25").
+``whisper_basic``
+    Whisper's basic normaliser for other languages: lower case, brackets and symbols removed.
+    With a ``language`` it adds the orthographic rules ASR scoring needs in that language
+    (Arabic: diacritics, tatweel and alef/ya/ta-marbuta variants; Malayalam: chillu letters
+    and zero-width joiners), applied to reference and hypothesis alike.
+``auto``
+    Per row, by the table's ``language`` column: ``whisper_english`` for English (or no
+    language), ``whisper_basic`` with the row's language otherwise.
+``none``
+    The text as it is (white space still separates words).
+
+Normalisation costs ~0.2 ms a string for ``whisper_english``: :func:`normalise_many`
+normalises each distinct string once.
+
+Error counts follow jiwer: a Levenshtein alignment of words (or characters, spaces included)
+gives substitutions, deletions, insertions and hits per utterance. WER = (S + D + I) / N with N
+the reference words; a corpus WER is Σ errors / Σ N over utterances, never the mean of
+per-utterance WERs (which over-weights short utterances).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+import pandas as pd
+
+from werest.errors import ConfigError
+
+Normaliser = Callable[[str], str]
+
+NORMALISERS: tuple[str, ...] = ("whisper_english", "whisper_basic", "auto", "none")
+COUNT_COLUMNS: tuple[str, ...] = ("substitutions", "deletions", "insertions", "hits")
+
+# --------------------------------------------------------------------------- normalisers
+
+_ARABIC_DIACRITICS = re.compile("[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640]")
+_ARABIC_LETTERS = str.maketrans({"أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ى": "ي", "ة": "ه"})
+# Malayalam chillu letters: the atomic code points and the old <consonant, virama, ZWJ> forms.
+_MALAYALAM_CHILLU = {
+    "\u0d23\u0d4d\u200d": "\u0d7a",
+    "\u0d28\u0d4d\u200d": "\u0d7b",
+    "\u0d30\u0d4d\u200d": "\u0d7c",
+    "\u0d32\u0d4d\u200d": "\u0d7d",
+    "\u0d33\u0d4d\u200d": "\u0d7e",
+    "\u0d15\u0d4d\u200d": "\u0d7f",
+}
+_ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
+
+
+def _arabic(text: str) -> str:
+    return _ARABIC_DIACRITICS.sub("", text).translate(_ARABIC_LETTERS)
+
+
+def _malayalam(text: str) -> str:
+    for old, new in _MALAYALAM_CHILLU.items():
+        text = text.replace(old, new)
+    return _ZERO_WIDTH.sub("", text)
+
+
+_LANGUAGE_RULES: dict[str, Callable[[str], str]] = {"ar": _arabic, "ml": _malayalam}
+
+
+def _language_code(language: str | None) -> str | None:
+    """``en``, ``eng``, ``en-US``, ``eng_Latn`` -> ``en``; unknown codes stay as given."""
+    if not language or (isinstance(language, float) and np.isnan(language)):
+        return None
+    code = re.split(r"[-_]", str(language).strip().lower())[0]
+    return {"eng": "en", "ara": "ar", "arb": "ar", "mal": "ml"}.get(code, code)
+
+
+@cache
+def get_normaliser(name: str = "whisper_english", language: str | None = None) -> Normaliser:
+    """The normaliser called ``name`` (see the module docstring), for ``language``.
+
+    Raises
+    ------
+    ConfigError : an unknown name.
+    """
+    language = _language_code(language)
+    if name == "none":
+        return _identity
+    if name == "auto":
+        name = "whisper_english" if language in (None, "en") else "whisper_basic"
+    if name == "whisper_english":
+        from whisper_normalizer.english import EnglishTextNormalizer
+
+        return EnglishTextNormalizer()
+    if name == "whisper_basic":
+        from whisper_normalizer.basic import BasicTextNormalizer
+
+        basic = BasicTextNormalizer()
+        rule = _LANGUAGE_RULES.get(language or "")
+        if rule is None:
+            return basic
+        return lambda text: basic(rule(unicodedata.normalize("NFC", text)))
+    raise ConfigError(f"unknown normaliser {name!r}; choose one of {', '.join(NORMALISERS)}")
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+def normalise_many(
+    texts: Iterable[str] | pd.Series,
+    normaliser: str = "whisper_english",
+    languages: Iterable[str | None] | pd.Series | None = None,
+    *,
+    n_jobs: int = 1,
+    chunk_size: int = 10_000,
+) -> pd.Series:
+    """Normalise many strings, each distinct (text, language) pair once.
+
+    Parameters
+    ----------
+    texts : the strings; nulls stay null.
+    normaliser : a name from :data:`NORMALISERS`.
+    languages : per-string language codes, used by ``auto`` and ``whisper_basic``.
+    n_jobs : worker processes (joblib) for large inputs; 1 normalises in this process.
+
+    Returns
+    -------
+    A ``str`` Series aligned with ``texts`` (same index when ``texts`` is a Series).
+    """
+    get_normaliser(normaliser)  # fail early on an unknown name
+    series = texts if isinstance(texts, pd.Series) else pd.Series(list(texts), dtype="str")
+    if languages is None or normaliser in ("whisper_english", "none"):
+        language_codes = pd.Series("", index=series.index, dtype="str")
+    else:
+        language_codes = pd.Series(np.asarray(languages, dtype=object), index=series.index)
+        language_codes = language_codes.fillna("").astype("str")
+    null = series.isna().to_numpy()
+    pairs = pd.MultiIndex.from_arrays([series.fillna(""), language_codes])
+    codes, uniques = pd.factorize(pairs)
+    chunks = list(
+        _chunked(
+            list(uniques.get_level_values(0)), list(uniques.get_level_values(1)), size=chunk_size
+        )
+    )
+    parts = parallel_map(_normalise_chunk, chunks, n_jobs, normaliser=normaliser)
+    values = np.asarray([text for part in parts for text in part], dtype=object)[codes]
+    values[null] = None
+    return pd.Series(values, index=series.index, dtype="str")
+
+
+def _normalise_chunk(texts: list[str], languages: list[str], *, normaliser: str) -> list[str]:
+    return [
+        get_normaliser(normaliser, lang or None)(text)
+        for text, lang in zip(texts, languages, strict=True)
+    ]
+
+
+# --------------------------------------------------------------------------- error counting
+
+
+@dataclass(frozen=True)
+class ErrorCounts:
+    """Edit operations between a reference and a hypothesis (or sums over a corpus)."""
+
+    substitutions: int
+    deletions: int
+    insertions: int
+    hits: int
+
+    @property
+    def errors(self) -> int:
+        """S + D + I."""
+        return self.substitutions + self.deletions + self.insertions
+
+    @property
+    def reference_length(self) -> int:
+        """Units (words or characters) in the reference: H + S + D."""
+        return self.hits + self.substitutions + self.deletions
+
+    @property
+    def hypothesis_length(self) -> int:
+        """Units in the hypothesis: H + S + I."""
+        return self.hits + self.substitutions + self.insertions
+
+    @property
+    def rate(self) -> float:
+        """(S + D + I) / N; NaN for an empty reference (the rate is undefined)."""
+        n = self.reference_length
+        return self.errors / n if n else float("nan")
+
+
+def count_errors(
+    references: Sequence[str] | pd.Series,
+    hypotheses: Sequence[str] | pd.Series,
+    unit: str = "word",
+    *,
+    n_jobs: int = 1,
+    chunk_size: int = 50_000,
+) -> pd.DataFrame:
+    """Per-pair substitutions, deletions, insertions and hits, counted as jiwer 4 counts them.
+
+    jiwer 4 splits on white space (words) or keeps every character including single spaces
+    (characters), maps units to integers and aligns them with rapidfuzz's Levenshtein
+    ``opcodes``. This function does the same alignment (rapidfuzz ``editops``, whose counts
+    equal the opcodes') without building jiwer's per-chunk alignment objects, which makes it
+    several times faster on large tables; ``tests/test_text.py`` checks it against
+    ``jiwer.process_words`` and ``jiwer.process_characters`` on the shared datasets. Each
+    distinct (reference, hypothesis) pair is aligned once. Normalise the strings first.
+
+    Parameters
+    ----------
+    references, hypotheses : equal-length sequences of strings (no nulls).
+    unit : ``word`` (WER) or ``char`` (CER; spaces count as characters, as in jiwer).
+    n_jobs : worker processes (joblib) for the alignments; 1 aligns in this process.
+
+    Returns
+    -------
+    A DataFrame with int64 columns ``substitutions, deletions, insertions, hits,
+    reference_length, hypothesis_length``, one row per pair, in input order.
+    """
+    if unit not in ("word", "char"):
+        raise ConfigError(f"unknown error unit {unit!r}; use 'word' or 'char'")
+    refs = pd.Series(np.asarray(references, dtype=object))
+    hyps = pd.Series(np.asarray(hypotheses, dtype=object))
+    if len(refs) != len(hyps):
+        raise ValueError(f"{len(refs)} references but {len(hyps)} hypotheses")
+    if refs.isna().any() or hyps.isna().any():
+        raise ValueError("count_errors takes strings, not nulls: drop unlabelled rows first")
+    codes, pairs = pd.factorize(pd.MultiIndex.from_arrays([refs, hyps]))
+    unique_refs = pairs.get_level_values(0).tolist()
+    unique_hyps = pairs.get_level_values(1).tolist()
+    parts = parallel_map(
+        _chunk_counts, list(_chunked(unique_refs, unique_hyps, size=chunk_size)), n_jobs, unit=unit
+    )
+    counts = np.concatenate(parts) if parts else np.zeros((0, 4), dtype=np.int64)
+    counts = counts[codes] if len(codes) else counts[:0]
+    frame = pd.DataFrame(counts, columns=list(COUNT_COLUMNS))
+    frame["reference_length"] = frame["hits"] + frame["substitutions"] + frame["deletions"]
+    frame["hypothesis_length"] = frame["hits"] + frame["substitutions"] + frame["insertions"]
+    return frame
+
+
+def _chunked(*lists: list, size: int) -> Iterable[tuple[list, ...]]:
+    for start in range(0, len(lists[0]), size):
+        yield tuple(values[start : start + size] for values in lists)
+
+
+def parallel_map(function: Callable, chunks: list[tuple], n_jobs: int, **kwargs) -> list:
+    """``[function(*chunk, **kwargs) for chunk in chunks]``, in joblib workers when
+    ``n_jobs != 1`` and there is more than one chunk."""
+    if n_jobs == 1 or len(chunks) < 2:
+        return [function(*chunk, **kwargs) for chunk in chunks]
+    from joblib import Parallel, delayed
+
+    return Parallel(n_jobs=n_jobs)(delayed(function)(*chunk, **kwargs) for chunk in chunks)
+
+
+def _units(text: str, unit: str) -> list[str] | str:
+    """jiwer's default transforms: words split on white space; or the characters of the text
+    with runs of white space reduced to one space and the ends stripped."""
+    return text.split() if unit == "word" else " ".join(text.split())
+
+
+def _chunk_counts(refs: list[str], hyps: list[str], *, unit: str) -> np.ndarray:
+    from rapidfuzz.distance import Levenshtein
+
+    counts = np.zeros((len(refs), 4), dtype=np.int64)
+    vocabulary: dict[str, int] = {}
+    for i, (ref, hyp) in enumerate(zip(refs, hyps, strict=True)):
+        ref_units, hyp_units = _units(ref, unit), _units(hyp, unit)
+        if unit == "word":  # integers, as in jiwer, so rapidfuzz never hashes strings
+            ref_units = [vocabulary.setdefault(w, len(vocabulary)) for w in ref_units]
+            hyp_units = [vocabulary.setdefault(w, len(vocabulary)) for w in hyp_units]
+        subs = dels = ins = 0
+        for tag, _, _ in Levenshtein.editops(ref_units, hyp_units):
+            if tag == "replace":
+                subs += 1
+            elif tag == "delete":
+                dels += 1
+            else:
+                ins += 1
+        counts[i] = (subs, dels, ins, len(ref_units) - subs - dels)
+    return counts
+
+
+def measure(reference: str, hypothesis: str, unit: str = "word") -> ErrorCounts:
+    """Error counts of one (reference, hypothesis) pair."""
+    row = count_errors([reference], [hypothesis], unit).iloc[0]
+    return ErrorCounts(*(int(row[c]) for c in COUNT_COLUMNS))
+
+
+def error_rate(
+    errors: np.ndarray | pd.Series, reference_length: np.ndarray | pd.Series
+) -> np.ndarray:
+    """Per-utterance rate errors / length; NaN where the reference is empty."""
+    errors = np.asarray(errors, dtype=float)
+    length = np.asarray(reference_length, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(length > 0, errors / length, np.nan)
+
+
+def corpus_rate(errors: np.ndarray | pd.Series, reference_length: np.ndarray | pd.Series) -> float:
+    """Corpus WER/CER: Σ errors / Σ reference units (NaN when there are no reference units)."""
+    total = float(np.sum(reference_length))
+    return float(np.sum(errors)) / total if total > 0 else float("nan")
+
+
+def bootstrap_ci(
+    errors: np.ndarray | pd.Series,
+    reference_length: np.ndarray | pd.Series,
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap CI of the corpus rate, resampling utterances with replacement.
+
+    Each resample recomputes Σ errors / Σ N over the drawn utterances, so long utterances keep
+    their weight. Seeded: the same inputs and seed give the same interval.
+    """
+    errors = np.asarray(errors, dtype=float)
+    length = np.asarray(reference_length, dtype=float)
+    n = len(errors)
+    if n == 0 or length.sum() <= 0:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    rates = np.empty(n_resamples)
+    batch = max(1, 4_000_000 // n)  # bound memory: ~4M indices at a time
+    for start in range(0, n_resamples, batch):
+        stop = min(n_resamples, start + batch)
+        index = rng.integers(0, n, size=(stop - start, n))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rates[start:stop] = errors[index].sum(axis=1) / length[index].sum(axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.nanpercentile(rates, [tail, 100 - tail])
+    return float(low), float(high)

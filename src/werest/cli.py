@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("werest.importers", "Import real transcript layouts into one transcripts table."),
     "score": ("werest.scoring", "Corpus WER/CER with CIs per dataset and system; the ranking."),
     "features": ("werest.features.agreement", "Choose proxies; compute pWER/pCER features."),
+    "embed": ("werest.features.similarity", "Add SONAR speech–text similarity to a feature table."),
     "demo": ("werest.demo", "Run the main job on the embedded example (no ../shared needed)."),
 }
 
@@ -79,7 +81,9 @@ def _import_argv(argv: list[str]) -> list[str]:
 
 def _quote(value: str) -> str:
     """Quote a value for a Hydra override so paths with odd characters stay one string."""
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    escaped = re.sub(r"(\\+)(?='|$)", lambda m: m.group(1) * 2, value)
+    escaped = escaped.replace("'", "\\'").replace("${", "\\${")
+    return f"'{escaped}'"
 
 
 def _usage() -> str:
@@ -112,13 +116,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if args else 2
     command, rest = args[0], args[1:]
     if command not in COMMANDS:
-        print(f"werest: error: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
+        print(
+            f"werest: error: unknown command {command!r}; commands: {', '.join(COMMANDS)}",
+            file=sys.stderr,
+        )
         return 2
     show_config = "--cfg" in rest
     rest = [arg for arg in rest if arg != "--cfg"]
     try:
         overrides = _import_argv(rest) if command == "import" else rest
         cfg = compose(command, overrides)
+        missing = sorted(OmegaConf.missing_keys(cfg))
+        if missing and not show_config:
+            raise ConfigError(
+                f"missing required setting(s) {', '.join(missing)}, e.g. {missing[0]}=..."
+            )
         if show_config:
             print(OmegaConf.to_yaml(cfg))
             return 0

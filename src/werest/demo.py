@@ -40,8 +40,9 @@ def run(cfg: DictConfig) -> pd.DataFrame:
         ["errors", "proxy_words"]
     ].sum()
     pooled["corpus_pwer"] = pooled["errors"] / pooled["proxy_words"].clip(lower=1)
-    summary = scores.merge(pooled[["dataset", "system", "proxy", "corpus_pwer"]],
-                           on=["dataset", "system"])
+    summary = scores.merge(
+        pooled[["dataset", "system", "proxy", "corpus_pwer"]], on=["dataset", "system"]
+    )
     print("True corpus WER (needs references):")
     print(format_scores(scores))
     print()

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from werest.errors import ConfigError, InputError
-from werest.table import atomic_path, read_table, write_table
+from werest.table import read_table, write_table
 from werest.text import bootstrap_ci, corpus_rate, count_errors, error_rate, normalise_many
 
 log = logging.getLogger(__name__)
@@ -151,24 +151,27 @@ def format_scores(scores: pd.DataFrame) -> str:
 
 def run(cfg: DictConfig) -> pd.DataFrame:
     """``werest score``: corpus scores, the proxy ranking and the config, in ``output_dir``."""
+    from werest.config import float_setting, int_setting, save_config
     from werest.proxy import rank_systems
 
     if cfg.get("input") in (None, "???"):
         raise ConfigError("no input table: werest score input=table.parquet output_dir=DIR")
+    n_jobs = int_setting(cfg, "n_jobs")
+    n_resamples = int_setting(cfg, "bootstrap.n_resamples")
+    seed = int_setting(cfg, "bootstrap.seed")
     table = read_table(cfg.input)
-    scored = score_utterances(table, cfg.normaliser, n_jobs=int(cfg.n_jobs))
+    scored = score_utterances(table, cfg.normaliser, n_jobs=n_jobs)
     scores = corpus_scores(
         scored,
-        n_resamples=int(cfg.bootstrap.n_resamples),
-        seed=int(cfg.bootstrap.seed),
-        confidence=float(cfg.bootstrap.confidence),
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence=float_setting(cfg, "bootstrap.confidence"),
     )
     ranking = rank_systems(scores, normaliser=cfg.normaliser)
     output_dir = Path(cfg.output_dir)
     write_table(scores, output_dir / "scores.csv")
     ranking.save(output_dir / "ranking.json")
-    with atomic_path(output_dir / "config.yaml") as tmp:
-        tmp.write_text(OmegaConf.to_yaml(cfg), encoding="utf-8")
+    save_config(cfg, output_dir / "config.yaml")
     print(format_scores(scores))
     print()
     print(ranking.describe())

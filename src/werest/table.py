@@ -99,7 +99,8 @@ def read_table(path: str | Path, *, required: tuple[str, ...] = REQUIRED) -> pd.
             frame, line_of = _read_jsonl(path, text)
         else:
             frame, line_of = _read_csv(path, text, _CSV_SUFFIXES[f".{fmt}"]), None
-    return validate_table(frame, source=path, required=required, line_of=line_of)
+    table = validate_table(frame, source=path, required=required, line_of=line_of)
+    return resolve_audio(table, path.parent)
 
 
 def _check_readable(path: Path) -> None:
@@ -135,15 +136,34 @@ def _read_csv(path: Path, text: str, sep: str) -> pd.DataFrame:
 
 def parse_csv(path: Path, text: str, sep: str = ",") -> pd.DataFrame:
     """Parse CSV text as strings (blank cells as ''), failing with the file's name."""
+    _check_field_counts(path, text, sep)
     try:
         return pd.read_csv(
-            io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_filter=False
+            io.StringIO(text),
+            sep=sep,
+            dtype=str,
+            keep_default_na=False,
+            na_filter=False,
+            index_col=False,
         )
     except (pd.errors.ParserError, csv.Error, ValueError) as error:
         message = " ".join(str(error).split())
         raise InputError(
             f"not a well-formed {sep!r}-separated table: {message}", path=path
         ) from None
+
+
+def _check_field_counts(path: Path, text: str, sep: str) -> None:
+    """Refuse records whose field count differs from the header's (row numbers from 1)."""
+    reader = csv.reader(io.StringIO(text.lstrip("\ufeff")), delimiter=sep)
+    header = next(reader, None)
+    if header is None:
+        return
+    for row, fields in enumerate(reader, start=1):
+        if fields and len(fields) != len(header):
+            raise InputError(
+                f"{len(fields)} fields, the header has {len(header)}", path=path, row=row
+            )
 
 
 def read_raw_csv(path: str | Path, sep: str = ",") -> pd.DataFrame:
@@ -328,13 +348,21 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     the temporary file and leaves any previous ``path`` untouched.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    if path.is_dir():
+        raise InputError("is a folder, expected a file to write", path=path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as error:
+        raise InputError(f"cannot write here: {error.strerror}", path=path) from None
     os.close(handle)
     tmp = Path(tmp_name)
     try:
         yield tmp
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as error:
+            raise InputError(f"cannot write: {error.strerror}", path=path) from None
     finally:
         tmp.unlink(missing_ok=True)
 

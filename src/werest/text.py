@@ -6,10 +6,13 @@ Normalisers are a named, configurable choice (:func:`get_normaliser`):
     Whisper's English normaliser, the Open ASR Leaderboard convention (default): lower case,
     punctuation removed, numbers and spellings standardised ("twenty five" -> "25").
 ``whisper_basic``
-    Whisper's basic normaliser for other languages: lower case, brackets and symbols removed.
-    With a ``language`` it adds the orthographic rules ASR scoring needs in that language
-    (Arabic: diacritics, tatweel and alef/ya/ta-marbuta variants; Malayalam: chillu letters
-    and zero-width joiners), applied to reference and hypothesis alike.
+    Whisper's basic normaliser for other languages: lower case, bracketed and parenthesised
+    words dropped, symbols and punctuation replaced by spaces. Whisper's version also replaces
+    every combining mark by a space, which cuts words of Indic scripts and vowelled Arabic into
+    fragments ("ടിന്നിൽ" -> "ട ന ന ൽ"); werest keeps the marks (whisper-normalizer's own
+    ``preserve_marks`` option). With a ``language`` it adds the orthographic rules ASR scoring
+    needs there (Arabic: diacritics, tatweel and alef/ya/ta-marbuta variants; Malayalam: chillu
+    letters and zero-width joiners), applied to reference and hypothesis alike.
 ``auto``
     Per row, by the table's ``language`` column: ``whisper_english`` for English (or no
     language), ``whisper_basic`` with the row's language otherwise.
@@ -98,18 +101,28 @@ def get_normaliser(name: str = "whisper_english", language: str | None = None) -
 
         return EnglishTextNormalizer()
     if name == "whisper_basic":
-        from whisper_normalizer.basic import BasicTextNormalizer
-
-        basic = BasicTextNormalizer()
         rule = _LANGUAGE_RULES.get(language or "")
         if rule is None:
-            return basic
-        return lambda text: basic(rule(unicodedata.normalize("NFC", text)))
+            return _basic
+        return lambda text: _basic(rule(unicodedata.normalize("NFC", text)))
     raise ConfigError(f"unknown normaliser {name!r}; choose one of {', '.join(NORMALISERS)}")
 
 
 def _identity(text: str) -> str:
     return text
+
+
+_BRACKETED = re.compile(r"[<\[][^>\]]*[>\]]")
+_PARENTHESISED = re.compile(r"\(([^)]+?)\)")
+_SPACES = re.compile(r"\s+")
+
+
+def _basic(text: str) -> str:
+    """whisper-normalizer's ``BasicTextNormalizer`` with Unicode marks preserved."""
+    from whisper_normalizer.basic import remove_symbols
+
+    text = _PARENTHESISED.sub("", _BRACKETED.sub("", text.lower()))
+    return _SPACES.sub(" ", remove_symbols(text, preserve_marks=True).lower())
 
 
 def normalise_many(

@@ -116,7 +116,7 @@ def _rate(counts: pd.DataFrame) -> np.ndarray:
 
 def run(cfg: DictConfig) -> pd.DataFrame:
     """``werest features``: choose proxies and write the agreement feature table."""
-    from werest.importers import save_config
+    from werest.config import int_setting, save_config
     from werest.proxy import Ranking, choose_proxies, rank_systems
     from werest.scoring import corpus_scores, score_utterances
 
@@ -136,7 +136,7 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     targets = list(cfg.targets) if cfg.get("targets") else None
     proxies = choose_proxies(table, ranking, targets=targets, proxy=cfg.get("proxy"))
     features = agreement_features(
-        table, proxies, normaliser=cfg.normaliser, n_jobs=int(cfg.n_jobs)
+        table, proxies, normaliser=cfg.normaliser, n_jobs=int_setting(cfg, "n_jobs")
     )
     out = write_table(features, cfg.out)
     save_config(cfg, out)

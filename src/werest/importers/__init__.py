@@ -21,8 +21,9 @@ import logging
 from pathlib import Path
 
 import pandas as pd
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
+from werest.config import save_config
 from werest.errors import ConfigError
 from werest.table import KEY, validate_table, write_table
 
@@ -66,13 +67,3 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     log.info("wrote %s: %d rows", out, len(table))
     print(summarise(table).to_string(index=False))
     return table
-
-
-def save_config(cfg: DictConfig, output: Path) -> Path:
-    """Save the run's composed config beside an output file (``<output>.config.yaml``)."""
-    target = output.with_name(f"{output.name}.config.yaml")
-    from werest.table import atomic_path
-
-    with atomic_path(target) as tmp:
-        tmp.write_text(OmegaConf.to_yaml(cfg), encoding="utf-8")
-    return target

@@ -59,8 +59,8 @@ def read_leading_id_file(path: Path) -> pd.DataFrame:
     """Read Kaldi ``utt-id words...`` lines into utt_id, text (an id alone = empty text)."""
     rows = []
     for number, line in text_lines(path):
-        utt_id, _, text = line.strip().partition(" ")
-        rows.append((utt_id, " ".join(text.split()), number))
+        utt_id, *words = line.split()
+        rows.append((utt_id, " ".join(words), number))
     return _unique_ids(pd.DataFrame(rows, columns=["utt_id", "text", "line"]), path)
 
 

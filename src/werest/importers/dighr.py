@@ -89,7 +89,7 @@ def load_folder(folder: Path) -> pd.DataFrame:
         frames.extend(_system_frames(csv_path, frame, dataset, locales=name in LOCALE_FOLDERS))
     if not frames:
         raise InputError("no system CSVs found", path=folder)
-    table = pd.concat(frames, ignore_index=True)
+    table = _repair_ids(pd.concat(frames, ignore_index=True), folder)
     table = _attach_references(table, references, folder)
     if (folder / "combined.csv").exists() and name == "190301":
         table = _attach_demographics(table, folder / "combined.csv")
@@ -97,6 +97,29 @@ def load_folder(folder: Path) -> pd.DataFrame:
     table["language"] = "en"
     log.info("%s: %d rows, systems %s", dataset, len(table), sorted(table["system"].unique()))
     return table
+
+
+def _repair_ids(table: pd.DataFrame, folder: Path) -> pd.DataFrame:
+    """Where one system's id on a row disagrees with the id every other system gives on that
+    row (same leading row number, same reference), use theirs: a corrupted file name."""
+    if table["system"].nunique() < 3:
+        return table.drop(columns="_row")
+    key = table["_row"].astype(str) + "\x00" + table["reference"]
+    counts = table.groupby([key, table["utt_id"]]).size()
+    top = counts.groupby(level=0).idxmax().map(lambda k: k[1])
+    support = counts.groupby(level=0).max()
+    total = counts.groupby(level=0).sum()
+    majority = top[(support == total - 1) & (support >= 2)]
+    fixed = key.map(majority)
+    change = fixed.notna() & (fixed != table["utt_id"])
+    if change.any():
+        log.warning(
+            "%s: %d file name(s) disagree with the other systems' on the same row; their ids used",
+            folder,
+            int(change.sum()),
+        )
+        table.loc[change, "utt_id"] = fixed[change]
+    return table.drop(columns="_row")
 
 
 def _folder_references(folder: Path) -> pd.Series | None:
@@ -172,6 +195,7 @@ def _system_frames(
                 "system": system_name,
                 "hypothesis": hypothesis.to_numpy(),
                 "reference": frame[ref_column].str.strip().to_numpy(),
+                "_row": frame.iloc[:, 0].to_numpy(),
             }
         )[~not_run.to_numpy()]
         out.append(_drop_repeats(rows, path))

@@ -1,0 +1,44 @@
+"""Helpers for the commands' Hydra configs: typed settings and saving the run's config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from werest.errors import ConfigError
+from werest.table import atomic_path
+
+
+def int_setting(cfg: DictConfig, key: str) -> int:
+    """``cfg.<key>`` as an int; a ConfigError naming the key when it is not a whole number."""
+    value = OmegaConf.select(cfg, key)
+    if isinstance(value, bool):
+        raise ConfigError(f"{key} must be a whole number, got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key} must be a whole number, got {value!r}") from None
+    if not number.is_integer():
+        raise ConfigError(f"{key} must be a whole number, got {value!r}")
+    return int(number)
+
+
+def float_setting(cfg: DictConfig, key: str) -> float:
+    """``cfg.<key>`` as a float; a ConfigError naming the key when it is not a number."""
+    value = OmegaConf.select(cfg, key)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key} must be a number, got {value!r}") from None
+
+
+def save_config(cfg: DictConfig, target: Path) -> Path:
+    """Save the run's composed config: ``target`` if it is a ``.yaml`` path, else
+    ``<target>.config.yaml`` beside an output file."""
+    target = Path(target)
+    if target.suffix != ".yaml":
+        target = target.with_name(f"{target.name}.config.yaml")
+    with atomic_path(target) as tmp:
+        tmp.write_text(OmegaConf.to_yaml(cfg, resolve=True), encoding="utf-8")
+    return target

@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("werest.scoring", "Corpus WER/CER with CIs per dataset and system; the ranking."),
     "features": ("werest.features.agreement", "Choose proxies; compute pWER/pCER features."),
     "embed": ("werest.features.similarity", "Add SONAR speech–text similarity to a feature table."),
+    "train": ("werest.training", "Fit the aWER regressor and write the model with its card."),
     "demo": ("werest.demo", "Run the main job on the embedded example (no ../shared needed)."),
 }
 

@@ -357,6 +357,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         raise InputError(f"cannot write here: {error.strerror}", path=path) from None
     os.close(handle)
     tmp = Path(tmp_name)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; outputs get the usual mode
     try:
         yield tmp
         try:

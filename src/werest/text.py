@@ -340,7 +340,7 @@ def bootstrap_ci(
     errors = np.asarray(errors, dtype=float)
     length = np.asarray(reference_length, dtype=float)
     n = len(errors)
-    if n == 0 or length.sum() <= 0:
+    if n == 0 or length.sum() <= 0 or n_resamples < 1:
         return float("nan"), float("nan")
     rng = np.random.default_rng(seed)
     rates = np.empty(n_resamples)

@@ -1,12 +1,24 @@
-"""Agreement features: how far a target system's hypothesis is from its proxy's.
+"""Agreement features: how far a target system's hypothesis is from the other systems'.
 
 The proxy's hypothesis plays the reference (Waheed et al., 2025): pWER and pCER are the word
 and character error rates of the target against it, after the same normalisation used for
-scoring. The counts behind them (lengths and S/D/I/hits) are kept as features too.
+scoring, with the counts behind them (lengths and S/D/I/hits).
 
-When the proxy is empty (no words), the rate's denominator is taken as 1: pWER is then the
-number of hypothesis words (0 when both are empty) instead of undefined, so every row with a
-proxy gets finite features.
+werest adds what the other systems say, which makes the estimate robust to a poor proxy (a
+proxy that is good on the benchmark can be bad in a new domain; in the shared data Azure
+truncates long LibriSpeech utterances and Watson returns nothing on some clips):
+
+* consensus: the target's pWER/pCER against *every* other system that transcribed the
+  utterance (mean, min, max, median) and their number;
+* the proxy's own quality: the proxy's mean pWER/pCER against the remaining systems (not the
+  target): when the proxy disagrees with everyone, pWER against it says little;
+* lengths: the median word count of the other systems (``est_ref_words``, the estimated
+  reference length, used to weight utterances in corpus estimates) and the target's and
+  proxy's lengths relative to it (truncation and hallucination signals).
+
+No feature depends on a system's name. When a "reference" (proxy or other system) is empty,
+the rate's denominator is 1: the rate is then the hypothesis word count (0 when both are
+empty) instead of undefined. Features needing a third system are NaN with only two.
 """
 
 from __future__ import annotations
@@ -25,7 +37,8 @@ from werest.text import count_errors
 log = logging.getLogger(__name__)
 
 KEY = ["dataset", "utt_id", "system"]
-AGREEMENT_FEATURES: tuple[str, ...] = (
+UTTERANCE = ["dataset", "utt_id"]
+PROXY_FEATURES: tuple[str, ...] = (
     "pwer",
     "pcer",
     "hyp_words",
@@ -41,8 +54,70 @@ AGREEMENT_FEATURES: tuple[str, ...] = (
     "pcer_ins",
     "pcer_hits",
 )
+CONSENSUS_FEATURES: tuple[str, ...] = (
+    "n_others",
+    "pwer_mean",
+    "pwer_min",
+    "pwer_max",
+    "pwer_median",
+    "pcer_mean",
+    "pcer_min",
+    "proxy_pwer_others",
+    "proxy_pcer_others",
+    "est_ref_words",
+    "len_ratio",
+    "len_ratio_others",
+    "proxy_len_ratio",
+)
+AGREEMENT_FEATURES: tuple[str, ...] = PROXY_FEATURES + CONSENSUS_FEATURES
 STATUS_OK = "ok"
 STATUS_NO_PROXY = "no proxy hypothesis"
+
+
+def pairwise_agreement(
+    table: pd.DataFrame,
+    utterances: pd.DataFrame | None = None,
+    *,
+    normaliser: str = "whisper_english",
+    n_jobs: int = 1,
+) -> pd.DataFrame:
+    """Word and character agreement of every ordered pair of systems on each utterance.
+
+    Returns
+    -------
+    ``dataset, utt_id, system, other`` and, with ``other``'s hypothesis as the reference:
+    ``pwer, pcer, hyp_words, other_words, hyp_chars, other_chars`` and the word and character
+    S/D/I/hits (``w_sub ... c_hits``). Only ``utterances`` (dataset, utt_id) when given.
+    """
+    text = normalised_columns(table, normaliser, ("hypothesis",), n_jobs=n_jobs)["hypothesis"]
+    keys = table[KEY].assign(text=text.to_numpy())
+    if utterances is not None:
+        keys = keys.merge(utterances[UTTERANCE].drop_duplicates(), on=UTTERANCE)
+    pairs = keys.merge(keys, on=UTTERANCE, suffixes=("", "_other"))
+    pairs = pairs[pairs["system"] != pairs["system_other"]].reset_index(drop=True)
+    words = count_errors(pairs["text_other"], pairs["text"], "word", n_jobs=n_jobs)
+    chars = count_errors(pairs["text_other"], pairs["text"], "char", n_jobs=n_jobs)
+    out = pairs[KEY].assign(other=pairs["system_other"].to_numpy())
+    for prefix, counts in (("w", words), ("c", chars)):
+        for name, column in (
+            ("sub", "substitutions"),
+            ("del", "deletions"),
+            ("ins", "insertions"),
+            ("hits", "hits"),
+        ):
+            out[f"{prefix}_{name}"] = counts[column].to_numpy()
+    out["hyp_words"] = words["hypothesis_length"].to_numpy()
+    out["other_words"] = words["reference_length"].to_numpy()
+    out["hyp_chars"] = chars["hypothesis_length"].to_numpy()
+    out["other_chars"] = chars["reference_length"].to_numpy()
+    out["pwer"] = _rate(out, "w", "other_words")
+    out["pcer"] = _rate(out, "c", "other_chars")
+    return out
+
+
+def _rate(pairs: pd.DataFrame, prefix: str, length: str) -> np.ndarray:
+    errors = pairs[f"{prefix}_sub"] + pairs[f"{prefix}_del"] + pairs[f"{prefix}_ins"]
+    return (errors / np.maximum(pairs[length], 1)).to_numpy(dtype=float)
 
 
 def agreement_features(
@@ -52,51 +127,34 @@ def agreement_features(
     normaliser: str = "whisper_english",
     n_jobs: int = 1,
 ) -> pd.DataFrame:
-    """pWER, pCER and their counts for each target row of ``proxies``.
+    """Agreement features (:data:`AGREEMENT_FEATURES`) for each target row of ``proxies``.
 
     Parameters
     ----------
-    table : the transcripts table holding targets' and proxies' hypotheses.
+    table : the transcripts table holding the targets' and the other systems' hypotheses.
     proxies : ``dataset, utt_id, system, proxy`` (:func:`werest.proxy.choose_proxies`).
     normaliser : the text normaliser name (:func:`werest.text.get_normaliser`).
-    n_jobs : processes for the alignments.
+    n_jobs : processes for normalisation and alignments.
 
     Returns
     -------
-    ``proxies``' rows with the columns of :data:`AGREEMENT_FEATURES` and ``status``
-    (``ok`` or ``no proxy hypothesis``, whose features are NaN). No reference column.
+    ``proxies``' rows with the feature columns and ``status`` (``ok``, or ``no proxy
+    hypothesis`` whose features are NaN). No reference column.
     """
-    hypotheses = _normalised_hypotheses(table, normaliser, n_jobs)
+    pairs = pairwise_agreement(table, proxies, normaliser=normaliser, n_jobs=n_jobs)
     features = proxies[[*KEY, "proxy"]].reset_index(drop=True)
-    target_index = pd.MultiIndex.from_frame(features[KEY])
-    proxy_index = pd.MultiIndex.from_arrays(
-        [features["dataset"], features["utt_id"], features["proxy"]]
+    features = features.join(_proxy_columns(features, pairs))
+    features = features.join(_consensus_columns(pairs), on=KEY)
+    features = features.join(_proxy_quality(features, pairs))
+    has_proxy = features["pwer"].notna().to_numpy()
+    features.loc[~has_proxy, list(CONSENSUS_FEATURES)] = np.nan
+    others = features["est_ref_words"].clip(lower=1)
+    features["len_ratio"] = features["hyp_words"] / features["proxy_words"].clip(lower=1)
+    features["len_ratio_others"] = features["hyp_words"] / others
+    features["proxy_len_ratio"] = features["proxy_words"] / others
+    features = features[[*KEY, "proxy", *AGREEMENT_FEATURES]].astype(
+        dict.fromkeys(AGREEMENT_FEATURES, float)
     )
-    target_text = hypotheses.reindex(target_index).to_numpy()
-    proxy_text = hypotheses.reindex(proxy_index).to_numpy()
-    has_proxy = pd.notna(proxy_text) & pd.notna(target_text)
-    words = count_errors(proxy_text[has_proxy], target_text[has_proxy], "word", n_jobs=n_jobs)
-    chars = count_errors(proxy_text[has_proxy], target_text[has_proxy], "char", n_jobs=n_jobs)
-    values = {
-        "pwer": _rate(words),
-        "pcer": _rate(chars),
-        "hyp_words": words["hypothesis_length"],
-        "proxy_words": words["reference_length"],
-        "hyp_chars": chars["hypothesis_length"],
-        "proxy_chars": chars["reference_length"],
-        "pwer_sub": words["substitutions"],
-        "pwer_del": words["deletions"],
-        "pwer_ins": words["insertions"],
-        "pwer_hits": words["hits"],
-        "pcer_sub": chars["substitutions"],
-        "pcer_del": chars["deletions"],
-        "pcer_ins": chars["insertions"],
-        "pcer_hits": chars["hits"],
-    }
-    for name in AGREEMENT_FEATURES:
-        column = np.full(len(features), np.nan)
-        column[has_proxy] = np.asarray(values[name], dtype=float)
-        features[name] = column
     features["status"] = np.where(has_proxy, STATUS_OK, STATUS_NO_PROXY)
     missing = int((~has_proxy).sum())
     if missing:
@@ -104,14 +162,54 @@ def agreement_features(
     return features
 
 
-def _normalised_hypotheses(table: pd.DataFrame, normaliser: str, n_jobs: int) -> pd.Series:
-    text = normalised_columns(table, normaliser, ("hypothesis",), n_jobs=n_jobs)["hypothesis"]
-    return pd.Series(text.to_numpy(), index=pd.MultiIndex.from_frame(table[KEY]))
+def _proxy_columns(features: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    """The target-vs-proxy pair of each row (NaN where the row has no proxy)."""
+    renamed = pairs.rename(
+        columns={
+            "other": "proxy",
+            "other_words": "proxy_words",
+            "other_chars": "proxy_chars",
+            "w_sub": "pwer_sub",
+            "w_del": "pwer_del",
+            "w_ins": "pwer_ins",
+            "w_hits": "pwer_hits",
+            "c_sub": "pcer_sub",
+            "c_del": "pcer_del",
+            "c_ins": "pcer_ins",
+            "c_hits": "pcer_hits",
+        }
+    )
+    joined = features[[*KEY, "proxy"]].merge(renamed, on=[*KEY, "proxy"], how="left")
+    return joined[list(PROXY_FEATURES)]
 
 
-def _rate(counts: pd.DataFrame) -> np.ndarray:
-    errors = counts["substitutions"] + counts["deletions"] + counts["insertions"]
-    return (errors / np.maximum(counts["reference_length"], 1)).to_numpy(dtype=float)
+def _consensus_columns(pairs: pd.DataFrame) -> pd.DataFrame:
+    """The target against every other system, per (dataset, utt_id, system)."""
+    grouped = pairs.groupby(KEY, sort=False)
+    return pd.DataFrame(
+        {
+            "n_others": grouped.size(),
+            "pwer_mean": grouped["pwer"].mean(),
+            "pwer_min": grouped["pwer"].min(),
+            "pwer_max": grouped["pwer"].max(),
+            "pwer_median": grouped["pwer"].median(),
+            "pcer_mean": grouped["pcer"].mean(),
+            "pcer_min": grouped["pcer"].min(),
+            "est_ref_words": grouped["other_words"].median(),
+        }
+    )
+
+
+def _proxy_quality(features: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    """The proxy's mean pWER/pCER against the systems other than itself and the target."""
+    proxy_pairs = pairs.rename(columns={"system": "proxy", "other": "third"})[
+        [*UTTERANCE, "proxy", "third", "pwer", "pcer"]
+    ]
+    joined = features[[*KEY, "proxy"]].reset_index().merge(proxy_pairs, on=[*UTTERANCE, "proxy"])
+    joined = joined[joined["third"] != joined["system"]]
+    quality = joined.groupby("index")[["pwer", "pcer"]].mean()
+    quality.columns = ["proxy_pwer_others", "proxy_pcer_others"]
+    return quality.reindex(features.index)
 
 
 def run(cfg: DictConfig) -> pd.DataFrame:

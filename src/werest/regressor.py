@@ -1,0 +1,210 @@
+"""The aWER regressor: RF, GBM and HistGBM tuned by grid search, stacked under an NNLS ridge.
+
+:class:`StackedWerRegressor` is a scikit-learn estimator (``fit``/``predict``, parameters only
+stored in ``__init__``, ``clone``-able, usable in a ``Pipeline``):
+
+1. each base model (``rf``: RandomForest, ``gb``: GradientBoosting, ``hgb``:
+   HistGradientBoosting) is tuned by ``GridSearchCV`` on grouped folds, selecting by mean
+   absolute error;
+2. out-of-fold predictions of the tuned models (same folds) train a ``Ridge(positive=True)``:
+   the output is a non-negative blend of the base models;
+3. predictions are clipped to ``[0, clip_max]``.
+
+Folds are ``GroupKFold`` over ``groups`` (give the utterance, or the dataset when there are
+several, so the rows of one utterance, i.e. its several systems, never sit on both sides of a
+split). Without groups, shuffled ``KFold``. Missing feature values (e.g. features that need a
+third system) are imputed with -1 for RF/GBM (which do not take NaN) and left to HistGBM.
+
+The base models are fitted with squared error by default: the corpus WER is a length-weighted
+*mean* of utterance errors, and a median-seeking (absolute-error) fit under-estimates it on
+skewed WER distributions. Model selection (grid search) and reporting use MAE, as the paper.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.ensemble import (
+    GradientBoostingRegressor,
+    HistGradientBoostingRegressor,
+    RandomForestRegressor,
+)
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import GridSearchCV, GroupKFold, KFold, cross_val_predict
+from sklearn.pipeline import make_pipeline
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+BASE_MODELS: tuple[str, ...] = ("rf", "gb", "hgb")
+
+# Small default grids: fast enough for tests and check_estimator; conf/model/stack.yaml
+# holds the grids used for the shipped model.
+DEFAULT_GRIDS: dict[str, dict[str, list]] = {
+    "rf": {"n_estimators": [100], "min_samples_leaf": [5, 20]},
+    "gb": {"n_estimators": [100], "max_depth": [3], "learning_rate": [0.1]},
+    "hgb": {"max_iter": [200], "learning_rate": [0.05, 0.1]},
+}
+
+
+def base_estimator(name: str, random_state: int | None, monotonic: Sequence[int] | None):
+    """A fresh base model; RF and GBM get a -1 imputer in front (they take no NaN)."""
+    if name == "rf":
+        model = RandomForestRegressor(random_state=random_state, n_jobs=1, monotonic_cst=monotonic)
+        return make_pipeline(SimpleImputer(strategy="constant", fill_value=-1.0), model)
+    if name == "gb":
+        model = GradientBoostingRegressor(random_state=random_state)
+        return make_pipeline(SimpleImputer(strategy="constant", fill_value=-1.0), model)
+    if name == "hgb":
+        return HistGradientBoostingRegressor(random_state=random_state, monotonic_cst=monotonic)
+    raise ValueError(f"unknown base model {name!r}; choose from {', '.join(BASE_MODELS)}")
+
+
+def _step_name(estimator) -> str:
+    """Grid keys address the model inside the imputer pipeline."""
+    return f"{estimator.steps[-1][0]}__" if hasattr(estimator, "steps") else ""
+
+
+class StackedWerRegressor(RegressorMixin, BaseEstimator):
+    """Stacked RF/GBM/HistGBM regressor of utterance WER (or CER) with an NNLS ridge on top.
+
+    Parameters
+    ----------
+    models : base models to stack, from ``rf``, ``gb``, ``hgb``.
+    param_grids : ``{model: {parameter: [values]}}`` searched by ``GridSearchCV`` (missing
+        models use :data:`DEFAULT_GRIDS`).
+    n_splits : folds (at most the number of groups).
+    scoring : the grid search's scorer (mean absolute error by default).
+    ridge_alpha : the L2 penalty of the non-negative ridge.
+    clip_max : upper bound of targets and predictions (lower bound 0); None: no clipping
+        (only for general regression tests: utterance WER is never negative).
+    monotonic_features : names of features the prediction may only increase with (used by
+        RF and HistGBM; needs ``fit`` on a DataFrame with those column names).
+    n_jobs : parallel jobs for grid search and out-of-fold predictions.
+    random_state : seed of the base models and of the un-grouped fold shuffle.
+    """
+
+    def __init__(
+        self,
+        models: Sequence[str] = BASE_MODELS,
+        param_grids: Mapping[str, Mapping[str, Sequence]] | None = None,
+        n_splits: int = 5,
+        scoring: str = "neg_mean_absolute_error",
+        ridge_alpha: float = 1.0,
+        clip_max: float | None = 1.0,
+        monotonic_features: Sequence[str] = (),
+        n_jobs: int | None = None,
+        random_state: int | None = 0,
+    ) -> None:
+        self.models = models
+        self.param_grids = param_grids
+        self.n_splits = n_splits
+        self.scoring = scoring
+        self.ridge_alpha = ridge_alpha
+        self.clip_max = clip_max
+        self.monotonic_features = monotonic_features
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+    def fit(self, X, y, groups=None):
+        """Tune and fit the base models, then the non-negative ridge on their OOF predictions.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features); NaN allowed.
+        y : utterance WER (or CER); clipped to ``[0, clip_max]``.
+        groups : group labels for ``GroupKFold`` (e.g. utterance or dataset ids).
+        """
+        X, y = validate_data(
+            self, X, y, dtype=np.float64, ensure_all_finite="allow-nan", y_numeric=True
+        )
+        if len(y) < 2:
+            raise ValueError(f"n_samples={len(y)}: cross-validation needs at least 2 samples")
+        unknown = [m for m in self.models if m not in BASE_MODELS]
+        if unknown or not self.models:
+            raise ValueError(f"models must be chosen from {BASE_MODELS}, got {self.models!r}")
+        y = self._clip(y.astype(float))
+        folds = self._folds(X, y, groups)
+        monotonic = self._monotonic(X.shape[1])
+        grids = {**DEFAULT_GRIDS, **dict(self.param_grids or {})}
+        self.estimators_, self.cv_results_ = [], {}
+        oof = np.empty((len(y), len(self.models)))
+        for column, name in enumerate(self.models):
+            estimator = base_estimator(name, self.random_state, monotonic)
+            prefix = _step_name(estimator)
+            grid = {f"{prefix}{key}": list(values) for key, values in grids[name].items()}
+            search = GridSearchCV(
+                estimator, grid, scoring=self.scoring, cv=folds, n_jobs=self.n_jobs, refit=True
+            )
+            search.fit(X, y)
+            oof[:, column] = cross_val_predict(
+                clone(search.best_estimator_), X, y, cv=folds, n_jobs=self.n_jobs
+            )
+            self.estimators_.append(search.best_estimator_)
+            self.cv_results_[name] = {
+                "best_params": {
+                    k.split("__")[-1]: _plain(v) for k, v in search.best_params_.items()
+                },
+                "cv_mae": float(-search.best_score_)
+                if "absolute" in self.scoring
+                else float(search.best_score_),
+                "oof_mae": float(np.mean(np.abs(oof[:, column] - y))),
+            }
+        self.final_estimator_ = Ridge(alpha=self.ridge_alpha, positive=True).fit(oof, y)
+        stacked = self._clip(self.final_estimator_.predict(oof))
+        self.cv_results_["stack"] = {
+            "weights": [float(w) for w in self.final_estimator_.coef_],
+            "intercept": float(self.final_estimator_.intercept_),
+            "oof_mae": float(np.mean(np.abs(stacked - y))),
+        }
+        return self
+
+    def predict(self, X):
+        """Predicted utterance WER (or CER), clipped to ``[0, clip_max]``."""
+        check_is_fitted(self, "final_estimator_")
+        X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan")
+        blend = np.column_stack([estimator.predict(X) for estimator in self.estimators_])
+        return self._clip(self.final_estimator_.predict(blend))
+
+    def _clip(self, values: np.ndarray) -> np.ndarray:
+        return values if self.clip_max is None else np.clip(values, 0.0, self.clip_max)
+
+    def _folds(self, X, y, groups) -> list[tuple[np.ndarray, np.ndarray]]:
+        if groups is not None:
+            groups = np.asarray(groups)
+            n_groups = len(np.unique(groups))
+            if n_groups < 2:
+                raise ValueError("groups must hold at least two distinct values")
+            splitter = GroupKFold(n_splits=min(self.n_splits, n_groups))
+            return list(splitter.split(X, y, groups))
+        splitter = KFold(
+            n_splits=min(self.n_splits, len(y)), shuffle=True, random_state=self.random_state
+        )
+        return list(splitter.split(X, y))
+
+    def _monotonic(self, n_features: int) -> list[int] | None:
+        if not self.monotonic_features:
+            return None
+        names = list(getattr(self, "feature_names_in_", []))
+        missing = [f for f in self.monotonic_features if f not in names]
+        if missing:
+            raise ValueError(f"monotonic features {missing} are not among the fitted columns")
+        return [1 if name in self.monotonic_features else 0 for name in names]
+
+
+def _plain(value):
+    """numpy scalars to Python, for JSON cards."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def linear_model(alpha: float = 1.0):
+    """A cheap baseline: -1 imputation and a non-negative ridge (``conf/model/ridge.yaml``)."""
+    return make_pipeline(
+        SimpleImputer(strategy="constant", fill_value=-1.0), Ridge(alpha=alpha, positive=True)
+    )

@@ -1,0 +1,183 @@
+"""``werest train``: labelled transcripts -> features + labels -> a fitted, carded model.
+
+The flow, each step a function the four-case evaluation reuses:
+
+1. :func:`load_sources` reads the configured sources (importer layouts or transcripts tables);
+2. :func:`rank_on` ranks the systems on the labelled training data;
+3. :func:`training_frame` chooses proxies, computes the agreement features and joins the labels
+   (utterance WER and CER), keeping rows that have both;
+4. :func:`fit_model` fits the configured estimator (``conf/model/``) with grouped folds;
+5. :func:`werest.model.save_model` writes ``<output_dir>/<name>.joblib`` and its card.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from werest.config import int_setting, save_config
+from werest.errors import ConfigError, InputError
+from werest.features.agreement import STATUS_OK, agreement_features
+from werest.importers import import_table
+from werest.model import TrainedModel, fingerprint, save_model
+from werest.proxy import Ranking, choose_proxies, rank_systems
+from werest.scoring import corpus_scores, score_utterances
+from werest.table import read_table
+
+log = logging.getLogger(__name__)
+
+KEY = ["dataset", "utt_id", "system"]
+LABELS = ("wer", "cer", "ref_words", "word_errors", "ref_chars", "char_errors")
+
+
+def load_sources(data: DictConfig) -> pd.DataFrame:
+    """The transcripts of a ``conf/data`` config: importer sources and/or table files,
+    restricted to ``datasets`` and without ``exclude_datasets``."""
+    frames = []
+    for source in data.sources:
+        if source.get("table"):
+            frames.append(read_table(source.table))
+        else:
+            frames.append(import_table(source.format, list(source.paths)))
+    if not frames:
+        raise ConfigError("data.sources is empty: nothing to train on")
+    table = pd.concat(frames, ignore_index=True, sort=False)
+    if data.get("datasets"):
+        table = table[table["dataset"].isin(list(data.datasets))]
+    if data.get("exclude_datasets"):
+        table = table[~table["dataset"].isin(list(data.exclude_datasets))]
+    if table.empty:
+        raise ConfigError("no rows left after the data config's dataset filters")
+    return table.reset_index(drop=True)
+
+
+def utterance_labels(table: pd.DataFrame, normaliser: str, n_jobs: int = 1) -> pd.DataFrame:
+    """Per (dataset, utt_id, system): utterance WER, CER and the counts behind them."""
+    scored = score_utterances(table, normaliser, n_jobs=n_jobs)
+    return scored[[*KEY, *LABELS]]
+
+
+def rank_on(table: pd.DataFrame, normaliser: str, n_jobs: int = 1) -> Ranking:
+    """The proxy ranking from a labelled table's corpus WERs."""
+    scores = corpus_scores(score_utterances(table, normaliser, n_jobs=n_jobs), n_resamples=0)
+    return rank_systems(scores, normaliser=normaliser)
+
+
+def training_frame(
+    table: pd.DataFrame,
+    ranking: Ranking,
+    *,
+    normaliser: str,
+    targets: list[str] | None = None,
+    labels: pd.DataFrame | None = None,
+    n_jobs: int = 1,
+) -> pd.DataFrame:
+    """Agreement features of ``targets``' rows joined with their labels.
+
+    Rows without a proxy hypothesis or without a label (no reference, or an empty one) are
+    dropped, with a log line.
+    """
+    proxies = choose_proxies(table, ranking, targets=targets)
+    features = agreement_features(table, proxies, normaliser=normaliser, n_jobs=n_jobs)
+    if labels is None:
+        labels = utterance_labels(table, normaliser, n_jobs)
+    frame = features.merge(labels, on=KEY, how="inner")
+    usable = (frame["status"] == STATUS_OK) & frame["wer"].notna()
+    dropped = len(features) - int(usable.sum())
+    if dropped:
+        log.info("%d target row(s) without a proxy or a label left out", dropped)
+    return frame[usable].reset_index(drop=True)
+
+
+def cv_groups(frame: pd.DataFrame) -> np.ndarray:
+    """Fold groups: the dataset where there are several, else the utterance."""
+    if frame["dataset"].nunique() > 1:
+        return frame["dataset"].to_numpy()
+    return (frame["dataset"] + "\0" + frame["utt_id"]).to_numpy()
+
+
+def fit_model(
+    frame: pd.DataFrame,
+    feature_names: list[str],
+    estimator,
+    *,
+    target: str = "wer",
+    normaliser: str = "whisper_english",
+    ranking: Ranking | None = None,
+) -> TrainedModel:
+    """Fit ``estimator`` on ``frame``'s features and ``target`` with grouped folds."""
+    missing = [name for name in feature_names if name not in frame.columns]
+    if missing:
+        raise ConfigError(
+            f"features {missing} are not computed by werest train; "
+            "add them with werest embed first or choose another features= set"
+        )
+    if target not in ("wer", "cer"):
+        raise ConfigError(f"target must be wer or cer, got {target!r}")
+    X = frame[feature_names]
+    y = frame[target].to_numpy(dtype=float)
+    start = time.perf_counter()
+    fit_params = {"groups": cv_groups(frame)} if _takes_groups(estimator) else {}
+    estimator.fit(X, y, **fit_params)
+    seconds = time.perf_counter() - start
+    info = {
+        "training": {
+            "datasets": sorted(frame["dataset"].unique()),
+            "systems": sorted(frame["system"].unique()),
+            "proxies": sorted(frame["proxy"].unique()),
+            "rows": len(frame),
+            "utterances": int(frame[["dataset", "utt_id"]].drop_duplicates().shape[0]),
+            "fit_seconds": round(seconds, 1),
+            "data_fingerprint": fingerprint(frame[[*KEY, "proxy", *feature_names, target]]),
+        },
+        "cv": getattr(estimator, "cv_results_", {})
+        if hasattr(estimator, "final_estimator_")
+        else {},
+    }
+    return TrainedModel(estimator, list(feature_names), target, normaliser, ranking, info)
+
+
+def _takes_groups(estimator) -> bool:
+    import inspect
+
+    return "groups" in inspect.signature(estimator.fit).parameters
+
+
+def run(cfg: DictConfig) -> TrainedModel:
+    """``werest train``: fit on the configured data and write the model and its card."""
+    n_jobs = int_setting(cfg, "n_jobs")
+    table = load_sources(cfg.data)
+    if "reference" not in table.columns or table["reference"].isna().all():
+        raise InputError("the training data has no references: nothing to learn from")
+    ranking = rank_on(table, cfg.normaliser, n_jobs)
+    targets = list(cfg.train_systems) if cfg.get("train_systems") else None
+    frame = training_frame(
+        table, ranking, normaliser=cfg.normaliser, targets=targets, n_jobs=n_jobs
+    )
+    if frame.empty:
+        raise InputError("no training rows: no target row has both a proxy and a reference")
+    estimator = instantiate(cfg.model, _convert_="all")
+    log.info("training on %d rows from %s", len(frame), sorted(frame["dataset"].unique()))
+    model = fit_model(
+        frame,
+        list(cfg.features.columns),
+        estimator,
+        target=cfg.target,
+        normaliser=cfg.normaliser,
+        ranking=ranking,
+    )
+    model.info["config"] = OmegaConf.to_container(cfg, resolve=True)
+    path = save_model(model, Path(cfg.output_dir) / f"{cfg.name}.joblib")
+    save_config(cfg, path.with_suffix(".yaml"))
+    log.info("cv: %s", model.info["cv"])
+    print(
+        f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB); fit "
+        f"{model.info['training']['fit_seconds']} s on {len(frame)} rows"
+    )
+    return model

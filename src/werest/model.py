@@ -184,7 +184,9 @@ def load_model(path: str | Path, *, trust_model: bool = False) -> TrainedModel:
     try:
         payload = joblib.load(path)
     except Exception as error:  # a pickle can fail in many ways; all mean "unusable file"
-        raise ModelError(f"cannot load the model: {type(error).__name__}: {error}", path=path)
+        raise ModelError(
+            f"cannot load the model: {type(error).__name__}: {error}", path=path
+        ) from None
     if payload.get("feature_names") != card["features"]:
         raise ModelError("the model's features differ from its card's", path=path)
     ranking = Ranking(**payload["ranking"]) if payload.get("ranking") else None

@@ -146,3 +146,23 @@ def test_librispeech_corpus_wer_matches_an_independent_jiwer_computation(dighr_t
         assert scores.loc[("dighr-190423", system), "wer"] == pytest.approx(expected[system])
     assert min(expected, key=expected.get) == "deepspeech"
     assert 0.08 <= expected["deepspeech"] <= 0.09
+
+
+def test_consensus_and_proxy_quality_features_by_hand():
+    proxies = choose_proxies(TABLE, ["good", "fair", "poor"])
+    row = agreement_features(TABLE, proxies).set_index(["dataset", "utt_id", "system"]).loc[
+        ("d1", "u1", "poor")
+    ]
+    # poor "a cat" vs good "the cat sat down": 3/4; vs fair "the cat sat": 2/3
+    assert row["n_others"] == 2
+    assert row["pwer_mean"] == pytest.approx((3 / 4 + 2 / 3) / 2)
+    assert (row["pwer_min"], row["pwer_max"]) == (pytest.approx(2 / 3), 0.75)
+    assert row["est_ref_words"] == 3.5  # median of 4 and 3 words
+    # the proxy (good) against the remaining system (fair), not the target: 1 insertion / 3
+    assert row["proxy_pwer_others"] == pytest.approx(1 / 3)
+    assert row["len_ratio"] == pytest.approx(2 / 4)
+    assert row["len_ratio_others"] == pytest.approx(2 / 3.5)
+    assert row["proxy_len_ratio"] == pytest.approx(4 / 3.5)
+    # with only two systems on u2 there is no third system to judge the proxy by
+    lone = agreement_features(TABLE, proxies).set_index(["dataset", "utt_id", "system"])
+    assert np.isnan(lone.loc[("d1", "u2", "good"), "proxy_pwer_others"])

@@ -1,26 +1,19 @@
-"""``werest demo``: the main job on the embedded example, no ../shared needed.
+"""``werest demo``: the main job (``werest estimate``) on the embedded example.
 
 The example (``werest/data/demo_transcripts.csv``) is a small table written for werest: two
-datasets of meeting and call-centre sentences, four systems, references included. The demo
-scores the systems, ranks them, picks each system's proxy and prints the label-free agreement
-(pWER) beside the true WER, so a newcomer sees the idea in one screen.
+datasets of meeting and call-centre sentences, four systems, references included so the true
+WER can be printed beside the label-free estimate. It needs no ../shared and no download: the
+model is the shipped ``models/default.joblib``.
 """
 
 from __future__ import annotations
 
-import logging
 from importlib.resources import files
 from pathlib import Path
 
-import pandas as pd
 from omegaconf import DictConfig
 
-from werest.features.agreement import agreement_features
-from werest.proxy import choose_proxies, rank_systems
-from werest.scoring import corpus_scores, format_scores, score_utterances
-from werest.table import read_table, write_table
-
-log = logging.getLogger(__name__)
+from werest import estimate
 
 
 def demo_table_path() -> Path:
@@ -28,31 +21,15 @@ def demo_table_path() -> Path:
     return Path(str(files("werest") / "data" / "demo_transcripts.csv"))
 
 
-def run(cfg: DictConfig) -> pd.DataFrame:
-    """Score, rank, choose proxies and compare corpus pWER with the true WER."""
-    table = read_table(cfg.get("input") or demo_table_path())
-    scored = score_utterances(table, cfg.normaliser)
-    scores = corpus_scores(scored, seed=int(cfg.seed))
-    ranking = rank_systems(scores, normaliser=cfg.normaliser)
-    features = agreement_features(table, choose_proxies(table, ranking), normaliser=cfg.normaliser)
-    features["errors"] = features[["pwer_sub", "pwer_del", "pwer_ins"]].sum(axis=1)
-    pooled = features.groupby(["dataset", "system", "proxy"], as_index=False)[
-        ["errors", "proxy_words"]
-    ].sum()
-    pooled["corpus_pwer"] = pooled["errors"] / pooled["proxy_words"].clip(lower=1)
-    summary = scores.merge(
-        pooled[["dataset", "system", "proxy", "corpus_pwer"]], on=["dataset", "system"]
-    )
-    print("True corpus WER (needs references):")
-    print(format_scores(scores))
-    print()
-    print(ranking.describe())
-    print()
-    print("Label-free agreement with each system's proxy (corpus pWER) beside the true WER:")
-    view = summary[["dataset", "system", "proxy", "corpus_pwer", "wer"]].copy()
-    view["corpus_pwer"] = (100 * view["corpus_pwer"]).map("{:.1f}".format)
-    view["wer"] = (100 * view["wer"]).map("{:.1f}".format)
-    print(view.rename(columns={"corpus_pwer": "pWER %", "wer": "WER %"}).to_string(index=False))
-    if cfg.get("output_dir"):
-        write_table(summary, Path(cfg.output_dir) / "demo_summary.csv")
-    return summary
+def run(cfg: DictConfig) -> list[dict]:
+    """Estimate every system's WER on the example and print it beside the true WER."""
+    from werest.cli import compose
+
+    overrides = [
+        f"input={cfg.get('input') or demo_table_path()}",
+        f"output_dir={cfg.output_dir}",
+    ]
+    if cfg.get("model_path"):
+        overrides.append(f"model_path={cfg.model_path}")
+    print("Label-free WER estimates on the embedded example (true WER from its references):")
+    return estimate.run(compose("estimate", overrides))

@@ -59,7 +59,7 @@ class TrainedModel:
                 f"the feature table lacks the model's feature(s) {', '.join(missing)}; the "
                 f"model was trained on {', '.join(self.feature_names)}"
             )
-        values = features[self.feature_names].to_numpy(dtype=float)
+        values = features[self.feature_names].astype(float)
         return pd.Series(self.estimator.predict(values), index=features.index)
 
 

@@ -7,7 +7,8 @@ artefact that estimation on unlabelled data reuses.
 A target's proxy, per utterance, is the best-ranked *other* system that has a hypothesis for
 that utterance (an empty hypothesis counts: the system ran). An explicit proxy by name
 overrides the ranking; utterances it did not transcribe get no proxy. Systems the ranking has
-never seen rank after every ranked one, in name order, and a warning says so.
+never seen rank after every ranked one, ordered label-free by :func:`consensus_order` (the
+system that agrees most with the others first), and a warning says so.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import logging
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from werest.errors import ConfigError, InputError
@@ -36,12 +38,18 @@ class Ranking:
     datasets: dict[str, list[str]] = field(default_factory=dict)
     normaliser: str = "whisper_english"
 
-    def order(self, systems: list[str] | set[str]) -> list[str]:
-        """``systems`` best first: ranked ones by rank, then unseen ones by name."""
+    def order(
+        self, systems: list[str] | set[str], unseen_order: list[str] | None = None
+    ) -> list[str]:
+        """``systems`` best first: ranked ones by rank, then unseen ones in ``unseen_order``
+        (e.g. :func:`consensus_order`), else by name."""
         position = {name: i for i, name in enumerate(self.systems)}
         unseen = sorted(set(systems) - set(position))
+        if unseen_order:
+            place = {name: i for i, name in enumerate(unseen_order)}
+            unseen.sort(key=lambda name: (place.get(name, len(place)), name))
         if unseen:
-            log.warning("systems not in the ranking (ranked last, by name): %s", unseen)
+            log.warning("systems not in the ranking, ranked last: %s", unseen)
         return sorted(set(systems) & set(position), key=position.__getitem__) + unseen
 
     def describe(self) -> str:
@@ -102,12 +110,41 @@ def rank_systems(scores: pd.DataFrame, *, normaliser: str = "whisper_english") -
     )
 
 
+def consensus_order(
+    table: pd.DataFrame,
+    *,
+    normaliser: str = "whisper_english",
+    max_utterances: int = 5000,
+    seed: int = 0,
+) -> list[str]:
+    """Systems ordered label-free: the one that agrees most with all the others first.
+
+    Each system's score is its mean corpus pWER against every other system on the utterances
+    they share (on a seeded sample of at most ``max_utterances`` utterances). No reference is
+    used, so this orders systems a ranking has never seen.
+    """
+    from werest.features.agreement import pairwise_agreement
+
+    utterances = table[["dataset", "utt_id"]].drop_duplicates()
+    if len(utterances) > max_utterances:
+        utterances = utterances.sample(max_utterances, random_state=seed)
+    pairs = pairwise_agreement(table, utterances, normaliser=normaliser)
+    if pairs.empty:
+        return sorted(table["system"].unique())
+    pairs["errors"] = pairs["w_sub"] + pairs["w_del"] + pairs["w_ins"]
+    totals = pairs.groupby(["system", "other"])[["errors", "other_words"]].sum()
+    pwer = totals["errors"] / totals["other_words"].clip(lower=1)
+    score = pwer.groupby(level="system").mean()
+    return sorted(score.index, key=lambda name: (score[name], name))
+
+
 def choose_proxies(
     table: pd.DataFrame,
     ranking: Ranking | list[str],
     *,
     targets: list[str] | None = None,
     proxy: str | None = None,
+    unseen_order: list[str] | None = None,
 ) -> pd.DataFrame:
     """Pick a proxy system for every (dataset, utt_id, target) row.
 
@@ -117,6 +154,7 @@ def choose_proxies(
     ranking : a :class:`Ranking`, or system names best first.
     targets : the target systems (default: every system in the table).
     proxy : an explicit proxy system for every target (must differ from each target).
+    unseen_order : the order of systems ``ranking`` does not hold (:func:`consensus_order`).
 
     Returns
     -------
@@ -141,9 +179,9 @@ def choose_proxies(
             raise ConfigError(f"proxy {proxy!r} is also a target: a system cannot be its own proxy")
         order = [proxy]
     else:
-        order = (
-            ranking.order(systems) if isinstance(ranking, Ranking) else _ordered(ranking, systems)
-        )
+        if not isinstance(ranking, Ranking):
+            ranking = Ranking(systems=list(ranking), macro_wer=dict.fromkeys(ranking, np.nan))
+        order = ranking.order(systems, unseen_order)
     rank_of = {name: i for i, name in enumerate(order)}
     keys = table[["dataset", "utt_id", "system"]]
     utterance = ["dataset", "utt_id"]
@@ -158,7 +196,3 @@ def choose_proxies(
     best, runner_up = joined[0].astype("str"), joined[1].astype("str")
     target_rows["proxy"] = best.where(best != target_rows["system"], runner_up)
     return target_rows
-
-
-def _ordered(names: list[str], systems: set[str]) -> list[str]:
-    return Ranking(systems=list(names), macro_wer=dict.fromkeys(names, float("nan"))).order(systems)

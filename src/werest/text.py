@@ -148,6 +148,8 @@ def normalise_many(
     """
     get_normaliser(normaliser)  # fail early on an unknown name
     series = texts if isinstance(texts, pd.Series) else pd.Series(list(texts), dtype="str")
+    if normaliser == "none":
+        return series.astype("str")
     if languages is None or normaliser in ("whisper_english", "none"):
         language_codes = pd.Series("", index=series.index, dtype="str")
     else:

@@ -78,10 +78,14 @@ def pairwise_agreement(
     table: pd.DataFrame,
     utterances: pd.DataFrame | None = None,
     *,
+    systems: set[str] | None = None,
     normaliser: str = "whisper_english",
     n_jobs: int = 1,
 ) -> pd.DataFrame:
     """Word and character agreement of every ordered pair of systems on each utterance.
+
+    ``utterances`` (dataset, utt_id) restricts the utterances, ``systems`` the hypothesis side
+    of the pairs (the other side is always every system).
 
     Returns
     -------
@@ -94,7 +98,10 @@ def pairwise_agreement(
     if utterances is not None:
         keys = keys.merge(utterances[UTTERANCE].drop_duplicates(), on=UTTERANCE)
     pairs = keys.merge(keys, on=UTTERANCE, suffixes=("", "_other"))
-    pairs = pairs[pairs["system"] != pairs["system_other"]].reset_index(drop=True)
+    keep = pairs["system"] != pairs["system_other"]
+    if systems is not None:
+        keep &= pairs["system"].isin(systems)
+    pairs = pairs[keep].reset_index(drop=True)
     words = count_errors(pairs["text_other"], pairs["text"], "word", n_jobs=n_jobs)
     chars = count_errors(pairs["text_other"], pairs["text"], "char", n_jobs=n_jobs)
     out = pairs[KEY].assign(other=pairs["system_other"].to_numpy())
@@ -141,7 +148,8 @@ def agreement_features(
     ``proxies``' rows with the feature columns and ``status`` (``ok``, or ``no proxy
     hypothesis`` whose features are NaN). No reference column.
     """
-    pairs = pairwise_agreement(table, proxies, normaliser=normaliser, n_jobs=n_jobs)
+    needed = set(proxies["system"]) | set(proxies["proxy"].dropna())
+    pairs = pairwise_agreement(table, proxies, systems=needed, normaliser=normaliser, n_jobs=n_jobs)
     features = proxies[[*KEY, "proxy"]].reset_index(drop=True)
     features = features.join(_proxy_columns(features, pairs))
     features = features.join(_consensus_columns(pairs), on=KEY)

@@ -1,0 +1,332 @@
+"""``werest estimate``: label-free WER of target systems on a transcripts table.
+
+    werest estimate input=PATH target=SYSTEM [proxy=SYSTEM] [model_path=PATH] output_dir=DIR
+
+For each target row the proxy is the explicit ``proxy``, else the best system of the model's
+saved ranking that transcribed the utterance, else (a model without a ranking) the best system
+on the input's own references. When the input holds systems the ranking has never seen, a
+labelled ranking cannot place them, so all systems are ordered label-free by their agreement
+with each other (:func:`werest.proxy.consensus_order`) and a warning says so.
+
+The agreement features are computed against the proxy and the other systems, and the model
+predicts the utterance WER. Hypotheses are normalised once (each distinct string once), then
+utterances are processed in chunks, so features are held for one chunk at a time.
+
+Outputs (written atomically): ``DIR/utterances.csv`` (one row per target utterance: key,
+proxy, features, ``predicted_wer`` [and ``predicted_cer``], ``status``), ``DIR/summary.json``
+(per dataset and system: ``estimated_wer`` with a bootstrap 95 % CI, counts, and the true WER
+when the input has references) and ``DIR/config.yaml``.
+
+A corpus estimate weights utterances by their estimated length n̂ (``est_ref_words``: the
+median word count of the other systems, which is the proxy's word count when the proxy is the
+only other system): Σ(predicted WER · n̂) / Σ n̂.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from omegaconf import DictConfig
+from tqdm.auto import tqdm
+
+from werest.config import int_setting, save_config
+from werest.errors import ConfigError, InputError
+from werest.features.agreement import AGREEMENT_FEATURES, STATUS_OK, agreement_features
+from werest.model import TrainedModel, load_model
+from werest.proxy import Ranking, choose_proxies, consensus_order
+from werest.scoring import normalised_columns
+from werest.table import atomic_path, read_table
+from werest.text import bootstrap_ci, corpus_rate
+
+log = logging.getLogger(__name__)
+
+KEY = ["dataset", "utt_id", "system"]
+UTTERANCE = ["dataset", "utt_id"]
+STATUS_NO_FEATURE = "missing feature value"
+
+
+def default_model_path() -> Path:
+    """``models/default.joblib`` in the repository (or inside the installed package)."""
+    packaged = Path(__file__).resolve().parent / "models" / "default.joblib"
+    return (
+        packaged
+        if packaged.exists()
+        else Path(__file__).resolve().parents[2] / "models" / ("default.joblib")
+    )
+
+
+def resolve_targets(table: pd.DataFrame, target, proxy: str | None) -> list[str]:
+    """The target systems: one name, a list, or null for every system but the proxy."""
+    systems = sorted(table["system"].unique())
+    if target in (None, "", "all"):
+        targets = [s for s in systems if s != proxy]
+    else:
+        targets = [target] if isinstance(target, str) else list(target)
+    unknown = [t for t in targets if t not in systems]
+    if unknown:
+        raise ConfigError(
+            f"target system {unknown[0]!r} is not in the input (systems: {', '.join(systems)})"
+        )
+    if proxy is not None and proxy in targets:
+        raise ConfigError(f"proxy {proxy!r} is also the target: choose another proxy")
+    if len(systems) < 2:
+        raise InputError(
+            f"the input holds one system ({systems[0]}): estimating needs at "
+            "least one other system's hypotheses for the same utterances"
+        )
+    return targets
+
+
+def proxy_ranking(model: TrainedModel, table: pd.DataFrame) -> Ranking | list[str]:
+    """The model's ranking, else a ranking on the input's own references."""
+    if model.ranking is not None:
+        return model.ranking
+    if "reference" in table.columns and table["reference"].notna().any():
+        from werest.training import rank_on
+
+        log.info("the model has no ranking: ranking the input's systems on its references")
+        return rank_on(table, model.normaliser)
+    raise ConfigError(
+        "the model has no saved ranking and the input has no references: pass proxy=SYSTEM"
+    )
+
+
+def estimate_utterances(
+    table: pd.DataFrame,
+    models: dict[str, TrainedModel],
+    targets: list[str],
+    *,
+    proxy: str | None = None,
+    ranking: Ranking | list[str] | None = None,
+    unseen_order: list[str] | None = None,
+    chunk_utterances: int = 50_000,
+    n_jobs: int = 1,
+) -> pd.DataFrame:
+    """Features and predictions for every target row, utterance chunk by utterance chunk.
+
+    Parameters
+    ----------
+    models : ``{"wer": model}`` and optionally ``{"cer": model}``; the first gives the
+        normaliser.
+    unseen_order : the order of systems the ranking does not hold (label-free consensus).
+    """
+    first = next(iter(models.values()))
+    extra = _extra_features(models, table)
+    # Each distinct hypothesis is normalised once for the whole table, not once per chunk.
+    normalised = normalised_columns(table, first.normaliser, ("hypothesis",), n_jobs=n_jobs)
+    table = table[[*KEY, *extra]].assign(hypothesis=normalised["hypothesis"].to_numpy())
+    codes, _ = pd.factorize(pd.MultiIndex.from_frame(table[UTTERANCE]))
+    n_utterances = int(codes.max()) + 1 if len(codes) else 0
+    parts = []
+    bounds = range(0, n_utterances, chunk_utterances)
+    for start in tqdm(bounds, desc="estimating", unit="chunk", disable=len(bounds) < 2):
+        chunk = table[(codes >= start) & (codes < start + chunk_utterances)]
+        proxies = choose_proxies(
+            chunk,
+            ranking or [],
+            targets=_present(chunk, targets),
+            proxy=proxy,
+            unseen_order=unseen_order,
+        )
+        features = agreement_features(chunk, proxies, normaliser="none", n_jobs=n_jobs)
+        if extra:
+            features = features.merge(chunk[[*KEY, *extra]], on=KEY, how="left")
+        parts.append(_predict(features, models))
+    if not parts:
+        raise InputError("the input has no rows")
+    return pd.concat(parts, ignore_index=True)
+
+
+def _present(chunk: pd.DataFrame, targets: list[str]) -> list[str]:
+    present = set(chunk["system"].unique())
+    return [t for t in targets if t in present]
+
+
+def _extra_features(models: dict[str, TrainedModel], table: pd.DataFrame) -> list[str]:
+    """Model features that are not agreement features: they must come with the input."""
+    needed = {f for m in models.values() for f in m.feature_names} - set(AGREEMENT_FEATURES)
+    missing = sorted(needed - set(table.columns))
+    if missing:
+        raise ConfigError(
+            f"the model needs feature(s) {', '.join(missing)} that werest estimate does not "
+            "compute from text and the input does not hold (e.g. run werest embed for "
+            "similarity), or use a text-only model"
+        )
+    return sorted(needed)
+
+
+def _predict(features: pd.DataFrame, models: dict[str, TrainedModel]) -> pd.DataFrame:
+    names = sorted({f for m in models.values() for f in m.feature_names})
+    usable = (features["status"] == STATUS_OK).to_numpy()
+    values = features[names].astype(float)
+    finite = np.isfinite(values.fillna(0).to_numpy()).all(axis=1)
+    for target, model in models.items():
+        column = np.full(len(features), np.nan)
+        rows = usable & finite
+        if rows.any():
+            column[rows] = model.predict(features.loc[rows]).to_numpy()
+        features[f"predicted_{target}"] = column
+    features.loc[usable & ~finite, "status"] = STATUS_NO_FEATURE
+    return features
+
+
+def summarise(
+    utterances: pd.DataFrame,
+    table: pd.DataFrame,
+    *,
+    normaliser: str,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> list[dict]:
+    """One record per dataset and system: the corpus estimate with its CI (and true WER)."""
+    truth = _true_wer(table, utterances, normaliser)
+    records = []
+    for (dataset, system), group in utterances.groupby(["dataset", "system"], sort=True):
+        done = group[group["status"] == STATUS_OK]
+        weight = done["est_ref_words"].clip(lower=1).to_numpy()
+        record = {
+            "dataset": dataset,
+            "system": system,
+            "proxy": done["proxy"].mode().iat[0] if len(done) else None,
+            "estimated_wer": _weighted(done["predicted_wer"], weight),
+            "ci_low": None,
+            "ci_high": None,
+            "n_utterances": len(group),
+            "n_estimated": len(done),
+            "n_estimated_words": float(weight.sum()),
+        }
+        if len(done):
+            low, high = bootstrap_ci(
+                done["predicted_wer"].to_numpy() * weight,
+                weight,
+                n_resamples=n_resamples,
+                seed=seed,
+            )
+            record["ci_low"], record["ci_high"] = low, high
+        if "predicted_cer" in done:
+            record["estimated_cer"] = _weighted(done["predicted_cer"], weight)
+        if truth is not None and (dataset, system) in truth.index:
+            record["wer"] = float(truth.loc[(dataset, system), "wer"])
+            record["n_labelled"] = int(truth.loc[(dataset, system), "n"])
+        records.append(record)
+    return records
+
+
+def _weighted(values: pd.Series, weight: np.ndarray) -> float | None:
+    return float(np.sum(values.to_numpy() * weight) / weight.sum()) if len(weight) else None
+
+
+def _true_wer(table: pd.DataFrame, utterances: pd.DataFrame, normaliser: str):
+    """True corpus WER of the estimated rows, where the input has references."""
+    if "reference" not in table.columns or table["reference"].isna().all():
+        return None
+    from werest.scoring import score_utterances
+
+    rows = table.merge(utterances[KEY], on=KEY)
+    rows = rows[rows["reference"].notna()]
+    if rows.empty:
+        return None
+    scored = score_utterances(rows, normaliser)
+    grouped = scored.groupby(["dataset", "system"])
+    return pd.DataFrame(
+        {
+            "wer": grouped.apply(lambda g: corpus_rate(g["word_errors"], g["ref_words"])),
+            "n": grouped.size(),
+        }
+    )
+
+
+def format_summary(records: list[dict]) -> str:
+    """The summary as a readable table (percentages)."""
+
+    def pct(value):
+        return "" if value is None or pd.isna(value) else f"{100 * value:.2f}"
+
+    rows = []
+    for r in records:
+        row = {
+            "dataset": r["dataset"],
+            "system": r["system"],
+            "proxy": r["proxy"],
+            "utts": r["n_utterances"],
+            "est. WER %": pct(r["estimated_wer"]),
+            "95% CI": f"[{pct(r['ci_low'])}, {pct(r['ci_high'])}]",
+        }
+        if "wer" in r:
+            row["true WER %"] = pct(r["wer"])
+        rows.append(row)
+    return pd.DataFrame(rows).to_string(index=False)
+
+
+def write_outputs(utterances: pd.DataFrame, records: list[dict], output_dir: Path) -> None:
+    """utterances.csv and summary.json, atomically."""
+    with atomic_path(output_dir / "utterances.csv") as tmp:
+        utterances.to_csv(tmp, index=False)
+    with atomic_path(output_dir / "summary.json") as tmp:
+        tmp.write_text(json.dumps(records, indent=2, default=_plain), encoding="utf-8")
+
+
+def _plain(value):
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(type(value).__name__)
+
+
+def load_models(cfg: DictConfig) -> dict[str, TrainedModel]:
+    """The WER model (``model_path``, default models/default.joblib) and an optional CER one."""
+    trust = bool(cfg.get("trust_model", False))
+    models = {"wer": load_model(cfg.get("model_path") or default_model_path(), trust_model=trust)}
+    if cfg.get("cer_model_path"):
+        models["cer"] = load_model(cfg.cer_model_path, trust_model=trust)
+    for target, model in models.items():
+        if model.target != target:
+            raise ConfigError(f"the {target} model was trained for {model.target}")
+    return models
+
+
+def run(cfg: DictConfig) -> list[dict]:
+    """``werest estimate``: write utterances.csv, summary.json and config.yaml; print."""
+    models = load_models(cfg)
+    table = read_table(cfg.input)
+    proxy = cfg.get("proxy")
+    targets = resolve_targets(table, cfg.get("target"), proxy)
+    if proxy is not None and proxy not in set(table["system"]):
+        raise ConfigError(f"proxy system {proxy!r} is not in the input")
+    ranking = None if proxy else proxy_ranking(models["wer"], table)
+    unseen = set(table["system"]) - set(ranking.systems) if isinstance(ranking, Ranking) else {}
+    if unseen:
+        # A labelled ranking and unseen systems share no scale: order them all label-free.
+        ranking = consensus_order(table, normaliser=models["wer"].normaliser)
+        log.warning(
+            "systems %s are not in the model's ranking: proxies follow the systems' "
+            "agreement with each other instead: %s",
+            sorted(unseen),
+            ranking,
+        )
+    utterances = estimate_utterances(
+        table,
+        models,
+        targets,
+        proxy=proxy,
+        ranking=ranking,
+        chunk_utterances=int_setting(cfg, "chunk_utterances"),
+        n_jobs=int_setting(cfg, "n_jobs"),
+    )
+    if not (utterances["status"] == STATUS_OK).any():
+        raise InputError(
+            "no target utterance has a proxy hypothesis: nothing to estimate "
+            "(the other systems did not transcribe these utterances)",
+            path=cfg.input,
+        )
+    records = summarise(
+        utterances, table, normaliser=models["wer"].normaliser, seed=int_setting(cfg, "seed")
+    )
+    output_dir = Path(cfg.output_dir)
+    write_outputs(utterances, records, output_dir)
+    save_config(cfg, output_dir / "config.yaml")
+    print(format_summary(records))
+    return records

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SHARED ?= ../shared/data
 
-.PHONY: demo test lint venv clean
+.PHONY: demo demo-an4 test lint venv clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,13 +22,30 @@ $(VENV)/.test: $(BIN)/python pyproject.toml
 	   (apt-get update -qq && apt-get install -y -qq libsndfile1))
 	@ldconfig -p 2>/dev/null | grep -q 'libsndfile\.so\.1' || \
 	  echo "warning: libsndfile1 missing (SONAR tests will fail): sudo apt-get install libsndfile1"
-	$(BIN)/pip install --quiet -e ".[test,sonar]"
+	$(BIN)/pip install --quiet -e ".[test,sonar,asr]"
 	touch $@
 
 venv: $(VENV)/.core
 
 demo: $(VENV)/.core
 	$(BIN)/werest demo
+
+# The real offline chain on AN4 (needs ../shared): pocketsphinx generic and AN4-tuned on the
+# AN4 test audio, each one's WER estimated label-free with the other as proxy, beside the
+# true WER from the AN4 references.
+AN4 := outputs/an4
+demo-an4: $(VENV)/.core
+	@test -d $(SHARED)/an4 || { echo "demo-an4 needs $(SHARED)/an4 (../shared beside the repo)"; exit 2; }
+	$(BIN)/werest import sphinx $(SHARED)/an4 --out $(AN4)/an4.parquet
+	$(BIN)/werest transcribe input=$(AN4)/an4.parquet dataset=an4-test asr=pocketsphinx \
+	  out=$(AN4)/transcripts.parquet
+	$(BIN)/werest transcribe input=$(AN4)/an4.parquet dataset=an4-test asr=pocketsphinx_an4 \
+	  asr.lm=$(SHARED)/an4/etc/an4.ug.lm asr.dict=$(SHARED)/an4/etc/an4.dic \
+	  out=$(AN4)/transcripts.parquet
+	$(BIN)/werest estimate input=$(AN4)/transcripts.parquet target=pocketsphinx-en-us \
+	  proxy=pocketsphinx-an4 output_dir=$(AN4)/generic
+	$(BIN)/werest estimate input=$(AN4)/transcripts.parquet target=pocketsphinx-an4 \
+	  proxy=pocketsphinx-en-us output_dir=$(AN4)/tuned
 
 test: $(VENV)/.test
 	$(BIN)/ruff check src tests experiments

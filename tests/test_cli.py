@@ -277,10 +277,14 @@ def test_demo_prints_a_table(tmp_path):
     demo = pd.read_csv(
         Path(__file__).resolve().parents[1] / "src" / "werest" / "data" / "demo_transcripts.csv"
     )
-    assert "WER %" in result.stdout and "pWER %" in result.stdout
+    assert "est. WER %" in result.stdout and "true WER %" in result.stdout
     for system in demo["system"].unique():
         assert system in result.stdout
-    assert files_under(tmp_path) == set()
+    assert {p.name for p in (tmp_path / "outputs" / "demo").iterdir()} == {
+        "utterances.csv",
+        "summary.json",
+        "config.yaml",
+    }
 
 
 # --------------------------------------------------------------------------- error paths

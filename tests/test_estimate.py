@@ -42,8 +42,10 @@ def model_path(tmp_path_factory, demo):
 
 
 def _estimate(model_path, input_path, out, *overrides):
-    cfg = compose("estimate", [f"input={input_path}", f"model_path={model_path}",
-                               f"output_dir={out}", *overrides])
+    cfg = compose(
+        "estimate",
+        [f"input={input_path}", f"model_path={model_path}", f"output_dir={out}", *overrides],
+    )
     return estimate(cfg)
 
 
@@ -59,18 +61,20 @@ def test_estimate_with_references_reports_true_wer(model_path, tmp_path):
     utterances = pd.read_csv(tmp_path / "utterances.csv")
     assert len(utterances) == 14 and (utterances["status"] == "ok").all()
     assert {"pwer", "pcer", "predicted_wer", "proxy"} <= set(utterances.columns)
-    assert json.loads((tmp_path / "summary.json").read_text()) == json.loads(
-        json.dumps(records)
-    )
+    assert json.loads((tmp_path / "summary.json").read_text()) == json.loads(json.dumps(records))
 
 
 def test_estimate_without_references_and_an_explicit_proxy(model_path, demo, tmp_path):
     unlabelled = demo.drop(columns="reference")
     write_table(unlabelled, tmp_path / "in.parquet")
-    records = _estimate(model_path, tmp_path / "in.parquet", tmp_path / "out",
-                        "target=[tiny,edge-kws]", "proxy=base")
-    assert {(r["system"], r["proxy"]) for r in records} == {("tiny", "base"),
-                                                            ("edge-kws", "base")}
+    records = _estimate(
+        model_path,
+        tmp_path / "in.parquet",
+        tmp_path / "out",
+        "target=[tiny,edge-kws]",
+        "proxy=base",
+    )
+    assert {(r["system"], r["proxy"]) for r in records} == {("tiny", "base"), ("edge-kws", "base")}
     assert all("wer" not in r for r in records)
 
 
@@ -109,11 +113,20 @@ def test_a_model_needing_features_the_input_lacks_is_refused(demo, tmp_path, cap
     ranking = rank_on(demo, "whisper_english")
     frame = training_frame(demo, ranking, normaliser="whisper_english")
     frame["similarity"] = 0.5
-    model = fit_model(frame, ["pwer", "similarity"],
-                      StackedWerRegressor(models=["hgb"], param_grids=GRIDS, n_splits=2))
+    model = fit_model(
+        frame,
+        ["pwer", "similarity"],
+        StackedWerRegressor(models=["hgb"], param_grids=GRIDS, n_splits=2),
+    )
     path = save_model(model, tmp_path / "sim.joblib")
-    status = main(["estimate", f"input={demo_table_path()}", f"model_path={path}",
-                   f"output_dir={tmp_path / 'out'}"])
+    status = main(
+        [
+            "estimate",
+            f"input={demo_table_path()}",
+            f"model_path={path}",
+            f"output_dir={tmp_path / 'out'}",
+        ]
+    )
     error = capsys.readouterr().err.strip()
     assert status == 2 and "needs feature(s) similarity" in error and "\n" not in error
     assert not (tmp_path / "out").exists()
@@ -128,8 +141,15 @@ def test_a_model_needing_features_the_input_lacks_is_refused(demo, tmp_path, cap
     ],
 )
 def test_bad_target_or_proxy(model_path, tmp_path, capsys, overrides, message):
-    status = main(["estimate", f"input={demo_table_path()}", f"model_path={model_path}",
-                   f"output_dir={tmp_path / 'out'}", *overrides])
+    status = main(
+        [
+            "estimate",
+            f"input={demo_table_path()}",
+            f"model_path={model_path}",
+            f"output_dir={tmp_path / 'out'}",
+            *overrides,
+        ]
+    )
     assert status == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
@@ -137,8 +157,13 @@ def test_bad_target_or_proxy(model_path, tmp_path, capsys, overrides, message):
 def test_demo_runs_from_a_copy_without_shared(tmp_path):
     """`werest demo` from the repository's files alone, with no ../shared beside them."""
     clone = tmp_path / "clone"
-    tracked = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-                             cwd=REPO, capture_output=True, text=True, check=True).stdout
+    tracked = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     for name in tracked.splitlines():
         source = REPO / name
         if source.is_file() and not name.startswith("tests/"):
@@ -146,8 +171,65 @@ def test_demo_runs_from_a_copy_without_shared(tmp_path):
             shutil.copy2(source, clone / name)
     assert not (tmp_path / "shared").exists()
     env = {**os.environ, "PYTHONPATH": str(clone / "src")}
-    result = subprocess.run([sys.executable, "-m", "werest.cli", "demo"], cwd=clone, env=env,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "werest.cli", "demo"],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     assert "est. WER %" in result.stdout and "true WER %" in result.stdout
     assert "edge-kws" in result.stdout
+
+
+def test_real_an4_chain_on_a_handful_of_files(tmp_path):
+    """AN4 audio -> pocketsphinx generic and AN4-tuned -> each estimated with the other as
+    proxy, beside the true WER from the AN4 references."""
+    from tests.conftest import shared_path
+
+    an4 = shared_path("an4")
+    utterances = tmp_path / "an4.parquet"
+    assert main(["import", "sphinx", str(an4), "--out", str(utterances)]) == 0
+    transcripts = tmp_path / "asr.parquet"
+    common = [f"input={utterances}", "dataset=an4-test", "limit=6", f"out={transcripts}"]
+    assert main(["transcribe", "asr=pocketsphinx", *common]) == 0
+    assert (
+        main(
+            [
+                "transcribe",
+                "asr=pocketsphinx_an4",
+                f"asr.lm={an4}/etc/an4.ug.lm",
+                f"asr.dict={an4}/etc/an4.dic",
+                *common,
+            ]
+        )
+        == 0
+    )
+    table = read_table(transcripts)
+    assert sorted(table["system"].unique()) == ["pocketsphinx-an4", "pocketsphinx-en-us"]
+    from werest.scoring import corpus_scores, score_utterances
+
+    truth = corpus_scores(score_utterances(table)).set_index("system")["wer"]
+    for target, proxy in [
+        ("pocketsphinx-en-us", "pocketsphinx-an4"),
+        ("pocketsphinx-an4", "pocketsphinx-en-us"),
+    ]:
+        out = tmp_path / target
+        assert (
+            main(
+                [
+                    "estimate",
+                    f"input={transcripts}",
+                    f"target={target}",
+                    f"proxy={proxy}",
+                    f"output_dir={out}",
+                ]
+            )
+            == 0
+        )
+        (record,) = json.loads((out / "summary.json").read_text())
+        assert (record["system"], record["proxy"], record["n_utterances"]) == (target, proxy, 6)
+        assert record["wer"] == pytest.approx(truth[target])
+        assert 0 <= record["ci_low"] <= record["estimated_wer"] <= record["ci_high"] <= 1

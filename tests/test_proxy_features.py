@@ -150,9 +150,11 @@ def test_librispeech_corpus_wer_matches_an_independent_jiwer_computation(dighr_t
 
 def test_consensus_and_proxy_quality_features_by_hand():
     proxies = choose_proxies(TABLE, ["good", "fair", "poor"])
-    row = agreement_features(TABLE, proxies).set_index(["dataset", "utt_id", "system"]).loc[
-        ("d1", "u1", "poor")
-    ]
+    row = (
+        agreement_features(TABLE, proxies)
+        .set_index(["dataset", "utt_id", "system"])
+        .loc[("d1", "u1", "poor")]
+    )
     # poor "a cat" vs good "the cat sat down": 3/4; vs fair "the cat sat": 2/3
     assert row["n_others"] == 2
     assert row["pwer_mean"] == pytest.approx((3 / 4 + 2 / 3) / 2)

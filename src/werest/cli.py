@@ -27,7 +27,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("werest.scoring", "Corpus WER/CER with CIs per dataset and system; the ranking."),
     "features": ("werest.features.agreement", "Choose proxies; compute pWER/pCER features."),
     "embed": ("werest.features.similarity", "Add SONAR speech–text similarity to a feature table."),
+    "transcribe": ("werest.asr", "Run an ASR system over audio; add its hypotheses and RTFx."),
+    "estimate": ("werest.estimate", "Estimate WER of target systems without references."),
     "train": ("werest.training", "Fit the aWER regressor and write the model with its card."),
+    "evaluate": ("werest.evaluation", "The four evaluation cases, baselines and ablation."),
     "demo": ("werest.demo", "Run the main job on the embedded example (no ../shared needed)."),
 }
 

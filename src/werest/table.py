@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 KEY: tuple[str, ...] = ("dataset", "utt_id", "system")
 REQUIRED: tuple[str, ...] = (*KEY, "hypothesis")
 TEXT_COLUMNS: tuple[str, ...] = (*REQUIRED, "reference", "audio", "speaker", "language")
-NUMERIC_COLUMNS: tuple[str, ...] = ("duration",)
+NUMERIC_COLUMNS: tuple[str, ...] = ("duration", "processing_seconds")
 
 _CSV_SUFFIXES = {".csv": ",", ".tsv": "\t"}
 _JSONL_SUFFIXES = {".jsonl", ".ndjson", ".json"}

@@ -2,7 +2,9 @@
 
 The proxy's hypothesis plays the reference (Waheed et al., 2025): pWER and pCER are the word
 and character error rates of the target against it, after the same normalisation used for
-scoring, with the counts behind them (lengths and S/D/I/hits).
+scoring, with the counts behind them (lengths and S/D/I/hits) and the S/D/I rates (counts
+over the proxy's length: unlike counts and absolute lengths, rates do not tie a model to the
+utterance lengths of its training domain).
 
 werest adds what the other systems say, which makes the estimate robust to a poor proxy (a
 proxy that is good on the benchmark can be bad in a new domain; in the shared data Azure
@@ -53,6 +55,12 @@ PROXY_FEATURES: tuple[str, ...] = (
     "pcer_del",
     "pcer_ins",
     "pcer_hits",
+    "pwer_sub_rate",
+    "pwer_del_rate",
+    "pwer_ins_rate",
+    "pcer_sub_rate",
+    "pcer_del_rate",
+    "pcer_ins_rate",
 )
 CONSENSUS_FEATURES: tuple[str, ...] = (
     "n_others",
@@ -188,6 +196,10 @@ def _proxy_columns(features: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
         }
     )
     joined = features[[*KEY, "proxy"]].merge(renamed, on=[*KEY, "proxy"], how="left")
+    for unit, length in (("pwer", "proxy_words"), ("pcer", "proxy_chars")):
+        for operation in ("sub", "del", "ins"):
+            rate = joined[f"{unit}_{operation}"] / joined[length].clip(lower=1)
+            joined[f"{unit}_{operation}_rate"] = rate
     return joined[list(PROXY_FEATURES)]
 
 

@@ -620,19 +620,9 @@ def _log_statuses(status: np.ndarray) -> None:
 
 def build_embedder(cfg: DictConfig) -> Embedder:
     """Instantiate ``cfg`` (a node with ``_target_``) and check it is an :class:`Embedder`."""
-    from hydra.errors import InstantiationException
-    from hydra.utils import instantiate
+    from werest.config import instantiate_checked
 
-    try:
-        embedder = instantiate(cfg)
-    except InstantiationException as error:
-        cause = error.__cause__
-        if isinstance(cause, WerestError):
-            raise cause from None
-        raise ConfigError(f"embedder: {_first_line(error)}") from None
-    if not isinstance(embedder, Embedder):
-        raise ConfigError(f"embedder: {type(embedder).__name__} is not an Embedder")
-    return embedder
+    return instantiate_checked(cfg, Embedder, "embedder")
 
 
 def audio_policy(cfg: DictConfig | Mapping[str, Any] | None) -> AudioPolicy:

@@ -86,7 +86,8 @@ def test_corpus_estimate_weights_utterances_by_estimated_length(model_path, tmp_
         part = rows[rows["dataset"] == record["dataset"]]
         weight = part["est_ref_words"].clip(lower=1)
         expected = (part["predicted_wer"] * weight).sum() / weight.sum()
-        assert record["estimated_wer"] == pytest.approx(expected)
+        # utterances.csv keeps 6 significant digits
+        assert record["estimated_wer"] == pytest.approx(expected, rel=1e-5)
         assert record["n_estimated_words"] == pytest.approx(weight.sum())
 
 

@@ -107,9 +107,10 @@ def test_insertions_make_wer_exceed_one():
 
 
 def test_character_counts_include_spaces():
-    # "ab cd" vs "ab  ce": spaces collapse, d->e is one substitution over 5 characters
-    counts = measure("ab cd", "ab  ce", unit="char")
-    assert counts == ErrorCounts(substitutions=1, deletions=0, insertions=0, hits=4)
+    # "ab cd" vs "ab  ce": as in jiwer 4, inner spaces are characters (the second one is an
+    # insertion) and d->e is one substitution, over 5 reference characters; ends are stripped
+    counts = measure("ab cd", " ab  ce ", unit="char")
+    assert counts == ErrorCounts(substitutions=1, deletions=0, insertions=1, hits=4)
 
 
 def test_count_errors_keeps_order_and_reuses_identical_pairs():

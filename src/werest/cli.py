@@ -2,8 +2,12 @@
 
 Each command composes its Hydra config from ``conf/<command>.yaml`` (plus any config groups it
 names), applies the ``key=value`` overrides from the command line, and calls the command's
-``run(cfg)`` function. Errors a user can cause (:class:`werest.errors.WerestError`, a bad
-override) print as one line and exit with status 2; there is no traceback for them.
+``run(cfg)`` function. Every setting's type is checked once, right after composition
+(:func:`werest.config.check_settings`), before any work starts. Errors a user can cause
+(:class:`werest.errors.WerestError`, a bad override) print as one line, always the last line
+of stderr, and exit with status 2; there is no traceback for them. Commands log at WARNING by
+default (``log_level=INFO`` shows progress), so a failing run's stderr is normally that one
+line.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from werest.config import check_settings
 from werest.errors import ConfigError, WerestError
 
 log = logging.getLogger("werest")
@@ -29,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "embed": ("werest.features.similarity", "Add SONAR speech–text similarity to a feature table."),
     "transcribe": ("werest.asr", "Run an ASR system over audio; add its hypotheses and RTFx."),
     "estimate": ("werest.estimate", "Estimate WER of target systems without references."),
+    "leaderboard": ("werest.leaderboard", "Rank systems by label-free WER; CIs, tests, fairness."),
     "train": ("werest.training", "Fit the aWER regressor and write the model with its card."),
     "evaluate": ("werest.evaluation", "The four evaluation cases, baselines and ablation."),
     "demo": ("werest.demo", "Run the main job on the embedded example (no ../shared needed)."),
@@ -55,6 +61,11 @@ def compose(command: str, overrides: Sequence[str] = ()) -> DictConfig:
             return hydra_compose(config_name=command, overrides=list(overrides))
     except (HydraException, OmegaConfBaseException) as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        if first_line.startswith("Could not override"):
+            first_line = (
+                f"{first_line.rstrip('.')}: werest {command} has no such setting "
+                f"(werest {command} --cfg lists them)"
+            )
         raise ConfigError(f"bad configuration for 'werest {command}': {first_line}") from None
 
 
@@ -138,7 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if show_config:
             print(OmegaConf.to_yaml(cfg))
             return 0
-        _setup_logging(cfg.get("log_level", "INFO"))
+        check_settings(command, cfg)
+        _setup_logging(cfg.get("log_level", "WARNING"))
         _runner(command)(cfg)
     except WerestError as error:
         print(f"werest {command}: error: {error}", file=sys.stderr)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +36,12 @@ from tqdm.auto import tqdm
 
 from werest.config import int_setting, save_config
 from werest.errors import ConfigError, InputError
-from werest.features.agreement import AGREEMENT_FEATURES, STATUS_OK, agreement_features
+from werest.features.agreement import (
+    AGREEMENT_FEATURES,
+    STATUS_NO_PROXY,
+    STATUS_OK,
+    agreement_features,
+)
 from werest.model import TrainedModel, load_model
 from werest.proxy import Ranking, choose_proxies, consensus_order
 from werest.scoring import normalised_columns
@@ -65,7 +71,9 @@ def resolve_targets(table: pd.DataFrame, target, proxy: str | None) -> list[str]
     if target in (None, "", "all"):
         targets = [s for s in systems if s != proxy]
     else:
-        targets = [target] if isinstance(target, str) else list(target)
+        targets = [str(target)] if isinstance(target, str | int) else [str(t) for t in target]
+        if not targets:
+            raise ConfigError("target=[] names no system: give one, a list, or null for all")
     unknown = [t for t in targets if t not in systems]
     if unknown:
         raise ConfigError(
@@ -121,24 +129,56 @@ def estimate_utterances(
     table = table[[*KEY, *extra]].assign(hypothesis=normalised["hypothesis"].to_numpy())
     codes, _ = pd.factorize(pd.MultiIndex.from_frame(table[UTTERANCE]))
     n_utterances = int(codes.max()) + 1 if len(codes) else 0
-    parts = []
     bounds = range(0, n_utterances, chunk_utterances)
-    for start in tqdm(bounds, desc="estimating", unit="chunk", disable=len(bounds) < 2):
-        chunk = table[(codes >= start) & (codes < start + chunk_utterances)]
-        proxies = choose_proxies(
-            chunk,
-            ranking or [],
-            targets=_present(chunk, targets),
-            proxy=proxy,
-            unseen_order=unseen_order,
+    chunks = (table[(codes >= start) & (codes < start + chunk_utterances)] for start in bounds)
+    work = partial(
+        _estimate_chunk,
+        models=models,
+        targets=targets,
+        proxy=proxy,
+        ranking=ranking,
+        unseen_order=unseen_order,
+        extra=extra,
+    )
+    if n_jobs == 1 or len(bounds) < 2:
+        results = map(work, chunks)
+    else:  # chunks in worker processes, in order, at most a few in flight
+        from joblib import Parallel, delayed
+
+        results = Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(work)(chunk) for chunk in chunks
         )
-        features = agreement_features(chunk, proxies, normaliser="none", n_jobs=n_jobs)
-        if extra:
-            features = features.merge(chunk[[*KEY, *extra]], on=KEY, how="left")
-        parts.append(_predict(features, models))
+    progress = tqdm(
+        results, total=len(bounds), desc="estimating", unit="chunk", disable=len(bounds) < 2
+    )
+    parts = list(progress)
     if not parts:
         raise InputError("the input has no rows")
     return pd.concat(parts, ignore_index=True)
+
+
+def _estimate_chunk(
+    chunk: pd.DataFrame,
+    *,
+    models: dict[str, TrainedModel],
+    targets: list[str],
+    proxy: str | None,
+    ranking: Ranking | list[str] | None,
+    unseen_order: list[str] | None,
+    extra: list[str],
+) -> pd.DataFrame:
+    """Proxies, features and predictions of one chunk of whole utterances (normalised text)."""
+    proxies = choose_proxies(
+        chunk,
+        ranking or [],
+        targets=_present(chunk, targets),
+        proxy=proxy,
+        unseen_order=unseen_order,
+    )
+    features = agreement_features(chunk, proxies, normaliser="none")
+    if extra:
+        features = features.merge(chunk[[*KEY, *extra]], on=KEY, how="left")
+    return _predict(features, models)
 
 
 def _present(chunk: pd.DataFrame, targets: list[str]) -> list[str]:
@@ -265,7 +305,7 @@ def format_summary(records: list[dict]) -> str:
 def write_outputs(utterances: pd.DataFrame, records: list[dict], output_dir: Path) -> None:
     """utterances.csv and summary.json, atomically."""
     with atomic_path(output_dir / "utterances.csv") as tmp:
-        utterances.to_csv(tmp, index=False)
+        utterances.to_csv(tmp, index=False, float_format="%.6g")
     with atomic_path(output_dir / "summary.json") as tmp:
         tmp.write_text(json.dumps(records, indent=2, default=_plain), encoding="utf-8")
 
@@ -288,10 +328,28 @@ def load_models(cfg: DictConfig) -> dict[str, TrainedModel]:
     return models
 
 
+def _input_features(models: dict[str, TrainedModel]) -> tuple[str, ...]:
+    """Features the models need that must come with the input (e.g. ``similarity``)."""
+    needed = {f for m in models.values() for f in m.feature_names}
+    return tuple(sorted(needed - set(AGREEMENT_FEATURES)))
+
+
+def _nothing_estimated(utterances: pd.DataFrame, path) -> InputError:
+    """The one-line error when no target row could be estimated, with the statuses' counts."""
+    counts = utterances["status"].value_counts()
+    summary = ", ".join(f"{status}: {count}" for status, count in counts.items())
+    if set(counts.index) == {STATUS_NO_PROXY}:
+        reason = "no target utterance has a proxy hypothesis (the other systems did not "
+        reason += "transcribe these utterances)"
+    else:
+        reason = "no target utterance could be estimated"
+    return InputError(f"{reason}: nothing to estimate ({summary})", path=path)
+
+
 def run(cfg: DictConfig) -> list[dict]:
     """``werest estimate``: write utterances.csv, summary.json and config.yaml; print."""
     models = load_models(cfg)
-    table = read_table(cfg.input)
+    table = read_table(cfg.input, numeric=_input_features(models))
     proxy = cfg.get("proxy")
     targets = resolve_targets(table, cfg.get("target"), proxy)
     if proxy is not None and proxy not in set(table["system"]):
@@ -317,11 +375,7 @@ def run(cfg: DictConfig) -> list[dict]:
         n_jobs=int_setting(cfg, "n_jobs"),
     )
     if not (utterances["status"] == STATUS_OK).any():
-        raise InputError(
-            "no target utterance has a proxy hypothesis: nothing to estimate "
-            "(the other systems did not transcribe these utterances)",
-            path=cfg.input,
-        )
+        raise _nothing_estimated(utterances, cfg.input)
     records = summarise(
         utterances, table, normaliser=models["wer"].normaliser, seed=int_setting(cfg, "seed")
     )

@@ -31,7 +31,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from hydra.utils import instantiate
 from omegaconf import DictConfig
 from scipy import stats
 
@@ -421,7 +420,9 @@ def build_estimator(method: Method):
     monotonic = method.model.get("monotonic_features") if method.model is not None else None
     if monotonic:
         overrides["monotonic_features"] = [f for f in monotonic if f in method.features]
-    return instantiate(method.model, _convert_="all", **overrides)
+    from werest.training import build_regressor
+
+    return build_regressor(method.model, **overrides)
 
 
 def estimated_lengths(frame: pd.DataFrame) -> np.ndarray:

@@ -24,6 +24,7 @@ from importlib import metadata
 from pathlib import Path
 
 import joblib
+import numpy as np
 import pandas as pd
 
 from werest.errors import WerestError
@@ -52,7 +53,8 @@ class TrainedModel:
     info: dict = field(default_factory=dict)
 
     def predict(self, features: pd.DataFrame) -> pd.Series:
-        """Predicted utterance WER/CER for a feature table holding :attr:`feature_names`."""
+        """Predicted utterance WER/CER for a feature table holding :attr:`feature_names`;
+        never negative (a linear model's intercept could otherwise go below 0)."""
         missing = [name for name in self.feature_names if name not in features.columns]
         if missing:
             raise ModelError(
@@ -60,7 +62,8 @@ class TrainedModel:
                 f"model was trained on {', '.join(self.feature_names)}"
             )
         values = features[self.feature_names].astype(float)
-        return pd.Series(self.estimator.predict(values), index=features.index)
+        predicted = np.clip(np.asarray(self.estimator.predict(values), dtype=float), 0.0, None)
+        return pd.Series(predicted, index=features.index)
 
 
 def sha256_of(path: str | Path) -> str:
@@ -142,11 +145,16 @@ def read_card(path: str | Path) -> dict:
         raise ModelError(f"no model card {card_file.name} beside the model", path=path)
     try:
         card = json.loads(card_file.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ModelError(f"unreadable model card: {error}", path=card_file) from None
-    for key in ("sha256", "features", "target", "versions"):
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as error:
+        message = " ".join(str(error).split())
+        raise ModelError(f"unreadable model card: {message}", path=card_file) from None
+    if not isinstance(card, dict):
+        raise ModelError("model card is not a JSON object", path=card_file)
+    for key, kind in (("sha256", str), ("features", list), ("target", str), ("versions", dict)):
         if key not in card:
             raise ModelError(f"model card lacks {key!r}", path=card_file)
+        if not isinstance(card[key], kind):
+            raise ModelError(f"model card's {key!r} is not a {kind.__name__}", path=card_file)
     return card
 
 
@@ -164,15 +172,13 @@ def load_model(path: str | Path, *, trust_model: bool = False) -> TrainedModel:
         raise ModelError("no such model file", path=path)
     card = read_card(path)
     digest = sha256_of(path)
-    if digest != card["sha256"]:
-        if not trust_model:
-            raise ModelError(
-                f"sha256 {digest[:12]}… differs from its card's {card['sha256'][:12]}…: the "
-                "file is corrupt or was replaced; refusing to unpickle it (pass trust_model=true "
-                "only for a file you made yourself)",
-                path=path,
-            )
-        log.warning("%s: sha256 differs from its card; loading it because trust_model=true", path)
+    if digest != card["sha256"] and not trust_model:
+        raise ModelError(
+            f"sha256 {digest[:12]}… differs from its card's {card['sha256'][:12]}…: the "
+            "file is corrupt or was replaced; refusing to unpickle it (pass trust_model=true "
+            "only for a file you made yourself)",
+            path=path,
+        )
     ours = metadata.version("scikit-learn")
     theirs = card["versions"].get("scikit-learn")
     if theirs != ours:
@@ -184,9 +190,14 @@ def load_model(path: str | Path, *, trust_model: bool = False) -> TrainedModel:
     try:
         payload = joblib.load(path)
     except Exception as error:  # a pickle can fail in many ways; all mean "unusable file"
+        message = " ".join(str(error).split())
         raise ModelError(
-            f"cannot load the model: {type(error).__name__}: {error}", path=path
+            f"cannot load the model: {type(error).__name__}: {message}", path=path
         ) from None
+    if digest != card["sha256"]:
+        log.warning("%s: sha256 differs from its card; loaded because trust_model=true", path)
+    if not isinstance(payload, dict) or not {"estimator", "feature_names"} <= set(payload):
+        raise ModelError("not a werest model file (save_model writes them)", path=path)
     if payload.get("feature_names") != card["features"]:
         raise ModelError("the model's features differ from its card's", path=path)
     ranking = Ranking(**payload["ranking"]) if payload.get("ranking") else None
@@ -194,8 +205,8 @@ def load_model(path: str | Path, *, trust_model: bool = False) -> TrainedModel:
     return TrainedModel(
         estimator=payload["estimator"],
         feature_names=payload["feature_names"],
-        target=payload["target"],
-        normaliser=payload["normaliser"],
+        target=payload.get("target", card["target"]),
+        normaliser=payload.get("normaliser", card.get("normaliser", "whisper_english")),
         ranking=ranking,
         info=info,
     )

@@ -77,10 +77,15 @@ class Ranking:
             raise InputError("no such ranking file", path=path)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                raise TypeError(f"expected a JSON object, got {type(data).__name__}")
             data.pop("version", None)
             ranking = cls(**data)
-        except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as error:
-            raise InputError(f"not a werest ranking: {error}", path=path) from None
+            if not isinstance(ranking.systems, list) or not isinstance(ranking.macro_wer, dict):
+                raise TypeError("'systems' must be a list and 'macro_wer' an object")
+        except (json.JSONDecodeError, UnicodeDecodeError, TypeError, ValueError) as error:
+            message = " ".join(str(error).split())
+            raise InputError(f"not a werest ranking: {message}", path=path) from None
         if set(ranking.systems) != set(ranking.macro_wer):
             raise InputError("not a werest ranking: systems and macro_wer differ", path=path)
         return ranking

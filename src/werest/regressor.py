@@ -169,7 +169,14 @@ class StackedWerRegressor(RegressorMixin, BaseEstimator):
         """Predicted utterance WER (or CER), clipped to ``[0, clip_max]``."""
         check_is_fitted(self, "final_estimator_")
         X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan")
-        blend = np.column_stack([estimator.predict(X) for estimator in self.estimators_])
+        # A base model the non-negative ridge gave weight 0 cannot change the blend: skip it.
+        weights = self.final_estimator_.coef_
+        blend = np.column_stack(
+            [
+                estimator.predict(X) if weight != 0 else np.zeros(len(X))
+                for estimator, weight in zip(self.estimators_, weights, strict=True)
+            ]
+        )
         return self._clip(self.final_estimator_.predict(blend))
 
     def _clip(self, values: np.ndarray) -> np.ndarray:

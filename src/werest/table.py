@@ -70,13 +70,20 @@ def table_format(path: str | Path) -> str:
 # --------------------------------------------------------------------------- reading
 
 
-def read_table(path: str | Path, *, required: tuple[str, ...] = REQUIRED) -> pd.DataFrame:
+def read_table(
+    path: str | Path,
+    *,
+    required: tuple[str, ...] = REQUIRED,
+    numeric: tuple[str, ...] = (),
+) -> pd.DataFrame:
     """Read and validate a transcripts table (CSV, TSV, JSONL or Parquet).
 
     Parameters
     ----------
     path : the table file.
     required : the columns that must be present (the transcripts schema by default).
+    numeric : feature columns that, when present, must hold numbers (see
+        :func:`validate_table`).
 
     Returns
     -------
@@ -99,7 +106,7 @@ def read_table(path: str | Path, *, required: tuple[str, ...] = REQUIRED) -> pd.
             frame, line_of = _read_jsonl(path, text)
         else:
             frame, line_of = _read_csv(path, text, _CSV_SUFFIXES[f".{fmt}"]), None
-    table = validate_table(frame, source=path, required=required, line_of=line_of)
+    table = validate_table(frame, source=path, required=required, line_of=line_of, numeric=numeric)
     return resolve_audio(table, path.parent)
 
 
@@ -115,9 +122,14 @@ def _check_readable(path: Path) -> None:
 
 
 def _decode_utf8(path: Path) -> str:
-    data = path.read_bytes()
+    """The file as text; InputError naming the line for non-UTF-8 bytes or a NUL byte (a
+    binary file, or UTF-16 text, which is valid UTF-8 byte by byte when it is ASCII)."""
     try:
-        return data.decode("utf-8-sig")
+        data = path.read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror}", path=path) from None
+    try:
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         bad = data[error.start : error.start + 1].hex()
@@ -126,6 +138,15 @@ def _decode_utf8(path: Path) -> str:
             "werest reads UTF-8 only: re-encode the file, e.g. iconv -f latin1 -t utf-8",
             path=path,
         ) from None
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise InputError(
+            f"line {line}: NUL byte at offset {nul}: a binary file or UTF-16 text; werest "
+            "reads UTF-8 only: re-encode the file, e.g. iconv -f utf-16 -t utf-8",
+            path=path,
+        )
+    return text
 
 
 def _read_csv(path: Path, text: str, sep: str) -> pd.DataFrame:
@@ -167,10 +188,17 @@ def _check_field_counts(path: Path, text: str, sep: str) -> None:
 
 
 def read_raw_csv(path: str | Path, sep: str = ",") -> pd.DataFrame:
-    """Any UTF-8 CSV file (not only a transcripts table) as strings, checked for readability."""
+    """Any UTF-8 CSV file (not only a transcripts table) as strings, checked for readability;
+    a one-column header that another delimiter would split is refused as such."""
     path = Path(path)
     _check_readable(path)
-    return parse_csv(path, _decode_utf8(path), sep)
+    text = _decode_utf8(path)
+    if not text.strip():
+        raise InputError("the file is empty", path=path)
+    header = text.lstrip("\ufeff").splitlines()[0]
+    if len(next(csv.reader([header], delimiter=sep))) == 1:
+        _refuse_other_delimiter(path, header, sep)
+    return parse_csv(path, text, sep)
 
 
 def _check_required_header(path: Path, columns: list[str], header: str, sep: str) -> None:
@@ -179,6 +207,11 @@ def _check_required_header(path: Path, columns: list[str], header: str, sep: str
     present = {c.strip() for c in columns}
     if all(c in present for c in REQUIRED) or len(columns) > 1:
         return  # column-level problems are reported by validate_table with their names
+    _refuse_other_delimiter(path, header, sep)
+
+
+def _refuse_other_delimiter(path: Path, header: str, sep: str) -> None:
+    """InputError when a one-column ``header`` is really separated by another delimiter."""
     try:
         sniffed = csv.Sniffer().sniff(header, delimiters=",;\t|").delimiter
     except csv.Error:
@@ -232,8 +265,14 @@ def validate_table(
     source: str | Path = "<table>",
     required: tuple[str, ...] = REQUIRED,
     line_of: list[int] | None = None,
+    numeric: tuple[str, ...] = (),
 ) -> pd.DataFrame:
     """Check a transcripts table and return it in canonical form.
+
+    ``numeric`` names feature columns (``similarity``, ``pwer``...) that, when present, are
+    parsed as float: a blank cell, ``nan``, ``inf`` or ``-inf`` is kept as a non-finite value
+    (the row's problem, reported per row by the command that uses it), while text that is not
+    a number is an InputError naming the row and column.
 
     Canonical form: text columns as ``str`` (nulls as ``<NA>``), key and hypothesis cells
     stripped of surrounding white space, blank references as null, rows whose hypothesis is
@@ -271,6 +310,8 @@ def validate_table(
         frame.loc[frame["reference"].str.strip() == "", "reference"] = pd.NA
     for column in [c for c in NUMERIC_COLUMNS if c in frame.columns]:
         frame[column] = _as_number(frame[column], column, where)
+    for column in [c for c in numeric if c in frame.columns and c not in NUMERIC_COLUMNS]:
+        frame[column] = _as_feature(frame[column], column, where)
     if "hypothesis" in frame.columns:
         missing = frame["hypothesis"].isna()
         if missing.any():
@@ -319,6 +360,37 @@ def _as_number(series: pd.Series, column: str, where) -> pd.Series:
     if not np.isfinite(numbers.to_numpy(dtype=float)[~blank]).all():
         position = _first(~np.isfinite(numbers.to_numpy(dtype=float)) & ~blank)
         raise InputError("expected a finite number", column=column, **where(position))
+    return numbers.astype(float)
+
+
+_MISSING_NUMBERS = {"", "nan", "na", "n/a", "null", "none"}
+
+
+def _as_feature(series: pd.Series, column: str, where) -> pd.Series:
+    """A feature column as float: missing/non-finite values kept, other text refused."""
+    if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+        return series.astype(float)
+    values = series.astype(object)
+    numbers = pd.to_numeric(values.where(values.notna(), None), errors="coerce")
+    missing = np.fromiter(
+        (
+            v is None
+            or (isinstance(v, float) and np.isnan(v))
+            or (isinstance(v, str) and v.strip().lower() in _MISSING_NUMBERS)
+            for v in values
+        ),
+        bool,
+        len(values),
+    )
+    bad = numbers.isna().to_numpy() & ~missing
+    bad |= np.fromiter((isinstance(v, bool) for v in values), bool, len(values))
+    if bad.any():
+        position = _first(bad)
+        raise InputError(
+            f"expected a number, got {values.iloc[position]!r:.40}",
+            column=column,
+            **where(position),
+        )
     return numbers.astype(float)
 
 

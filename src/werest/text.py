@@ -220,12 +220,13 @@ def count_errors(
 ) -> pd.DataFrame:
     """Per-pair substitutions, deletions, insertions and hits, counted as jiwer 4 counts them.
 
-    jiwer 4 splits on white space (words) or keeps every character including single spaces
-    (characters), maps units to integers and aligns them with rapidfuzz's Levenshtein
-    ``opcodes``. This function does the same alignment (rapidfuzz ``editops``, whose counts
-    equal the opcodes') without building jiwer's per-chunk alignment objects, which makes it
-    several times faster on large tables; ``tests/test_text.py`` checks it against
-    ``jiwer.process_words`` and ``jiwer.process_characters`` on the shared datasets. Each
+    jiwer 4 splits on white space (words) or keeps every character, inner white space too,
+    stripping only the ends (characters), maps units to integers and aligns them with
+    rapidfuzz's Levenshtein ``opcodes``. This function does the same alignment (rapidfuzz
+    ``editops``, whose counts equal the opcodes') without building jiwer's per-chunk
+    alignment objects, which makes it several times faster on large tables;
+    ``tests/test_text.py`` checks it against ``jiwer.process_words`` and
+    ``jiwer.process_characters`` on the shared datasets. Each
     distinct (reference, hypothesis) pair is aligned once. Normalise the strings first.
 
     Parameters
@@ -277,9 +278,9 @@ def parallel_map(function: Callable, chunks: list[tuple], n_jobs: int, **kwargs)
 
 
 def _units(text: str, unit: str) -> list[str] | str:
-    """jiwer's default transforms: words split on white space; or the characters of the text
-    with runs of white space reduced to one space and the ends stripped."""
-    return text.split() if unit == "word" else " ".join(text.split())
+    """jiwer's default transforms: words split on white space; or every character of the text
+    with only its ends stripped (jiwer 4 keeps inner runs of white space as they are)."""
+    return text.split() if unit == "word" else text.strip()
 
 
 def _chunk_counts(refs: list[str], hyps: list[str], *, unit: str) -> np.ndarray:

@@ -15,10 +15,10 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
-from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from werest.config import int_setting, save_config
@@ -124,7 +124,7 @@ def fit_model(
     y = frame[target].to_numpy(dtype=float)
     start = time.perf_counter()
     fit_params = {"groups": cv_groups(frame)} if _takes_groups(estimator) else {}
-    estimator.fit(X, y, **fit_params)
+    _fit(estimator, X, y, fit_params)
     seconds = time.perf_counter() - start
     info = {
         "training": {
@@ -141,6 +141,34 @@ def fit_model(
         else {},
     }
     return TrainedModel(estimator, list(feature_names), target, normaliser, ranking, info)
+
+
+@runtime_checkable
+class Regressor(Protocol):
+    """What ``conf/model/`` must build: a scikit-learn regressor."""
+
+    def fit(self, X, y, *args, **kwargs): ...
+
+    def predict(self, X): ...
+
+
+def build_regressor(model: DictConfig, **overrides) -> Regressor:
+    """The ``model`` config's estimator; a ConfigError naming ``model`` when it cannot be built."""
+    from werest.config import instantiate_checked
+
+    return instantiate_checked(model, Regressor, "model", _convert_="all", **overrides)
+
+
+def _fit(estimator, X: pd.DataFrame, y: np.ndarray, fit_params: dict) -> None:
+    """``estimator.fit``; a parameter scikit-learn rejects (a config mistake) is a ConfigError."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from werest.config import first_line
+
+    try:
+        estimator.fit(X, y, **fit_params)
+    except InvalidParameterError as error:
+        raise ConfigError(f"model: {first_line(error)}") from None
 
 
 def _takes_groups(estimator) -> bool:
@@ -162,7 +190,7 @@ def run(cfg: DictConfig) -> TrainedModel:
     )
     if frame.empty:
         raise InputError("no training rows: no target row has both a proxy and a reference")
-    estimator = instantiate(cfg.model, _convert_="all")
+    estimator = build_regressor(cfg.model)
     log.info("training on %d rows from %s", len(frame), sorted(frame["dataset"].unique()))
     model = fit_model(
         frame,

@@ -54,7 +54,14 @@ from werest.asr.base import Transcriber, build_transcriber
 from werest.config import first_line
 from werest.errors import ConfigError, InputError, WerestError
 from werest.features.audio import AudioPolicy, LoadedAudio, load_audio
-from werest.table import KEY, atomic_path, read_table, validate_table, write_table
+from werest.table import (
+    KEY,
+    atomic_path,
+    read_raw_csv,
+    read_table,
+    validate_table,
+    write_table,
+)
 
 log = logging.getLogger(__name__)
 
@@ -355,7 +362,12 @@ def write_rtfx(out: Path, summary: dict[str, Any]) -> Path:
 def write_failures(out: Path, system: str, failed: pd.DataFrame) -> Path | None:
     """Replace ``system``'s rows of ``<out>.failed.csv``; the file goes when none are left."""
     path = sidecar(out, ".failed.csv")
-    previous = pd.read_csv(path, dtype=str, keep_default_na=False) if path.exists() else None
+    previous = None
+    if path.exists():
+        try:
+            previous = read_raw_csv(path)
+        except InputError as error:
+            log.warning("%s; rewritten", error)
     if previous is not None and "system" in previous.columns:
         previous = previous[previous["system"] != system]
     parts = [f for f in (previous, failed) if f is not None and not f.empty]
@@ -445,15 +457,12 @@ def run(cfg: DictConfig) -> pd.DataFrame | None:
     table, failed = transcribe_pending(
         todo, transcriber, system, base=base, out=out, policy=policy, chunk_size=chunk_size
     )
+    if len(todo) and len(failed) == len(todo) and not _has_rows(table, system):
+        raise InputError(all_failed(failed), path=source_path)  # nothing written
+    if table is None:
+        raise InputError("nothing to transcribe (limit=0?)", path=source_path)
     failures_path = write_failures(out, system, failed)
     log_failures(failed, failures_path)
-    if table is None:
-        raise InputError(
-            f"no utterance could be transcribed ({len(failed)} failed, see {failures_path})"
-            if len(failed)
-            else "nothing to transcribe (limit=0?)",
-            path=source_path,
-        )
     if source.transcripts is not None or not out.exists():
         write_table(table, out)  # the input's rows even when nothing new was added
     summary = rtfx_summary(table, system)
@@ -462,6 +471,21 @@ def run(cfg: DictConfig) -> pd.DataFrame | None:
     print(format_summary(summary, len(todo) - len(failed), len(failed)))
     log.info("wrote %s; RTFx %s in %s", out, summary["rtfx"], rtfx_path)
     return table
+
+
+def _has_rows(table: pd.DataFrame | None, system: str) -> bool:
+    return table is not None and bool((table["system"] == system).any())
+
+
+def all_failed(failed: pd.DataFrame) -> str:
+    """The one-line error of a run in which every utterance failed: counts and an example."""
+    counts = failed["asr_status"].value_counts()
+    summary = ", ".join(f"{status}: {count}" for status, count in counts.items())
+    first = failed.iloc[0]
+    return (
+        f"no utterance could be transcribed: all {len(failed)} failed ({summary}), e.g. "
+        f"{first['dataset']}/{first['utt_id']}: {first['asr_message']}"
+    )
 
 
 def format_summary(summary: dict[str, Any], transcribed: int, failed: int) -> str:

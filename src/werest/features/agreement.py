@@ -173,8 +173,9 @@ def agreement_features(
     )
     features["status"] = np.where(has_proxy, STATUS_OK, STATUS_NO_PROXY)
     missing = int((~has_proxy).sum())
-    if missing:
-        log.warning("%d of %d target row(s) have no proxy hypothesis", missing, len(features))
+    if missing:  # all rows: the caller decides (werest estimate and train refuse to go on)
+        report = log.warning if missing < len(features) else log.info
+        report("%d of %d target row(s) have no proxy hypothesis", missing, len(features))
     return features
 
 

@@ -6,6 +6,9 @@ measures the duration from the decoded samples (an mp3 header's frame count is a
 
 It never raises for a bad file: each clip comes back as a :class:`LoadedAudio` with a
 :class:`AudioStatus`, so one unreadable file in a batch of thousands costs one row, not the run.
+A file with fewer samples than its header promises (a copy cut off, a download interrupted)
+is ``truncated`` and not used: its missing end would read as deletions. Any sample rate is
+resampled to 16 kHz (8 kHz telephone audio too: it stays band-limited to 4 kHz).
 
 The long-clip rule
 ------------------
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -47,6 +51,7 @@ class AudioStatus(StrEnum):
     TOO_SHORT = "too_short"
     SILENT = "silent"
     TOO_LONG = "too_long"
+    TRUNCATED = "truncated"
 
     @property
     def usable(self) -> bool:
@@ -118,10 +123,38 @@ class LoadedAudio:
 
 def read_mono(path: str | Path) -> tuple[np.ndarray, int]:
     """Decode ``path`` with soundfile, downmixed to mono float32; raises soundfile's errors."""
+    samples, rate, _ = read_checked(path)
+    return samples, rate
+
+
+def read_checked(path: str | Path) -> tuple[np.ndarray, int, str | None]:
+    """Decoded mono samples, the rate, and why the file looks truncated (None when it does
+    not): a WAV whose data chunk is longer than the file, or a NIST SPHERE file with fewer
+    samples than its header's ``sample_count``."""
     import soundfile as sf
 
-    samples, rate = sf.read(str(path), dtype="float32", always_2d=True)
-    return samples.mean(axis=1, dtype=np.float32), int(rate)
+    with sf.SoundFile(str(path)) as handle:
+        samples = handle.read(dtype="float32", always_2d=True)
+        rate = int(handle.samplerate)
+        note = _truncation(path, handle, len(samples))
+    return samples.mean(axis=1, dtype=np.float32), rate, note
+
+
+_WAV_SHORT = re.compile(r"^data\s*:\s*(\d+)\s*\(should be (\d+)\)", re.MULTILINE)
+_SPHERE_COUNT = re.compile(rb"sample_count\s+-i\s+(\d+)")
+
+
+def _truncation(path: str | Path, handle, decoded: int) -> str | None:
+    if handle.format in ("WAV", "WAVEX", "RF64", "W64"):
+        short = _WAV_SHORT.search(handle.extra_info or "")
+        if short and int(short[2]) < int(short[1]):
+            return f"truncated: {short[2]} of the {short[1]} data bytes its header promises"
+    elif handle.format == "NIST":
+        with open(path, "rb") as raw:
+            count = _SPHERE_COUNT.search(raw.read(1024))
+        if count and decoded < int(count[1]):
+            return f"truncated: {decoded} of the {int(count[1])} samples its header promises"
+    return None
 
 
 def resample(samples: np.ndarray, rate: int, target: int = SAMPLE_RATE) -> np.ndarray:
@@ -188,10 +221,13 @@ def load_audio(path: str | Path, policy: AudioPolicy | None = None) -> LoadedAud
     if not Path(path).is_file():
         return LoadedAudio(name, AudioStatus.MISSING, message="no such file")
     try:
-        samples, rate = read_mono(path)
+        samples, rate, truncated = read_checked(path)
     except Exception as error:  # soundfile raises LibsndfileError, RuntimeError, TypeError...
         first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
         return LoadedAudio(name, AudioStatus.UNREADABLE, message=first_line)
+    if truncated is not None:
+        duration = len(samples) / rate if rate else float("nan")
+        return LoadedAudio(name, AudioStatus.TRUNCATED, duration, truncated)
     return prepare(samples, rate, name, policy)
 
 

@@ -123,7 +123,10 @@ class EmbeddingCache:
         folder.mkdir(parents=True, exist_ok=True)
         label = folder / "namespace.txt"
         if not label.exists():
-            label.write_text(namespace + "\n", encoding="utf-8")
+            from werest.table import atomic_path
+
+            with atomic_path(label) as tmp:
+                tmp.write_text(namespace + "\n", encoding="utf-8")
         name = f"shard-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:12]}.npz"
         handle, tmp_name = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
         try:

@@ -415,7 +415,12 @@ def embed_audio_files(
     results.update({path: hits[key] for path, key in keys.items() if key in hits})
     todo = [path for path in keys if path not in results]
     log.info("speech %s: %d files, %d cached, %d to embed", lang, len(paths), len(hits), len(todo))
-    with tqdm(total=len(todo), desc=f"embed speech ({lang})", unit="clip", disable=not todo) as bar:
+    with tqdm(
+        total=len(todo),
+        desc=f"embed speech ({lang})",
+        unit="clip",
+        disable=True if not todo else None,
+    ) as bar:
         for chunk in _batches(todo, chunk_size):
             results.update(
                 _embed_audio_chunk(chunk, keys, lang, embedder, cache, namespace, policy)
@@ -471,7 +476,12 @@ def embed_texts(
         len(unique) - len(todo),
         len(todo),
     )
-    with tqdm(total=len(todo), desc=f"embed text ({lang})", unit="text", disable=not todo) as bar:
+    with tqdm(
+        total=len(todo),
+        desc=f"embed text ({lang})",
+        unit="text",
+        disable=True if not todo else None,
+    ) as bar:
         for chunk in _batches(todo, chunk_size):
             embedded = embedder.embed_text([unique[key] for key in chunk], lang)
             cache.put_many(namespace, list(chunk), embedded)
@@ -611,7 +621,8 @@ def _log_statuses(status: np.ndarray) -> None:
     values, counts = np.unique(status.astype(str), return_counts=True)
     summary = ", ".join(f"{v}: {c}" for v, c in zip(values, counts, strict=True))
     log.info("similarity status: %s", summary)
-    if any(v not in ("ok", "split") for v in values):
+    usable = any(v in ("ok", "split") for v in values)
+    if usable and any(v not in ("ok", "split") for v in values):
         log.warning("rows without similarity (see similarity_status): %s", summary)
 
 
@@ -636,9 +647,11 @@ def audio_policy(cfg: DictConfig | Mapping[str, Any] | None) -> AudioPolicy:
 
 def run(cfg: DictConfig) -> pd.DataFrame:
     """``werest embed input=F transcripts=T [out=O] [embedder=sonar] [cache_dir=D]``."""
+    from werest.features.agreement import AGREEMENT_FEATURES
     from werest.table import read_table, write_table
 
-    features = read_table(cfg.input, required=tuple(KEY))
+    numeric = (*AGREEMENT_FEATURES, "similarity", "audio_duration")
+    features = read_table(cfg.input, required=tuple(KEY), numeric=numeric)
     transcripts = read_table(cfg.transcripts)
     embedder = build_embedder(cfg.embedder)
     cache = EmbeddingCache(cfg.cache_dir) if cfg.get("cache_dir") else EmbeddingCache(None)
@@ -651,8 +664,17 @@ def run(cfg: DictConfig) -> pd.DataFrame:
         text_column=cfg.get("text_column", "hypothesis"),
         default_language=cfg.get("default_language"),
     )
+    ok = int(table["similarity"].notna().sum())
+    if len(table) and not ok:
+        raise InputError(no_similarity(table), path=cfg.input)  # nothing written
     out = cfg.get("out") or cfg.input
     write_table(table, out)
-    ok = table["similarity"].notna().sum()
-    log.info("wrote %s: %d rows, %d with similarity", out, len(table), ok)
+    print(f"wrote {out}: {len(table)} rows, {ok} with similarity")
     return table
+
+
+def no_similarity(table: pd.DataFrame) -> str:
+    """The one-line error when no row got a similarity: the statuses' counts."""
+    counts = table["similarity_status"].value_counts()
+    summary = ", ".join(f"{status}: {count}" for status, count in counts.items())
+    return f"no row got a similarity: all {len(table)} failed ({summary}); see docs/similarity.md"

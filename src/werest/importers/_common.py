@@ -30,9 +30,17 @@ def require_path(path: Path, *, folder: bool | None = None) -> Path:
 
 
 def text_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, line) for each non-blank line of a UTF-8 text file."""
+    """(line number, line) for each non-blank line of a UTF-8 text file.
+
+    Raises
+    ------
+    InputError : a missing file, a folder, text that is not UTF-8, or a file with no
+        non-blank line (an empty transcript file is a mistake, not an empty system).
+    """
     require_path(path, folder=False)
     text = _decode_utf8(path)
+    if not text.strip():
+        raise InputError("the file is empty", path=path)
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             yield number, line.rstrip("\r\n")

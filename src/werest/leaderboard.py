@@ -1,0 +1,719 @@
+"""``werest leaderboard``: rank ASR systems by label-free WER, with CIs, paired tests, RTFx,
+descriptive statistics and a fairness audit.
+
+    werest leaderboard input=PATH output_dir=DIR [datasets=[..]] [model_path=M]
+
+Every system of the input is a target. Each system's proxy is chosen as in
+``werest estimate`` (the model's saved ranking; all systems ordered label-free by their
+agreement when the input holds systems the ranking never saw), the model predicts each
+utterance's WER, and the corpus estimate per dataset is Σ(pred·n̂)/Σn̂
+(:func:`werest.estimate.summarise`).
+
+The leaderboard ranks systems by the **macro average** of their per-dataset estimates (every
+dataset weighs the same; a system is averaged over the datasets it has, and the ``datasets``
+column says how many). The 95 % CI of the macro average resamples each dataset's utterances
+independently (:func:`werest.stats.macro_bootstrap`). For each pair of neighbours in the
+ranking (A above B), a paired bootstrap resamples the utterances both transcribed, the same
+draw for both systems, and reports ``p_value`` = the share of resamples where A's estimate is
+not lower than B's (one-sided; small = A reliably better) and Cohen's d of their utterance WERs
+(pooled SD; positive = A's utterance WERs lower). With references, the true macro WER and the
+same test on true WER stand beside the estimates, and Spearman's ρ / Kendall's τ compare the
+estimated with the true ranking. RTFx (Σ audio s / Σ processing s) and latency mean/p95 per
+utterance come from the ``duration`` and ``processing_seconds`` columns ``werest transcribe``
+writes. With demographic columns (``fairness.categories``), :mod:`werest.fairness` audits each
+system from true and from estimated WER, side by side.
+
+Outputs (atomic): ``leaderboard.{md,csv,png}``, ``datasets.csv``, ``pairs.csv``,
+``descriptive.csv``, ``fairness_{summary,categories,groups,comparison}.csv`` (when audited),
+``config.yaml``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from omegaconf import DictConfig, OmegaConf
+
+from werest.config import float_setting, int_setting, save_config
+from werest.errors import ConfigError, InputError
+from werest.estimate import estimate_utterances, load_models, proxy_ranking
+from werest.fairness import FairnessSettings, audit, audit_frames, compare_audits
+from werest.features.agreement import STATUS_OK
+from werest.proxy import Ranking, consensus_order
+from werest.stats import (
+    RateSample,
+    cohens_d,
+    describe,
+    latency,
+    macro_bootstrap,
+    paired_bootstrap,
+    rank_agreement,
+)
+from werest.table import atomic_path, read_table
+
+log = logging.getLogger(__name__)
+
+UTTERANCE = ["dataset", "utt_id"]
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """Bootstrap settings shared by every CI and test."""
+
+    n_resamples: int = 1000
+    confidence: float = 0.95
+    seed: int = 0
+
+
+@dataclass
+class Leaderboard:
+    """Everything ``werest leaderboard`` computes."""
+
+    board: pd.DataFrame
+    datasets: pd.DataFrame
+    pairs: pd.DataFrame
+    descriptive: pd.DataFrame
+    agreement: dict
+    fairness: dict[str, pd.DataFrame]
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def select_datasets(table: pd.DataFrame, keep, exclude) -> pd.DataFrame:
+    """The table restricted to ``keep`` (null: all) minus ``exclude``; refuses unknown names."""
+    present = set(table["dataset"].unique())
+    wanted = [keep] if isinstance(keep, str) else list(keep or [])
+    dropped = [exclude] if isinstance(exclude, str) else list(exclude or [])
+    unknown = sorted(set(wanted) - present)
+    if unknown:
+        raise ConfigError(
+            f"dataset {unknown[0]!r} is not in the input (datasets: {', '.join(sorted(present))})"
+        )
+    if wanted:
+        table = table[table["dataset"].isin(wanted)]
+    table = table[~table["dataset"].isin(dropped)]
+    if table["system"].nunique() < 2:
+        raise InputError("a leaderboard needs at least two systems on the selected datasets")
+    return table
+
+
+def choose_ranking(models, table: pd.DataFrame) -> Ranking | list[str]:
+    """The proxy ranking exactly as ``werest estimate`` chooses it."""
+    ranking = proxy_ranking(models["wer"], table)
+    unseen = set(table["system"]) - set(ranking.systems) if isinstance(ranking, Ranking) else set()
+    if unseen:
+        ranking = consensus_order(table, normaliser=models["wer"].normaliser)
+        log.warning(
+            "systems %s are not in the model's ranking: proxies follow the systems' agreement "
+            "with each other instead: %s",
+            sorted(unseen),
+            ranking,
+        )
+    return ranking
+
+
+def true_scores(table: pd.DataFrame, normaliser: str, n_jobs: int = 1) -> pd.DataFrame | None:
+    """Per-utterance true errors where the input has references, else None."""
+    if "reference" not in table.columns or table["reference"].isna().all():
+        return None
+    from werest.scoring import score_utterances
+
+    scored = score_utterances(table, normaliser, n_jobs=n_jobs)
+    return scored[scored["ref_words"] > 0]
+
+
+# --------------------------------------------------------------------------- ranking
+
+
+def _estimated_samples(done: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
+    return {key: g for key, g in done.groupby(["dataset", "system"], sort=True)}
+
+
+def _rate_sample(frame: pd.DataFrame, kind: str) -> RateSample:
+    if kind == "est":
+        weight = frame["est_ref_words"].clip(lower=1).to_numpy(dtype=float)
+        return RateSample(frame["predicted_wer"].to_numpy(dtype=float) * weight, weight)
+    return RateSample(
+        frame["word_errors"].to_numpy(dtype=float), frame["ref_words"].to_numpy(dtype=float)
+    )
+
+
+def rank_systems(
+    done: pd.DataFrame, scored: pd.DataFrame | None, boot: Bootstrap
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(per-system leaderboard, per-dataset table), best estimated macro WER first.
+
+    Parameters
+    ----------
+    done : estimated utterances with status ok (``predicted_wer``, ``est_ref_words``).
+    scored : true per-utterance errors (or None).
+    """
+    per_dataset = _per_dataset(done, scored)
+    rows = []
+    for system, part in per_dataset.groupby("system"):
+        est = [_rate_sample(g, "est") for _, g in done[done["system"] == system].groupby("dataset")]
+        low, high = macro_bootstrap(
+            est, n_resamples=boot.n_resamples, seed=boot.seed, confidence=boot.confidence
+        )
+        row = {
+            "system": system,
+            "datasets": len(part),
+            "utterances": int(part["n"].sum()),
+            "est_wer": part["est_wer"].mean(),
+            "est_ci_low": low,
+            "est_ci_high": high,
+        }
+        if scored is not None:
+            row |= _true_macro(scored[scored["system"] == system], boot)
+        rows.append(row)
+    board = pd.DataFrame(rows).sort_values(["est_wer", "system"]).reset_index(drop=True)
+    board.insert(0, "rank", np.arange(1, len(board) + 1))
+    if "true_wer" in board:
+        board["true_rank"] = board["true_wer"].rank(method="min").astype("Int64")
+    if board["datasets"].nunique() > 1:
+        log.warning(
+            "systems cover different datasets: their macro averages are over different "
+            "datasets (see the datasets column)"
+        )
+    return board, per_dataset
+
+
+def _per_dataset(done: pd.DataFrame, scored: pd.DataFrame | None) -> pd.DataFrame:
+    rows = []
+    for (dataset, system), g in done.groupby(["dataset", "system"], sort=True):
+        rows.append(
+            {
+                "dataset": dataset,
+                "system": system,
+                "n": len(g),
+                "est_wer": _rate_sample(g, "est").rate(),
+            }
+        )
+    frame = pd.DataFrame(rows)
+    if scored is not None:
+        truth = (
+            scored.groupby(["dataset", "system"])
+            .apply(lambda g: _rate_sample(g, "true").rate(), include_groups=False)
+            .rename("true_wer")
+        )
+        frame = frame.join(truth, on=["dataset", "system"])
+    return frame
+
+
+def _true_macro(rows: pd.DataFrame, boot: Bootstrap) -> dict[str, float]:
+    samples = [_rate_sample(g, "true") for _, g in rows.groupby("dataset")]
+    if not samples:
+        return {"true_wer": float("nan"), "true_ci_low": float("nan"), "true_ci_high": float("nan")}
+    low, high = macro_bootstrap(
+        samples, n_resamples=boot.n_resamples, seed=boot.seed, confidence=boot.confidence
+    )
+    return {
+        "true_wer": float(np.mean([s.rate() for s in samples])),
+        "true_ci_low": low,
+        "true_ci_high": high,
+    }
+
+
+# --------------------------------------------------------------------------- pairs
+
+
+def neighbour_tests(
+    board: pd.DataFrame, done: pd.DataFrame, scored: pd.DataFrame | None, boot: Bootstrap
+) -> pd.DataFrame:
+    """Paired bootstrap and Cohen's d for each pair of neighbours in the estimated ranking."""
+    order = list(board["system"])
+    rows = []
+    for better, worse in itertools.pairwise(order):
+        row = {"better": better, "worse": worse}
+        row |= _paired(done, better, worse, "est", boot)
+        if scored is not None:
+            row |= _paired(scored, better, worse, "true", boot)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _paired(frame: pd.DataFrame, a: str, b: str, kind: str, boot: Bootstrap) -> dict:
+    """The test on the utterances both systems have, one shared resample per dataset."""
+    shared = (
+        frame[frame["system"] == a]
+        .merge(frame[frame["system"] == b], on=UTTERANCE, suffixes=("_a", "_b"))
+        .sort_values(UTTERANCE)
+    )
+    samples_a, samples_b = [], []
+    for _, g in shared.groupby("dataset"):
+        samples_a.append(_rate_sample(_side(g, "_a"), kind))
+        samples_b.append(_rate_sample(_side(g, "_b"), kind))
+    result = paired_bootstrap(samples_a, samples_b, n_resamples=boot.n_resamples, seed=boot.seed)
+    value = "predicted_wer" if kind == "est" else "wer"
+    d = cohens_d(shared[f"{value}_b"], shared[f"{value}_a"]) if len(shared) else float("nan")
+    return {
+        f"{kind}_shared": len(shared),
+        f"{kind}_delta": result["delta"],
+        f"{kind}_p_value": result["p_value"],
+        f"{kind}_cohens_d": d,
+    }
+
+
+def _side(frame: pd.DataFrame, suffix: str) -> pd.DataFrame:
+    columns = {c: c[: -len(suffix)] for c in frame.columns if c.endswith(suffix)}
+    return frame[list(columns)].rename(columns=columns)
+
+
+# --------------------------------------------------------------------------- descriptive
+
+
+def descriptive_table(
+    done: pd.DataFrame, scored: pd.DataFrame | None, table: pd.DataFrame, order: list[str]
+) -> pd.DataFrame:
+    """Per system (all its datasets pooled): utterance WER/CER statistics and timings."""
+    rows = []
+    for system in order:
+        measures = {"est_wer": done.loc[done["system"] == system, "predicted_wer"]}
+        if "predicted_cer" in done:
+            measures["est_cer"] = done.loc[done["system"] == system, "predicted_cer"]
+        if scored is not None:
+            mine = scored[scored["system"] == system]
+            measures |= {"true_wer": mine["wer"], "true_cer": mine["cer"]}
+        for measure, values in measures.items():
+            rows.append({"system": system, "measure": measure, **describe(values)})
+        timing = latency(table[table["system"] == system])
+        if timing["n_timed"]:
+            rows.append(
+                {
+                    "system": system,
+                    "measure": "latency_s",
+                    **describe(table.loc[table["system"] == system, "processing_seconds"]),
+                    "p95": timing["latency_p95"],
+                    "rtfx": timing["rtfx"],
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def add_timings(board: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """RTFx and latency columns where the table records transcription times."""
+    if not {"duration", "processing_seconds"} <= set(table.columns):
+        return board
+    timings = pd.DataFrame(
+        [{"system": s, **latency(table[table["system"] == s])} for s in board["system"]]
+    )
+    keep = timings[["system", "rtfx", "latency_mean", "latency_p95"]]
+    return board.merge(keep, on="system", how="left")
+
+
+# --------------------------------------------------------------------------- fairness
+
+
+def fairness_settings(cfg: DictConfig) -> FairnessSettings:
+    """The ``fairness:`` config block as settings."""
+    block = cfg.get("fairness") or {}
+    plain = OmegaConf.to_container(block, resolve=True) if isinstance(block, DictConfig) else {}
+    plain.pop("enabled", None)
+    for key in ("categories", "covariates"):
+        if key in plain:
+            plain[key] = tuple(plain[key] or ())
+    try:
+        return FairnessSettings(**plain)
+    except TypeError as error:
+        raise ConfigError(f"fairness: {error}") from None
+
+
+def audit_rows(
+    done: pd.DataFrame, scored: pd.DataFrame | None, table: pd.DataFrame, columns: list[str]
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """(estimated, true) audit rows: the same utterances (estimated, and labelled if any)."""
+    meta = table[["dataset", "utt_id", "system", *columns]]
+    est = done.merge(meta, on=["dataset", "utt_id", "system"], how="left")
+    est = est.assign(
+        words=est["est_ref_words"].clip(lower=1),
+        errors=est["predicted_wer"] * est["est_ref_words"].clip(lower=1),
+    )
+    if scored is None:
+        return est, None
+    true = scored.merge(meta, on=["dataset", "utt_id", "system"], how="inner")
+    true = true.assign(errors=true["word_errors"], words=true["ref_words"])
+    key = ["dataset", "utt_id", "system"]
+    common = est[key].merge(true[key], on=key)
+    return est.merge(common, on=key), true.merge(common, on=key)
+
+
+def fairness_audits(
+    done: pd.DataFrame,
+    scored: pd.DataFrame | None,
+    table: pd.DataFrame,
+    settings: FairnessSettings,
+) -> dict[str, pd.DataFrame]:
+    """Audit every (dataset, system) with demographic values, from true and estimated WER."""
+    categories = [c for c in settings.categories if c in table.columns]
+    extra = [c for c in (*settings.covariates, settings.speaker) if c and c in table.columns]
+    if not categories:
+        return {}
+    est, true = audit_rows(done, scored, table, [*categories, *extra])
+    summary, groups, cats, comparison = [], [], [], []
+    for (dataset, system), rows in est.groupby(["dataset", "system"], sort=True):
+        if not rows[categories].notna().any().any():
+            continue
+        results = {"est": audit(rows, settings)}
+        if true is not None:
+            mine = true[(true["dataset"] == dataset) & (true["system"] == system)]
+            results["true"] = audit(mine, settings)
+        record = {"dataset": dataset, "system": system}
+        for label, result in results.items():
+            g, c = audit_frames(result, label)
+            groups.append(g.assign(dataset=dataset, system=system))
+            cats.append(c.assign(dataset=dataset, system=system))
+            record |= {
+                f"{label}_n": result.n_utterances,
+                f"{label}_wer": result.wer,
+                f"{label}_overall": result.overall_score,
+                f"{label}_faas": result.faas,
+            }
+        if "true" in results:
+            comparison.append(
+                compare_audits(results["true"], results["est"], settings.alpha).assign(
+                    dataset=dataset, system=system
+                )
+            )
+        summary.append(record)
+    if not summary:
+        return {}
+    frames = {
+        "summary": pd.DataFrame(summary),
+        "groups": pd.concat(groups, ignore_index=True),
+        "categories": pd.concat(cats, ignore_index=True),
+    }
+    if comparison:
+        frames["comparison"] = pd.concat(comparison, ignore_index=True)
+    return frames
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def build(
+    table: pd.DataFrame,
+    models,
+    *,
+    boot: Bootstrap,
+    fairness: FairnessSettings | None,
+    chunk_utterances: int = 50_000,
+    n_jobs: int = 1,
+) -> Leaderboard:
+    """Estimate every system's WER and assemble the leaderboard (no files written)."""
+    systems = sorted(table["system"].unique())
+    ranking = choose_ranking(models, table)
+    utterances = estimate_utterances(
+        table, models, systems, ranking=ranking, chunk_utterances=chunk_utterances, n_jobs=n_jobs
+    )
+    done = utterances[utterances["status"] == STATUS_OK]
+    if done.empty:
+        raise InputError("no utterance was transcribed by two systems: nothing to estimate")
+    scored = true_scores(table, models["wer"].normaliser, n_jobs)
+    board, per_dataset = rank_systems(done, scored, boot)
+    board = add_timings(board, table)
+    agreement = (
+        rank_agreement(board.set_index("system")["est_wer"], board.set_index("system")["true_wer"])
+        if scored is not None
+        else {}
+    )
+    pairs = neighbour_tests(board, done, scored, boot)
+    descriptive = descriptive_table(done, scored, table, list(board["system"]))
+    audits = fairness_audits(done, scored, table, fairness) if fairness else {}
+    return Leaderboard(board, per_dataset, pairs, descriptive, agreement, audits)
+
+
+def run(cfg: DictConfig) -> Leaderboard:
+    """``werest leaderboard``: write the leaderboard files and config; print the ranking."""
+    models = load_models(cfg)
+    table = select_datasets(read_table(cfg.input), cfg.get("datasets"), cfg.get("exclude_datasets"))
+    boot = Bootstrap(
+        int_setting(cfg, "bootstrap.n_resamples"),
+        float_setting(cfg, "bootstrap.confidence"),
+        int_setting(cfg, "bootstrap.seed"),
+    )
+    enabled = bool(OmegaConf.select(cfg, "fairness.enabled", default=True))
+    result = build(
+        table,
+        models,
+        boot=boot,
+        fairness=fairness_settings(cfg) if enabled else None,
+        chunk_utterances=int_setting(cfg, "chunk_utterances"),
+        n_jobs=int_setting(cfg, "n_jobs"),
+    )
+    output_dir = Path(cfg.output_dir)
+    write_outputs(result, output_dir)
+    save_config(cfg, output_dir / "config.yaml")
+    print(format_board(result))
+    return result
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def _pct(value) -> str:
+    return "" if value is None or pd.isna(value) else f"{100 * value:.2f}"
+
+
+def _num(value, digits: int = 3) -> str:
+    if value is None or pd.isna(value):
+        return ""
+    return f"{value:.{digits}g}" if abs(value) < 1e-3 and value != 0 else f"{value:.{digits}f}"
+
+
+def board_view(board: pd.DataFrame) -> pd.DataFrame:
+    """The leaderboard as display strings (WER in %)."""
+    view = pd.DataFrame(
+        {
+            "rank": board["rank"],
+            "system": board["system"],
+            "datasets": board["datasets"],
+            "utts": board["utterances"],
+            "est. WER %": board["est_wer"].map(_pct),
+            "95% CI": [
+                f"[{_pct(lo)}, {_pct(hi)}]"
+                for lo, hi in zip(board["est_ci_low"], board["est_ci_high"], strict=True)
+            ],
+        }
+    )
+    if "true_wer" in board:
+        view["true WER %"] = board["true_wer"].map(_pct)
+        view["true 95% CI"] = [
+            f"[{_pct(lo)}, {_pct(hi)}]"
+            for lo, hi in zip(board["true_ci_low"], board["true_ci_high"], strict=True)
+        ]
+        view["true rank"] = board["true_rank"].astype(str)
+    if "rtfx" in board:
+        view["RTFx"] = board["rtfx"].map(lambda v: _num(v, 1))
+        view["latency p95 s"] = board["latency_p95"].map(lambda v: _num(v, 3))
+    return view
+
+
+def pairs_view(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Neighbour tests as display strings."""
+    view = pd.DataFrame(
+        {
+            "A (better)": pairs["better"],
+            "B": pairs["worse"],
+            "est. Δ pts": (100 * pairs["est_delta"]).map(lambda v: _num(v, 2)),
+            "est. p": pairs["est_p_value"].map(_num),
+            "est. d": pairs["est_cohens_d"].map(lambda v: _num(v, 2)),
+        }
+    )
+    if "true_p_value" in pairs:
+        view["true Δ pts"] = (100 * pairs["true_delta"]).map(lambda v: _num(v, 2))
+        view["true p"] = pairs["true_p_value"].map(_num)
+        view["true d"] = pairs["true_cohens_d"].map(lambda v: _num(v, 2))
+    return view
+
+
+def fairness_view(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset and system: overall score, WER and FAAS, true beside estimated."""
+    view = summary[["dataset", "system"]].copy()
+    for label in ("true", "est"):
+        if f"{label}_overall" in summary:
+            view[f"{label} overall"] = summary[f"{label}_overall"].map(lambda v: _num(v, 1))
+            view[f"{label} WER %"] = summary[f"{label}_wer"].map(_pct)
+            view[f"{label} FAAS"] = summary[f"{label}_faas"].map(lambda v: _num(v, 2))
+    return view
+
+
+def comparison_view(comparison: pd.DataFrame) -> pd.DataFrame:
+    """Per category: true vs estimated scores and tests, and what differs."""
+    view = comparison[["dataset", "system", "category"]].copy()
+    for label in ("true", "est"):
+        view[f"{label} score"] = comparison[f"{label}_score"].map(lambda v: _num(v, 1))
+        view[f"{label} p"] = comparison[f"{label}_p"].map(_num)
+        view[f"{label} adjusted"] = comparison[f"{label}_adjusted"].map(lambda v: _num(v, 1))
+        view[f"{label} worst"] = comparison[f"{label}_worst"]
+    view["group τ"] = comparison["group_kendall"].map(lambda v: _num(v, 2))
+    view["disagreement"] = comparison["disagreement"].replace("", "none")
+    return view
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    """A GitHub Markdown table of display strings."""
+    header = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    body = [
+        "| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |"
+        for row in frame.itertuples(index=False)
+    ]
+    return "\n".join([header, rule, *body])
+
+
+def _agreement_line(agreement: dict) -> str:
+    if not agreement:
+        return "No references: the true ranking is unknown."
+    return (
+        f"Estimated vs true ranking ({agreement['n_systems']} systems): Spearman ρ = "
+        f"{_num(agreement['spearman'], 3)}, Kendall τ = {_num(agreement['kendall'], 3)}."
+    )
+
+
+def format_board(result: Leaderboard) -> str:
+    """The printed summary: ranking, agreement, neighbour tests, fairness overview."""
+    parts = [
+        board_view(result.board).to_string(index=False),
+        "",
+        _agreement_line(result.agreement),
+        "",
+        "Neighbours (paired bootstrap, one-sided p of 'A better than B'):",
+        pairs_view(result.pairs).to_string(index=False),
+    ]
+    if "summary" in result.fairness:
+        parts += [
+            "",
+            "Fairness audit (FAAS = 10·log10(overall score / WER as a fraction)):",
+            fairness_view(result.fairness["summary"]).to_string(index=False),
+        ]
+    return "\n".join(parts)
+
+
+def markdown_report(result: Leaderboard) -> str:
+    """leaderboard.md: every table of the run."""
+    lines = [
+        "# Leaderboard",
+        "",
+        "Ranked by the macro average over datasets of the label-free "
+        "corpus WER estimate Σ(pred·n̂)/Σn̂; 95 % CIs are percentile bootstraps over "
+        "utterances.",
+        "",
+        markdown_table(board_view(result.board)),
+        "",
+        _agreement_line(result.agreement),
+        "",
+        "## Neighbours in the ranking",
+        "",
+        "Paired bootstrap on the utterances both systems transcribed (the same resample "
+        "for both): p = share of resamples where A's WER is not lower than B's; Δ = A − B "
+        "in points; Cohen's d of utterance WERs (pooled SD, positive = A lower).",
+        "",
+        markdown_table(pairs_view(result.pairs)),
+        "",
+        "## Per dataset",
+        "",
+        markdown_table(_dataset_view(result.datasets)),
+        "",
+        "## Utterance-level statistics",
+        "",
+        markdown_table(_descriptive_view(result.descriptive)),
+    ]
+    lines += _fairness_markdown(result.fairness)
+    return "\n".join(lines) + "\n"
+
+
+def _dataset_view(frame: pd.DataFrame) -> pd.DataFrame:
+    view = frame[["dataset", "system", "n"]].copy()
+    view["est. WER %"] = frame["est_wer"].map(_pct)
+    if "true_wer" in frame:
+        view["true WER %"] = frame["true_wer"].map(_pct)
+    return view
+
+
+def _descriptive_view(frame: pd.DataFrame) -> pd.DataFrame:
+    view = frame[["system", "measure", "n"]].copy()
+    for column in ("mean", "sd", "min", "max", "ci_low", "ci_high", "p95", "rtfx"):
+        if column in frame:
+            view[column] = frame[column].map(_num)
+    return view
+
+
+def _fairness_markdown(fairness: dict[str, pd.DataFrame]) -> list[str]:
+    if "summary" not in fairness:
+        return []
+    lines = [
+        "",
+        "## Fairness audit",
+        "",
+        "ASR-FAIRBENCH method (werest.fairness): Poisson GLM of utterance errors with "
+        "offset log(words); FAAS = 10·log10(overall score / WER as a fraction). `est` "
+        "uses the estimated error count pred·n̂ and length n̂.",
+        "",
+        markdown_table(fairness_view(fairness["summary"])),
+    ]
+    if "comparison" in fairness:
+        lines += [
+            "",
+            "### True vs estimated, per category",
+            "",
+            markdown_table(comparison_view(fairness["comparison"])),
+        ]
+    groups = fairness["groups"].copy()
+    groups["predicted WER %"] = groups["predicted_wer"].map(_pct)
+    groups["raw score"] = groups["raw_score"].map(lambda v: _num(v, 1))
+    groups["share"] = groups["share"].map(lambda v: _num(v, 3))
+    lines += [
+        "",
+        "### Groups",
+        "",
+        markdown_table(
+            groups[
+                [
+                    "dataset",
+                    "system",
+                    "source",
+                    "category",
+                    "group",
+                    "n",
+                    "share",
+                    "predicted WER %",
+                    "raw score",
+                ]
+            ]
+        ),
+    ]
+    return lines
+
+
+def plot_board(board: pd.DataFrame, path: Path) -> None:
+    """A bar chart of estimated macro WER with CI error bars (true WER as markers)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    y = np.arange(len(board))
+    est = 100 * board["est_wer"].to_numpy(dtype=float)
+    errors = np.vstack(
+        [
+            est - 100 * board["est_ci_low"].to_numpy(dtype=float),
+            100 * board["est_ci_high"].to_numpy(dtype=float) - est,
+        ]
+    )
+    fig, ax = plt.subplots(figsize=(7, 0.6 * len(board) + 2.0))
+    ax.barh(
+        y, est, xerr=np.nan_to_num(errors), color="#7aa6c2", capsize=4, label="estimated (95 % CI)"
+    )
+    if "true_wer" in board:
+        ax.plot(100 * board["true_wer"].to_numpy(dtype=float), y, "kD", label="true")
+    ax.set_yticks(y, board["system"])
+    ax.invert_yaxis()
+    ax.set_xlabel("macro-average WER %")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, frameon=False)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=120)
+    plt.close(fig)
+
+
+def write_outputs(result: Leaderboard, output_dir: Path) -> None:
+    """Every CSV, the Markdown report and the chart, each written atomically."""
+    frames = {
+        "leaderboard.csv": result.board,
+        "datasets.csv": result.datasets,
+        "pairs.csv": result.pairs,
+        "descriptive.csv": result.descriptive,
+    }
+    frames |= {f"fairness_{name}.csv": frame for name, frame in result.fairness.items()}
+    for name, frame in frames.items():
+        with atomic_path(output_dir / name) as tmp:
+            frame.to_csv(tmp, index=False)
+    with atomic_path(output_dir / "leaderboard.md") as tmp:
+        tmp.write_text(markdown_report(result), encoding="utf-8")
+    plot_board(result.board, output_dir / "leaderboard.png")

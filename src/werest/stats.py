@@ -1,0 +1,216 @@
+"""Descriptive statistics and paired tests that ASR leaderboards report.
+
+* :func:`describe`: n, mean, SD, min/max and a 95 % t-interval of the mean of per-utterance
+  values (utterance WER or CER; these describe the *distribution* of utterance errors, which a
+  corpus WER Σ errors / Σ words does not);
+* :func:`cohens_d`: standardised mean difference with the pooled SD;
+* :func:`macro_bootstrap`: percentile CI of a macro average of corpus rates (each dataset's
+  utterances resampled on their own, the rates averaged);
+* :func:`paired_bootstrap`: "A is better than B" with the *same* resample of the utterances both
+  systems share, for both systems (the paired design removes the utterance-difficulty variance
+  both systems have in common, as in Bisani & Ney 2004);
+* :func:`rank_agreement`: Spearman's ρ and Kendall's τ between two rankings;
+* :func:`latency`: RTFx (Σ audio s / Σ processing s) and per-utterance latency mean and p95.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scipy_stats
+
+_BATCH_INDICES = 4_000_000  # bound bootstrap memory: ~4M drawn indices at a time
+
+
+def describe(values: np.ndarray | pd.Series, confidence: float = 0.95) -> dict[str, float]:
+    """Summary of per-utterance values (NaN dropped).
+
+    Parameters
+    ----------
+    values : per-utterance WER, CER or latency.
+    confidence : level of the t-interval of the mean.
+
+    Returns
+    -------
+    ``n, mean, sd, min, max, ci_low, ci_high`` (SD with ddof=1; NaN where undefined).
+    """
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    n = len(x)
+    if n == 0:
+        nan = float("nan")
+        return {
+            "n": 0,
+            "mean": nan,
+            "sd": nan,
+            "min": nan,
+            "max": nan,
+            "ci_low": nan,
+            "ci_high": nan,
+        }
+    mean = float(x.mean())
+    sd = float(x.std(ddof=1)) if n > 1 else float("nan")
+    half = (
+        float(scipy_stats.t.ppf(0.5 + confidence / 2, n - 1) * sd / np.sqrt(n))
+        if n > 1
+        else float("nan")
+    )
+    return {
+        "n": n,
+        "mean": mean,
+        "sd": sd,
+        "min": float(x.min()),
+        "max": float(x.max()),
+        "ci_low": mean - half,
+        "ci_high": mean + half,
+    }
+
+
+def cohens_d(a: np.ndarray | pd.Series, b: np.ndarray | pd.Series) -> float:
+    """Cohen's d = (mean a − mean b) / pooled SD (NaN when the pooled SD is 0 or undefined).
+
+    Positive when ``a``'s values (e.g. utterance WERs) are higher than ``b``'s.
+    """
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    x, y = x[np.isfinite(x)], y[np.isfinite(y)]
+    if len(x) < 2 or len(y) < 2:
+        return float("nan")
+    pooled = ((len(x) - 1) * x.var(ddof=1) + (len(y) - 1) * y.var(ddof=1)) / (len(x) + len(y) - 2)
+    return float((x.mean() - y.mean()) / np.sqrt(pooled)) if pooled > 0 else float("nan")
+
+
+@dataclass(frozen=True)
+class RateSample:
+    """One dataset's utterances for a corpus rate Σ numerator / Σ denominator."""
+
+    numerator: np.ndarray
+    denominator: np.ndarray
+
+    def rate(self, index: np.ndarray | None = None) -> np.ndarray | float:
+        """The rate on all utterances, or one rate per row of an index matrix."""
+        if index is None:
+            return float(self.numerator.sum() / self.denominator.sum())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self.numerator[index].sum(axis=1) / self.denominator[index].sum(axis=1)
+
+
+def _draws(samples: list[RateSample], n_resamples: int, seed: int):
+    """Yield, batch by batch, one index matrix per dataset (rows = resamples)."""
+    rng = np.random.default_rng(seed)
+    largest = max(len(s.numerator) for s in samples)
+    batch = max(1, _BATCH_INDICES // max(1, largest * len(samples)))
+    for start in range(0, n_resamples, batch):
+        size = min(batch, n_resamples - start)
+        yield [rng.integers(0, len(s.numerator), size=(size, len(s.numerator))) for s in samples]
+
+
+def macro_bootstrap(
+    samples: list[RateSample],
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[float, float]:
+    """Percentile CI of the mean over datasets of their corpus rates.
+
+    Each dataset's utterances are resampled with replacement independently (datasets are the
+    fixed strata of the design), each resample's rates are averaged over datasets.
+    """
+    samples = [s for s in samples if len(s.numerator)]
+    if not samples or n_resamples < 1:
+        return float("nan"), float("nan")
+    macro = np.concatenate(
+        [
+            np.mean([s.rate(i) for s, i in zip(samples, idx, strict=True)], axis=0)
+            for idx in _draws(samples, n_resamples, seed)
+        ]
+    )
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.nanpercentile(macro, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def paired_bootstrap(
+    samples_a: list[RateSample],
+    samples_b: list[RateSample],
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, float]:
+    """One-sided paired bootstrap of "A's macro rate is lower than B's".
+
+    Parameters
+    ----------
+    samples_a, samples_b : per dataset, A's and B's values on the *same* utterances in the
+        same order (the utterances both systems have); each resample draws one index vector
+        per dataset and applies it to both systems.
+
+    Returns
+    -------
+    ``delta`` (A − B on all utterances), ``share_a_better`` (resamples with A < B) and
+    ``p_value``: the share of resamples with A ≥ B, the bootstrap p-value of H0 "A is not
+    better than B" (small = A reliably better).
+    """
+    pairs = [(a, b) for a, b in zip(samples_a, samples_b, strict=True) if len(a.numerator)]
+    if not pairs or n_resamples < 1:
+        return {"delta": float("nan"), "share_a_better": float("nan"), "p_value": float("nan")}
+    a_list = [a for a, _ in pairs]
+    b_list = [b for _, b in pairs]
+    delta = float(np.mean([a.rate() for a in a_list]) - np.mean([b.rate() for b in b_list]))
+    better = 0
+    for idx in _draws(a_list, n_resamples, seed):
+        rate_a = np.mean([a.rate(i) for a, i in zip(a_list, idx, strict=True)], axis=0)
+        rate_b = np.mean([b.rate(i) for b, i in zip(b_list, idx, strict=True)], axis=0)
+        better += int(np.sum(rate_a < rate_b))
+    share = better / n_resamples
+    return {"delta": delta, "share_a_better": share, "p_value": 1.0 - share}
+
+
+def rank_agreement(first: pd.Series, second: pd.Series) -> dict[str, float]:
+    """Spearman's ρ and Kendall's τ-b between two scores of the same systems (index = system).
+
+    Returns NaN coefficients when fewer than 3 systems have both scores (two systems' order
+    is one comparison, not a correlation).
+    """
+    both = pd.concat([first, second], axis=1, join="inner").dropna()
+    if len(both) < 3:
+        return {"n_systems": len(both), "spearman": float("nan"), "kendall": float("nan")}
+    rho = scipy_stats.spearmanr(both.iloc[:, 0], both.iloc[:, 1]).statistic
+    tau = scipy_stats.kendalltau(both.iloc[:, 0], both.iloc[:, 1]).statistic
+    return {"n_systems": len(both), "spearman": float(rho), "kendall": float(tau)}
+
+
+def latency(rows: pd.DataFrame) -> dict[str, float]:
+    """RTFx and per-utterance latency of rows with ``duration`` and ``processing_seconds``.
+
+    Returns
+    -------
+    ``n_timed``, ``audio_seconds``, ``processing_seconds``, ``rtfx`` (Σ audio / Σ processing,
+    the Open ASR Leaderboard's definition), ``latency_mean`` and ``latency_p95`` (seconds per
+    utterance); NaN when no row has both timings.
+    """
+    nan = float("nan")
+    if not {"duration", "processing_seconds"} <= set(rows.columns):
+        return {
+            "n_timed": 0,
+            "audio_seconds": nan,
+            "processing_seconds": nan,
+            "rtfx": nan,
+            "latency_mean": nan,
+            "latency_p95": nan,
+        }
+    duration = pd.to_numeric(rows["duration"], errors="coerce")
+    seconds = pd.to_numeric(rows["processing_seconds"], errors="coerce")
+    timed = duration.notna() & seconds.notna()
+    audio, processing = float(duration[timed].sum()), float(seconds[timed].sum())
+    return {
+        "n_timed": int(timed.sum()),
+        "audio_seconds": audio,
+        "processing_seconds": processing,
+        "rtfx": audio / processing if processing > 0 else nan,
+        "latency_mean": float(seconds[timed].mean()) if timed.any() else nan,
+        "latency_p95": float(np.percentile(seconds[timed], 95)) if timed.any() else nan,
+    }

@@ -103,6 +103,23 @@ def proxy_ranking(model: TrainedModel, table: pd.DataFrame) -> Ranking | list[st
     )
 
 
+def choose_ranking(models: dict[str, TrainedModel], table: pd.DataFrame) -> Ranking | list[str]:
+    """The order proxies are chosen in: the model's ranking (or one on the input's references)
+    when it knows every system of the input, else all systems by label-free agreement."""
+    ranking = proxy_ranking(models["wer"], table)
+    unseen = set(table["system"]) - set(ranking.systems) if isinstance(ranking, Ranking) else set()
+    if unseen:
+        # A labelled ranking and unseen systems share no scale: order them all label-free.
+        ranking = consensus_order(table, normaliser=models["wer"].normaliser)
+        log.warning(
+            "systems %s are not in the model's ranking: proxies follow the systems' "
+            "agreement with each other instead: %s",
+            sorted(unseen),
+            ranking,
+        )
+    return ranking
+
+
 def estimate_utterances(
     table: pd.DataFrame,
     models: dict[str, TrainedModel],
@@ -354,17 +371,7 @@ def run(cfg: DictConfig) -> list[dict]:
     targets = resolve_targets(table, cfg.get("target"), proxy)
     if proxy is not None and proxy not in set(table["system"]):
         raise ConfigError(f"proxy system {proxy!r} is not in the input")
-    ranking = None if proxy else proxy_ranking(models["wer"], table)
-    unseen = set(table["system"]) - set(ranking.systems) if isinstance(ranking, Ranking) else {}
-    if unseen:
-        # A labelled ranking and unseen systems share no scale: order them all label-free.
-        ranking = consensus_order(table, normaliser=models["wer"].normaliser)
-        log.warning(
-            "systems %s are not in the model's ranking: proxies follow the systems' "
-            "agreement with each other instead: %s",
-            sorted(unseen),
-            ranking,
-        )
+    ranking = None if proxy else choose_ranking(models, table)
     utterances = estimate_utterances(
         table,
         models,

@@ -41,10 +41,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from werest.config import float_setting, int_setting, save_config
 from werest.errors import ConfigError, InputError
-from werest.estimate import estimate_utterances, load_models, proxy_ranking
+from werest.estimate import choose_ranking, estimate_utterances, load_models
 from werest.fairness import FairnessSettings, audit, audit_frames, compare_audits
 from werest.features.agreement import STATUS_OK
-from werest.proxy import Ranking, consensus_order
 from werest.stats import (
     RateSample,
     cohens_d,
@@ -101,21 +100,6 @@ def select_datasets(table: pd.DataFrame, keep, exclude) -> pd.DataFrame:
     if table["system"].nunique() < 2:
         raise InputError("a leaderboard needs at least two systems on the selected datasets")
     return table
-
-
-def choose_ranking(models, table: pd.DataFrame) -> Ranking | list[str]:
-    """The proxy ranking exactly as ``werest estimate`` chooses it."""
-    ranking = proxy_ranking(models["wer"], table)
-    unseen = set(table["system"]) - set(ranking.systems) if isinstance(ranking, Ranking) else set()
-    if unseen:
-        ranking = consensus_order(table, normaliser=models["wer"].normaliser)
-        log.warning(
-            "systems %s are not in the model's ranking: proxies follow the systems' agreement "
-            "with each other instead: %s",
-            sorted(unseen),
-            ranking,
-        )
-    return ranking
 
 
 def true_scores(table: pd.DataFrame, normaliser: str, n_jobs: int = 1) -> pd.DataFrame | None:

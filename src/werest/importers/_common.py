@@ -136,3 +136,26 @@ def system_frames(
     if len(set(names)) < len(names):
         raise ConfigError(f"two files give the same system name {names}; use system= per file")
     return pd.concat(frames, ignore_index=True)
+
+
+def one_file_per_system(reader, default_dataset: str):
+    """An importer ``load`` for layouts with one hypothesis file per system read by ``reader``
+    (Kaldi ``text``, sclite ``.trn``): ``reference=``, ``dataset=`` and ``system=`` options."""
+
+    def load(
+        paths: list[Path],
+        reference: str | None = None,
+        dataset: str | None = None,
+        system: str | None = None,
+        **_: object,
+    ) -> pd.DataFrame:
+        return system_frames(
+            paths,
+            reader,
+            reference=reference,
+            dataset=dataset,
+            system=system,
+            default_dataset=default_dataset,
+        )
+
+    return load

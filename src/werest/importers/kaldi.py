@@ -6,28 +6,6 @@ or its stem when that is not ``text``; ``reference=PATH`` is a Kaldi ``text`` of
 else ``kaldi``). A line holding only an id is an empty hypothesis.
 """
 
-from __future__ import annotations
+from werest.importers._common import one_file_per_system, read_leading_id_file
 
-from pathlib import Path
-
-import pandas as pd
-
-from werest.importers._common import read_leading_id_file, system_frames
-
-
-def load(
-    paths: list[Path],
-    reference: str | None = None,
-    dataset: str | None = None,
-    system: str | None = None,
-    **_: object,
-) -> pd.DataFrame:
-    """Import Kaldi ``text`` hypothesis files (and an optional reference file)."""
-    return system_frames(
-        paths,
-        read_leading_id_file,
-        reference=reference,
-        dataset=dataset,
-        system=system,
-        default_dataset="kaldi",
-    )
+load = one_file_per_system(read_leading_id_file, default_dataset="kaldi")

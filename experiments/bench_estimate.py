@@ -51,8 +51,16 @@ def build_input(n_targets: int, real: pd.DataFrame, path: Path) -> int:
 
 def run_estimate(path: Path, output_dir: Path) -> tuple[float, float]:
     """Seconds and peak RSS (MB) of one ``werest estimate`` process."""
-    command = [sys.executable, "-m", "werest.cli", "estimate", f"input={path}",
-               f"target={TARGET}", f"output_dir={output_dir}", "n_jobs=2"]
+    command = [
+        sys.executable,
+        "-m",
+        "werest.cli",
+        "estimate",
+        f"input={path}",
+        f"target={TARGET}",
+        f"output_dir={output_dir}",
+        "n_jobs=2",
+    ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
@@ -66,8 +74,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     args = parser.parse_args()
     real = import_table("dighr", [SHARED / "dighr" / "en"])
-    real = real.loc[real["dataset"] != "dighr-181215", ["dataset", "utt_id", "system",
-                                                          "hypothesis"]]
+    real = real.loc[
+        real["dataset"] != "dighr-181215", ["dataset", "utt_id", "system", "hypothesis"]
+    ]
     lines = [
         "# werest estimate at scale",
         "",
@@ -82,8 +91,9 @@ def main() -> None:
             path = Path(scratch) / f"input_{size}.parquet"
             total = build_input(size, real, path)
             seconds, peak = run_estimate(path, Path(scratch) / f"out_{size}")
-            lines.append(f"| {size:,} | {total:,} | {seconds:.1f} | {size / seconds:,.0f} | "
-                         f"{peak:,.0f} |")
+            lines.append(
+                f"| {size:,} | {total:,} | {seconds:.1f} | {size / seconds:,.0f} | {peak:,.0f} |"
+            )
             print(lines[-1], flush=True)
     report = "\n".join(lines) + "\n"
     RESULTS.mkdir(parents=True, exist_ok=True)

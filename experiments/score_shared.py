@@ -23,21 +23,35 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 def main() -> None:
     parts = {
-        "dighr (whisper_english)": (import_table("dighr", [SHARED / "dighr" / "en"]),
-                                    "whisper_english"),
+        "dighr (whisper_english)": (
+            import_table("dighr", [SHARED / "dighr" / "en"]),
+            "whisper_english",
+        ),
         "thennal10 (auto)": (import_table("thennal10", [SHARED / "thennal10"]), "auto"),
     }
-    lines = ["# Corpus WER on the shared data", "",
-             "`python experiments/score_shared.py`: Σ errors / Σ reference words, "
-             "percentile bootstrap 95 % CI over utterances (1000 resamples, seed 0).", ""]
+    lines = [
+        "# Corpus WER on the shared data",
+        "",
+        "`python experiments/score_shared.py`: Σ errors / Σ reference words, "
+        "percentile bootstrap 95 % CI over utterances (1000 resamples, seed 0).",
+        "",
+    ]
     frames = []
     for title, (table, normaliser) in parts.items():
         scores = corpus_scores(score_utterances(table, normaliser))
         scores["normaliser"] = normaliser
         frames.append(scores)
         ranking = rank_systems(scores, normaliser=normaliser)
-        lines += [f"## {title}", "", "```", format_scores(scores), "", ranking.describe(),
-                  "```", ""]
+        lines += [
+            f"## {title}",
+            "",
+            "```",
+            format_scores(scores),
+            "",
+            ranking.describe(),
+            "```",
+            "",
+        ]
     RESULTS.mkdir(parents=True, exist_ok=True)
     pd.concat(frames).to_csv(RESULTS / "scores_shared.csv", index=False)
     (RESULTS / "scores_shared.md").write_text("\n".join(lines), encoding="utf-8")

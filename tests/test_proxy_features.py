@@ -168,3 +168,24 @@ def test_consensus_and_proxy_quality_features_by_hand():
     # with only two systems on u2 there is no third system to judge the proxy by
     lone = agreement_features(TABLE, proxies).set_index(["dataset", "utt_id", "system"])
     assert np.isnan(lone.loc[("d1", "u2", "good"), "proxy_pwer_others"])
+
+
+def test_two_system_view_keeps_only_the_target_and_its_proxy():
+    from werest.features.agreement import two_system_view
+    from werest.training import training_frame
+
+    proxies = choose_proxies(TABLE, ["good", "fair", "poor"])
+    features = agreement_features(TABLE, proxies).set_index(["dataset", "utt_id", "system"])
+    row = two_system_view(features).loc[("d1", "u1", "poor")]
+    # poor vs its proxy good: 3/4 is now every consensus statistic; no third system remains
+    assert row["pwer_mean"] == row["pwer_min"] == row["pwer_max"] == pytest.approx(3 / 4)
+    assert (row["n_others"], row["est_ref_words"], row["proxy_len_ratio"]) == (1, 4, 1)
+    assert np.isnan(row["proxy_pwer_others"])
+    frame = training_frame(
+        TABLE,
+        rank_systems(corpus_scores(score_utterances(TABLE))),
+        normaliser="whisper_english",
+        two_system_views=True,
+    )
+    several = int((frame.loc[frame["view"] == "all", "n_others"] > 1).sum())
+    assert (frame["view"] == "pair").sum() == several > 0

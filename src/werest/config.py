@@ -132,6 +132,7 @@ _MODEL: dict[str, Setting] = {
     "model.alpha": Setting(float, minimum=0),
     "model.clip_max": Setting(float, minimum=0, nullable=True),
     "model.models": Setting("list"),
+    "two_system_views": Setting(bool),
 }
 _BOOTSTRAP: dict[str, Setting] = {
     "bootstrap.n_resamples": _WHOLE,

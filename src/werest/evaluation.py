@@ -237,6 +237,7 @@ def evaluate_four_cases(
     n_jobs: int = 1,
     n_resamples: int = 0,
     seed: int = 0,
+    two_system_views: bool = False,
 ) -> FourCaseResult:
     """Run the leave-one-benchmark-out protocol for every method.
 
@@ -249,6 +250,8 @@ def evaluate_four_cases(
     n_jobs : processes for normalisation and alignment.
     n_resamples : bootstrap resamples for the aWER CI (0: none).
     seed : the bootstrap seed.
+    two_system_views : also train on two-system views of the training rows
+        (:func:`werest.training.training_frame`).
 
     Returns
     -------
@@ -273,6 +276,7 @@ def evaluate_four_cases(
             systems_by_dataset=systems_by_dataset,
             normaliser=normaliser,
             n_jobs=n_jobs,
+            two_system_views=two_system_views,
         )
         predictions.append(fold_predictions)
         timings.extend(fold_timings)
@@ -299,6 +303,7 @@ def run_fold(
     systems_by_dataset: Mapping[str, set[str]],
     normaliser: str,
     n_jobs: int,
+    two_system_views: bool = False,
 ) -> tuple[pd.DataFrame, list[dict]]:
     """One leave-one-out fold: rank and train on B∖{held_out}, predict its evaluation rows.
 
@@ -317,6 +322,7 @@ def run_fold(
         normaliser=normaliser,
         targets=[protocol.source_system],
         labels=labels,
+        two_system_views=two_system_views,
         n_jobs=n_jobs,
     )
     if train.empty:
@@ -589,6 +595,7 @@ def run(cfg: DictConfig) -> FourCaseResult:
         n_jobs=n_jobs,
         n_resamples=int_setting(cfg, "bootstrap.n_resamples"),
         seed=int_setting(cfg, "seed"),
+        two_system_views=bool(cfg.get("two_system_views", False)),
     )
     result.seconds["total"] = round(time.perf_counter() - start, 1)
     output_dir = Path(cfg.output_dir)

@@ -23,7 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from werest.config import int_setting, save_config
 from werest.errors import ConfigError, InputError
-from werest.features.agreement import STATUS_OK, agreement_features
+from werest.features.agreement import STATUS_OK, agreement_features, two_system_view
 from werest.importers import import_table
 from werest.model import TrainedModel, fingerprint, save_model
 from werest.proxy import Ranking, choose_proxies, rank_systems
@@ -76,12 +76,16 @@ def training_frame(
     normaliser: str,
     targets: list[str] | None = None,
     labels: pd.DataFrame | None = None,
+    two_system_views: bool = False,
     n_jobs: int = 1,
 ) -> pd.DataFrame:
     """Agreement features of ``targets``' rows joined with their labels.
 
     Rows without a proxy hypothesis or without a label (no reference, or an empty one) are
-    dropped, with a log line.
+    dropped, with a log line. With ``two_system_views``, every row that has more than one other
+    system is added a second time as its two-system view
+    (:func:`werest.features.agreement.two_system_view`, column ``view`` = ``pair``; the
+    others are ``all``).
     """
     proxies = choose_proxies(table, ranking, targets=targets)
     features = agreement_features(table, proxies, normaliser=normaliser, n_jobs=n_jobs)
@@ -92,7 +96,11 @@ def training_frame(
     dropped = len(features) - int(usable.sum())
     if dropped:
         log.info("%d target row(s) without a proxy or a label left out", dropped)
-    return frame[usable].reset_index(drop=True)
+    frame = frame[usable].assign(view="all")
+    if two_system_views:
+        several = frame[frame["n_others"] > 1]
+        frame = pd.concat([frame, two_system_view(several).assign(view="pair")])
+    return frame.reset_index(drop=True)
 
 
 def cv_groups(frame: pd.DataFrame) -> np.ndarray:
@@ -186,7 +194,12 @@ def run(cfg: DictConfig) -> TrainedModel:
     ranking = rank_on(table, cfg.normaliser, n_jobs)
     targets = list(cfg.train_systems) if cfg.get("train_systems") else None
     frame = training_frame(
-        table, ranking, normaliser=cfg.normaliser, targets=targets, n_jobs=n_jobs
+        table,
+        ranking,
+        normaliser=cfg.normaliser,
+        targets=targets,
+        two_system_views=bool(cfg.two_system_views),
+        n_jobs=n_jobs,
     )
     if frame.empty:
         raise InputError("no training rows: no target row has both a proxy and a reference")

@@ -261,3 +261,25 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     save_config(cfg, out)
     log.info("wrote %s: %d rows", out, len(features))
     return features
+
+
+def two_system_view(features: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``features`` as if the target and its proxy were the only two systems.
+
+    The consensus features collapse onto the target-vs-proxy pair (mean = min = max = median
+    = pWER; the estimated length is the proxy's), and the proxy-quality features, which need a
+    third system, become NaN. Training on these views as well teaches a model what pWER alone
+    says, so it stays sensible on inputs with two systems (a common case: a new system and one
+    reference system), which multi-system benchmarks otherwise never show it.
+    """
+    view = features.copy()
+    for name in ("pwer_mean", "pwer_min", "pwer_max", "pwer_median"):
+        view[name] = view["pwer"]
+    for name in ("pcer_mean", "pcer_min"):
+        view[name] = view["pcer"]
+    view["n_others"] = 1.0
+    view["est_ref_words"] = view["proxy_words"]
+    view["len_ratio_others"] = view["len_ratio"]
+    view["proxy_len_ratio"] = 1.0
+    view[["proxy_pwer_others", "proxy_pcer_others"]] = np.nan
+    return view

@@ -47,7 +47,7 @@ def main() -> None:
     rows = []
     for held in B:
         train = table[table["dataset"].isin([d for d in B if d != held])]
-        ranking = rank_on(train, NORMALISER)
+        ranking = rank_on(train, NORMALISER, labels=labels)
         models = {}
         for views in (False, True):
             frame = training_frame(

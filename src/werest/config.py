@@ -343,3 +343,12 @@ def _check_range(key: str, number: float, setting: Setting) -> None:
         setting.nonzero and number == 0
     ):
         raise ConfigError(f"{key} must be {_describe(setting)}, got {number!r}")
+
+
+def json_default(value):
+    """``json.dumps(default=...)`` for numpy scalars and paths (cards, summaries)."""
+    if hasattr(value, "item"):
+        return value.item()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")

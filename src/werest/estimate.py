@@ -34,7 +34,7 @@ import pandas as pd
 from omegaconf import DictConfig
 from tqdm.auto import tqdm
 
-from werest.config import int_setting, save_config
+from werest.config import int_setting, json_default, save_config
 from werest.errors import ConfigError, InputError
 from werest.features.agreement import (
     AGREEMENT_FEATURES,
@@ -46,7 +46,7 @@ from werest.model import TrainedModel, load_model
 from werest.proxy import Ranking, choose_proxies, consensus_order
 from werest.scoring import normalised_columns
 from werest.table import atomic_path, read_table
-from werest.text import bootstrap_ci, corpus_rate
+from werest.text import bootstrap_ci, corpus_rate, percent, percent_interval
 
 log = logging.getLogger(__name__)
 
@@ -299,10 +299,6 @@ def _true_wer(table: pd.DataFrame, utterances: pd.DataFrame, normaliser: str):
 
 def format_summary(records: list[dict]) -> str:
     """The summary as a readable table (percentages)."""
-
-    def pct(value):
-        return "" if value is None or pd.isna(value) else f"{100 * value:.2f}"
-
     rows = []
     for r in records:
         row = {
@@ -310,11 +306,11 @@ def format_summary(records: list[dict]) -> str:
             "system": r["system"],
             "proxy": r["proxy"],
             "utts": r["n_utterances"],
-            "est. WER %": pct(r["estimated_wer"]),
-            "95% CI": f"[{pct(r['ci_low'])}, {pct(r['ci_high'])}]",
+            "est. WER %": percent(r["estimated_wer"]),
+            "95% CI": percent_interval(r["ci_low"], r["ci_high"]),
         }
         if "wer" in r:
-            row["true WER %"] = pct(r["wer"])
+            row["true WER %"] = percent(r["wer"])
         rows.append(row)
     return pd.DataFrame(rows).to_string(index=False)
 
@@ -324,13 +320,7 @@ def write_outputs(utterances: pd.DataFrame, records: list[dict], output_dir: Pat
     with atomic_path(output_dir / "utterances.csv") as tmp:
         utterances.to_csv(tmp, index=False, float_format="%.6g")
     with atomic_path(output_dir / "summary.json") as tmp:
-        tmp.write_text(json.dumps(records, indent=2, default=_plain), encoding="utf-8")
-
-
-def _plain(value):
-    if hasattr(value, "item"):
-        return value.item()
-    raise TypeError(type(value).__name__)
+        tmp.write_text(json.dumps(records, indent=2, default=json_default), encoding="utf-8")
 
 
 def load_models(cfg: DictConfig) -> dict[str, TrainedModel]:

@@ -314,7 +314,7 @@ def run_fold(
     """
     train_datasets = [d for d in protocol.benchmark_datasets if d != held_out]
     train_table = table[table["dataset"].isin(train_datasets)]
-    ranking = rank_on(train_table, normaliser, n_jobs)
+    ranking = rank_on(train_table, normaliser, labels=labels)
     log.info("fold %s: ranking on %s: %s", held_out, train_datasets, ranking.systems)
     train = training_frame(
         train_table,

@@ -54,6 +54,7 @@ from werest.stats import (
     rank_agreement,
 )
 from werest.table import atomic_path, read_table
+from werest.text import percent, percent_interval
 
 log = logging.getLogger(__name__)
 
@@ -440,10 +441,6 @@ def run(cfg: DictConfig) -> Leaderboard:
 # --------------------------------------------------------------------------- reports
 
 
-def _pct(value) -> str:
-    return "" if value is None or pd.isna(value) else f"{100 * value:.2f}"
-
-
 def _num(value, digits: int = 3) -> str:
     if value is None or pd.isna(value):
         return ""
@@ -458,17 +455,17 @@ def board_view(board: pd.DataFrame) -> pd.DataFrame:
             "system": board["system"],
             "datasets": board["datasets"],
             "utts": board["utterances"],
-            "est. WER %": board["est_wer"].map(_pct),
+            "est. WER %": board["est_wer"].map(percent),
             "95% CI": [
-                f"[{_pct(lo)}, {_pct(hi)}]"
+                percent_interval(lo, hi)
                 for lo, hi in zip(board["est_ci_low"], board["est_ci_high"], strict=True)
             ],
         }
     )
     if "true_wer" in board:
-        view["true WER %"] = board["true_wer"].map(_pct)
+        view["true WER %"] = board["true_wer"].map(percent)
         view["true 95% CI"] = [
-            f"[{_pct(lo)}, {_pct(hi)}]"
+            percent_interval(lo, hi)
             for lo, hi in zip(board["true_ci_low"], board["true_ci_high"], strict=True)
         ]
         view["true rank"] = board["true_rank"].astype(str)
@@ -502,7 +499,7 @@ def fairness_view(summary: pd.DataFrame) -> pd.DataFrame:
     for label in ("true", "est"):
         if f"{label}_overall" in summary:
             view[f"{label} overall"] = summary[f"{label}_overall"].map(lambda v: _num(v, 1))
-            view[f"{label} WER %"] = summary[f"{label}_wer"].map(_pct)
+            view[f"{label} WER %"] = summary[f"{label}_wer"].map(percent)
             view[f"{label} FAAS"] = summary[f"{label}_faas"].map(lambda v: _num(v, 2))
     return view
 
@@ -594,9 +591,9 @@ def markdown_report(result: Leaderboard) -> str:
 
 def _dataset_view(frame: pd.DataFrame) -> pd.DataFrame:
     view = frame[["dataset", "system", "n"]].copy()
-    view["est. WER %"] = frame["est_wer"].map(_pct)
+    view["est. WER %"] = frame["est_wer"].map(percent)
     if "true_wer" in frame:
-        view["true WER %"] = frame["true_wer"].map(_pct)
+        view["true WER %"] = frame["true_wer"].map(percent)
     return view
 
 
@@ -629,7 +626,7 @@ def _fairness_markdown(fairness: dict[str, pd.DataFrame]) -> list[str]:
             markdown_table(comparison_view(fairness["comparison"])),
         ]
     groups = fairness["groups"].copy()
-    groups["predicted WER %"] = groups["predicted_wer"].map(_pct)
+    groups["predicted WER %"] = groups["predicted_wer"].map(percent)
     groups["raw score"] = groups["raw_score"].map(lambda v: _num(v, 1))
     groups["share"] = groups["share"].map(lambda v: _num(v, 3))
     lines += [

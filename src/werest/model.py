@@ -27,6 +27,7 @@ import joblib
 import numpy as np
 import pandas as pd
 
+from werest.config import json_default
 from werest.errors import WerestError
 from werest.proxy import Ranking
 from werest.table import atomic_path
@@ -125,17 +126,9 @@ def save_model(model: TrainedModel, path: str | Path) -> Path:
         **model.info,
     }
     with atomic_path(card_path(path)) as tmp:
-        tmp.write_text(json.dumps(card, indent=2, default=_json_default), encoding="utf-8")
+        tmp.write_text(json.dumps(card, indent=2, default=json_default), encoding="utf-8")
     log.info("wrote %s (%.1f MB) and its card", path, size / 1e6)
     return path
-
-
-def _json_default(value):
-    if hasattr(value, "item"):
-        return value.item()
-    if isinstance(value, Path):
-        return str(value)
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
 def read_card(path: str | Path) -> dict:

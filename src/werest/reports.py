@@ -30,6 +30,7 @@ from werest.evaluation import (
     FourCaseResult,
 )
 from werest.table import atomic_path
+from werest.text import percent
 
 log = logging.getLogger(__name__)
 
@@ -51,10 +52,6 @@ def markdown_table(frame: pd.DataFrame) -> str:
 
 def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and np.isnan(value))
-
-
-def _points(value: float, digits: int = 2) -> str:
-    return "" if _missing(value) else f"{100 * value:.{digits}f}"
 
 
 def _number(value: float, digits: int = 3) -> str:
@@ -106,18 +103,18 @@ def format_bar_table(cells: pd.DataFrame) -> str:
             "n": table["n"],
             "MAE": table["mae"].map(_number),
             "raw MAE": table["raw_mae"].map(_number),
-            "WER %": table["wer"].map(_points),
-            "aWER %": table["awer"].map(_points),
-            "|err| pts": table["abs_corpus_error"].map(_points),
+            "WER %": table["wer"].map(percent),
+            "aWER %": table["awer"].map(percent),
+            "|err| pts": table["abs_corpus_error"].map(percent),
             "MAE<raw": table["mae_below_raw"].map(_yes_no),
             "|err|<=5": table["corpus_within_5"].map(_yes_no),
         }
     )
     summary = bar_summary(cells)
     return (
-        view.to_string(index=False) + f"\nmedian |err| {_points(summary['median_error'])} pts "
+        view.to_string(index=False) + f"\nmedian |err| {percent(summary['median_error'])} pts "
         f"(bar 2.5: {_yes_no(summary['median_within_2.5'])}); "
-        f"max {_points(summary['max_error'])} pts"
+        f"max {percent(summary['max_error'])} pts"
     )
 
 
@@ -137,10 +134,10 @@ def bar_section(cells: pd.DataFrame) -> str:
             "n": table["n"],
             "werest MAE": table["mae"].map(_number),
             "raw_pwer MAE": table["raw_mae"].map(_number),
-            "WER %": table["wer"].map(_points),
-            "werest aWER %": table["awer"].map(_points),
-            "raw_pwer aWER %": table["raw_awer"].map(_points),
-            "abs corpus error (pts)": table["abs_corpus_error"].map(_points),
+            "WER %": table["wer"].map(percent),
+            "werest aWER %": table["awer"].map(percent),
+            "raw_pwer aWER %": table["raw_awer"].map(percent),
+            "abs corpus error (pts)": table["abs_corpus_error"].map(percent),
             "MAE < raw": table["mae_below_raw"].map(_yes_no),
             "error ≤ 5": table["corpus_within_5"].map(_yes_no),
         }
@@ -157,9 +154,9 @@ def bar_section(cells: pd.DataFrame) -> str:
             "",
             f"MAE below raw pWER in {summary['mae_below_raw']} of {summary['cells']} cells; "
             f"corpus error ≤ 5 points in {summary['corpus_within_5']} of {summary['cells']}; "
-            f"median {_points(summary['median_error'])} points "
+            f"median {percent(summary['median_error'])} points "
             f"({'holds' if summary['median_within_2.5'] else 'misses'} the 2.5 bar), "
-            f"max {_points(summary['max_error'])} points.",
+            f"max {percent(summary['max_error'])} points.",
         ]
     )
 
@@ -173,12 +170,12 @@ def case_table(cells: pd.DataFrame, case: int, methods: Sequence[str] = MAIN_MET
         return "(no cell: this case does not occur in the experiment)"
     keys = ["eval_system", "dataset"]
     first = subset[subset["method"] == methods[0]].set_index(keys)
-    view = pd.DataFrame({"n": first["n"], "WER %": first["wer"].map(_points)}, index=first.index)
+    view = pd.DataFrame({"n": first["n"], "WER %": first["wer"].map(percent)}, index=first.index)
     for method in methods:
         rows = subset[subset["method"] == method].set_index(keys)
         view[f"{method} MAE"] = rows["mae"].map(_number)
-        view[f"{method} aWER %"] = rows["awer"].map(_points)
-        view[f"{method} err"] = rows["abs_corpus_error"].map(_points)
+        view[f"{method} aWER %"] = rows["awer"].map(percent)
+        view[f"{method} err"] = rows["abs_corpus_error"].map(percent)
     view[f"{methods[0]} pearson"] = first["pearson"].map(_number)
     view[f"{methods[0]} spearman"] = first["spearman"].map(_number)
     view = view.reset_index().rename(columns={"eval_system": "system"})
@@ -195,12 +192,12 @@ def per_fold_table(cells: pd.DataFrame, case: int) -> str:
     view = pd.DataFrame(
         {
             "n": ours["n"],
-            "WER %": ours["wer"].map(_points),
+            "WER %": ours["wer"].map(percent),
             "werest MAE": ours["mae"].map(_number),
             "raw_pwer MAE": raw["mae"].map(_number),
-            "werest aWER %": ours["awer"].map(_points),
-            "werest err": ours["abs_corpus_error"].map(_points),
-            "raw_pwer err": raw["abs_corpus_error"].map(_points),
+            "werest aWER %": ours["awer"].map(percent),
+            "werest err": ours["abs_corpus_error"].map(percent),
+            "raw_pwer err": raw["abs_corpus_error"].map(percent),
         }
     ).reset_index()
     view = view.rename(columns={"fold": "fold (held-out B)", "eval_system": "system"})
@@ -290,8 +287,8 @@ def ablation_section(cells: pd.DataFrame, cfg: DictConfig | None) -> str:
             "model": summary["model"],
             "cells": summary["cells"],
             "mean MAE": summary["mean_mae"].map(_number),
-            "median err (pts)": summary["median_error"].map(_points),
-            "max err (pts)": summary["max_error"].map(_points),
+            "median err (pts)": summary["median_error"].map(percent),
+            "max err (pts)": summary["max_error"].map(percent),
         }
     )
     model = ""

@@ -7,17 +7,23 @@ the run's config, and prints the table.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
 
 from werest.errors import ConfigError, InputError
 from werest.table import read_table, write_table
-from werest.text import bootstrap_ci, corpus_rate, count_errors, error_rate, normalise_many
+from werest.text import (
+    bootstrap_ci,
+    corpus_rate,
+    count_errors,
+    error_rate,
+    normalise_many,
+    percent,
+    percent_interval,
+)
 
 log = logging.getLogger(__name__)
 
@@ -138,12 +144,12 @@ def format_scores(scores: pd.DataFrame) -> str:
             "dataset": scores["dataset"],
             "system": scores["system"],
             "utts": scores["n_utterances"],
-            "WER %": (100 * scores["wer"]).map("{:.2f}".format),
+            "WER %": scores["wer"].map(percent),
             "95% CI": [
-                f"[{100 * lo:.2f}, {100 * hi:.2f}]"
+                percent_interval(lo, hi)
                 for lo, hi in zip(scores["wer_ci_low"], scores["wer_ci_high"], strict=True)
             ],
-            "CER %": (100 * scores["cer"]).map("{:.2f}".format),
+            "CER %": scores["cer"].map(percent),
         }
     )
     return view.to_string(index=False)
@@ -177,10 +183,3 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     print(ranking.describe())
     log.info("wrote %s", output_dir)
     return scores
-
-
-def scores_as_json(scores: pd.DataFrame) -> str:
-    """Scores as JSON records (NaN as null)."""
-    return json.dumps(
-        json.loads(scores.replace({np.nan: None}).to_json(orient="records")), indent=2
-    )

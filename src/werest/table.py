@@ -467,10 +467,3 @@ def resolve_audio(frame: pd.DataFrame, base: str | Path) -> pd.DataFrame:
         frame = frame.copy()
         frame.loc[relative, "audio"] = [str((base / p).resolve()) for p in paths[relative]]
     return frame
-
-
-def concat_tables(frames: list[pd.DataFrame], *, source: str = "<import>") -> pd.DataFrame:
-    """Concatenate transcripts tables and validate the result (duplicates across parts)."""
-    if not frames:
-        raise InputError("nothing to import", path=source)
-    return validate_table(pd.concat(frames, ignore_index=True, sort=False), source=source)

@@ -327,6 +327,19 @@ def corpus_rate(errors: np.ndarray | pd.Series, reference_length: np.ndarray | p
     return float(np.sum(errors)) / total if total > 0 else float("nan")
 
 
+def percent(value: float | None, digits: int = 2) -> str:
+    """A rate (fraction) as a percentage for display: ``0.1234`` -> ``"12.34"``; ``""`` when
+    missing (None or NaN)."""
+    if value is None or pd.isna(value):
+        return ""
+    return f"{100 * value:.{digits}f}"
+
+
+def percent_interval(low: float | None, high: float | None, digits: int = 2) -> str:
+    """A CI of rates as ``"[low, high]"`` in percent."""
+    return f"[{percent(low, digits)}, {percent(high, digits)}]"
+
+
 def bootstrap_ci(
     errors: np.ndarray | pd.Series,
     reference_length: np.ndarray | pd.Series,

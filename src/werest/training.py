@@ -27,8 +27,9 @@ from werest.features.agreement import STATUS_OK, agreement_features, two_system_
 from werest.importers import import_table
 from werest.model import TrainedModel, fingerprint, save_model
 from werest.proxy import Ranking, choose_proxies, rank_systems
-from werest.scoring import corpus_scores, score_utterances
+from werest.scoring import score_utterances
 from werest.table import read_table
+from werest.text import corpus_rate
 
 log = logging.getLogger(__name__)
 
@@ -63,10 +64,26 @@ def utterance_labels(table: pd.DataFrame, normaliser: str, n_jobs: int = 1) -> p
     return scored[[*KEY, *LABELS]]
 
 
-def rank_on(table: pd.DataFrame, normaliser: str, n_jobs: int = 1) -> Ranking:
-    """The proxy ranking from a labelled table's corpus WERs."""
-    scores = corpus_scores(score_utterances(table, normaliser, n_jobs=n_jobs), n_resamples=0)
-    return rank_systems(scores, normaliser=normaliser)
+def rank_on(
+    table: pd.DataFrame,
+    normaliser: str,
+    n_jobs: int = 1,
+    *,
+    labels: pd.DataFrame | None = None,
+) -> Ranking:
+    """The proxy ranking from a labelled table's corpus WERs (Σ errors / Σ words per dataset
+    and system). ``labels`` (:func:`utterance_labels`, possibly of a larger table) saves
+    scoring the table again; only ``table``'s datasets count."""
+    if labels is None:
+        labels = utterance_labels(table, normaliser, n_jobs)
+    labels = labels[labels["dataset"].isin(table["dataset"].unique())]
+    totals = labels.groupby(["dataset", "system"], as_index=False)[
+        ["word_errors", "ref_words"]
+    ].sum()
+    totals["wer"] = [
+        corpus_rate(e, n) for e, n in zip(totals["word_errors"], totals["ref_words"], strict=True)
+    ]
+    return rank_systems(totals, normaliser=normaliser)
 
 
 def training_frame(
@@ -191,13 +208,15 @@ def run(cfg: DictConfig) -> TrainedModel:
     table = load_sources(cfg.data)
     if "reference" not in table.columns or table["reference"].isna().all():
         raise InputError("the training data has no references: nothing to learn from")
-    ranking = rank_on(table, cfg.normaliser, n_jobs)
+    labels = utterance_labels(table, cfg.normaliser, n_jobs)
+    ranking = rank_on(table, cfg.normaliser, labels=labels)
     targets = list(cfg.train_systems) if cfg.get("train_systems") else None
     frame = training_frame(
         table,
         ranking,
         normaliser=cfg.normaliser,
         targets=targets,
+        labels=labels,
         two_system_views=bool(cfg.two_system_views),
         n_jobs=n_jobs,
     )

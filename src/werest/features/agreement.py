@@ -236,8 +236,8 @@ def _proxy_quality(features: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
 def run(cfg: DictConfig) -> pd.DataFrame:
     """``werest features``: choose proxies and write the agreement feature table."""
     from werest.config import int_setting, save_config
-    from werest.proxy import Ranking, choose_proxies, rank_systems
-    from werest.scoring import corpus_scores, score_utterances
+    from werest.proxy import Ranking, choose_proxies
+    from werest.training import rank_on
 
     table = read_table(cfg.input)
     if cfg.get("ranking"):
@@ -246,7 +246,7 @@ def run(cfg: DictConfig) -> pd.DataFrame:
         ranking = [cfg.proxy]
     elif "reference" in table.columns and table["reference"].notna().any():
         log.info("no ranking given: ranking the systems on this table's references")
-        ranking = rank_systems(corpus_scores(score_utterances(table, cfg.normaliser)))
+        ranking = rank_on(table, cfg.normaliser)
     else:
         raise ConfigError(
             "no ranking to choose proxies with: pass ranking=ranking.json (from werest score) "

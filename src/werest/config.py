@@ -149,6 +149,9 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "reference": _OPTIONAL_PATH,
         "dataset": Setting(str, nullable=True),
         "system": Setting(str, nullable=True),
+        "id_column": Setting(str),
+        "reference_column": Setting(str),
+        "hypothesis_column": Setting(str),
     },
     "score": {**_COMMON, **_BOOTSTRAP},
     "features": {

@@ -9,9 +9,15 @@ sphinx     CMU Sphinx corpora (AN4): ``etc/*.transcription`` + ``.fileids`` -> r
            and audio, no system yet (an utterance table for ``werest transcribe``)
 kaldi      Kaldi ``text`` files (``utt-id words...``), one per system
 sclite     sclite ``.trn`` files (``words (utt-id)``), one per system
+afrispeech AfriSpeech-200 ``results/`` CSVs: dev/test (clinical, general) and LibriSpeech
+           test-clean, canonical system names across sets, demographics
+mubench    mu-bench: ``manifest.json`` + ``submissions/raw/<system>/<locale>/<id>.txt``,
+           per-utterance latency, one dataset per locale
+csv        generic: one CSV/TSV per system with id, reference and hypothesis columns
 =========  ==========================================================================
 
 ``werest import FORMAT PATH... --out table.parquet [reference=PATH dataset=NAME system=NAME]``
+(``csv`` also takes ``id_column=``, ``reference_column=``, ``hypothesis_column=``)
 """
 
 from __future__ import annotations
@@ -29,7 +35,25 @@ from werest.table import KEY, validate_table, write_table
 
 log = logging.getLogger("werest.importers")
 
-FORMATS: tuple[str, ...] = ("dighr", "thennal10", "sphinx", "kaldi", "sclite")
+FORMATS: tuple[str, ...] = (
+    "dighr",
+    "thennal10",
+    "sphinx",
+    "kaldi",
+    "sclite",
+    "afrispeech",
+    "mubench",
+    # "csv" (next commit)
+)
+#: settings of ``werest import`` passed to the importer when set (not null)
+OPTIONS: tuple[str, ...] = (
+    "reference",
+    "dataset",
+    "system",
+    "id_column",
+    "reference_column",
+    "hypothesis_column",
+)
 
 
 def import_table(fmt: str, paths: list[str | Path], **options: object) -> pd.DataFrame:
@@ -60,7 +84,7 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     """``werest import``: write the imported table and its config beside it."""
     if cfg.get("out") in (None, "", "???"):
         raise ConfigError("no output file: add --out table.parquet (or out=table.parquet)")
-    options = {k: cfg[k] for k in ("reference", "dataset", "system") if cfg.get(k) is not None}
+    options = {k: cfg[k] for k in OPTIONS if cfg.get(k) is not None}
     table = import_table(cfg.format, list(cfg.paths), **options)
     out = write_table(table, cfg.out)
     save_config(cfg, out)

@@ -159,3 +159,32 @@ def one_file_per_system(reader, default_dataset: str):
         )
 
     return load
+
+
+def agree_references(table: pd.DataFrame, source: str) -> pd.DataFrame:
+    """Make every system's reference of one (dataset, utt_id) the first system's.
+
+    Layouts that repeat the reference in each system's file can disagree (a file re-exported
+    after a fix); the first row's reference (file order) is used for all, with a warning
+    giving the count, so that every system is scored against one reference.
+    """
+    if "reference" not in table.columns or table.empty:
+        return table
+    key = ["dataset", "utt_id"]
+    first = table.groupby(key, sort=False)["reference"].transform("first")
+    reference = table["reference"]
+    differ = (first.fillna("\x00") != reference.fillna("\x00")).to_numpy()
+    if differ.any():
+        row = table.loc[differ].iloc[0]
+        log.warning(
+            "%s: %d row(s) whose reference differs from the first system's for the same "
+            "utterance (e.g. %s/%s, system %s); the first system's used",
+            source,
+            int(differ.sum()),
+            row["dataset"],
+            row["utt_id"],
+            row["system"],
+        )
+        table = table.copy()
+        table["reference"] = first.to_numpy()
+    return table

@@ -150,7 +150,7 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "dataset": Setting(str, nullable=True),
         "system": Setting(str, nullable=True),
         "id_column": Setting(str),
-        "reference_column": Setting(str),
+        "reference_column": Setting(str, nullable=True),
         "hypothesis_column": Setting(str),
     },
     "score": {**_COMMON, **_BOOTSTRAP},

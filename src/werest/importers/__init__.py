@@ -43,9 +43,10 @@ FORMATS: tuple[str, ...] = (
     "sclite",
     "afrispeech",
     "mubench",
-    # "csv" (next commit)
+    "csv",
 )
-#: settings of ``werest import`` passed to the importer when set (not null)
+#: settings of ``werest import`` passed to the importer (null included: ``reference_column=null``
+#: means "no reference column"; for the other options null is the importers' default)
 OPTIONS: tuple[str, ...] = (
     "reference",
     "dataset",
@@ -84,7 +85,7 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     """``werest import``: write the imported table and its config beside it."""
     if cfg.get("out") in (None, "", "???"):
         raise ConfigError("no output file: add --out table.parquet (or out=table.parquet)")
-    options = {k: cfg[k] for k in OPTIONS if cfg.get(k) is not None}
+    options = {k: cfg[k] for k in OPTIONS if k in cfg}
     table = import_table(cfg.format, list(cfg.paths), **options)
     out = write_table(table, cfg.out)
     save_config(cfg, out)

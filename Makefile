@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SHARED ?= ../shared/data
 
-.PHONY: demo demo-an4 test lint venv clean
+.PHONY: demo demo-an4 lodo model test lint venv clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,15 @@ demo-an4: $(VENV)/.core
 	  proxy=pocketsphinx-an4 output_dir=$(AN4)/generic
 	$(BIN)/werest estimate input=$(AN4)/transcripts.parquet target=pocketsphinx-an4 \
 	  proxy=pocketsphinx-en-us output_dir=$(AN4)/tuned
+
+# Issue 10: leave one domain out over every shared domain, then the shipped model trained on all
+# of them with the conformal calibration of those held-out residuals (needs ../shared).
+lodo: $(VENV)/.core
+	$(BIN)/werest evaluate experiment=lodo
+
+model: $(VENV)/.core
+	@test -f experiments/results/lodo_cells.csv || { echo "run make lodo first"; exit 2; }
+	$(BIN)/werest train data=all_shared model=hgb calibration=experiments/results/lodo_cells.csv
 
 test: $(VENV)/.test
 	$(BIN)/ruff check src tests experiments

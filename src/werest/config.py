@@ -112,7 +112,9 @@ _COMMON: dict[str, Setting] = {
     "log_level": Setting(str, choices=LOG_LEVELS),
     "n_jobs": Setting(int, nonzero=True),
     "seed": _WHOLE,
-    "normaliser": Setting(str, choices=("whisper_english", "whisper_basic", "auto", "none")),
+    "normaliser": Setting(
+        str, choices=("whisper_english", "whisper_basic", "auto", "none"), nullable=True
+    ),
     "output_dir": _PATH,
     "input": _PATH,
     "out": _PATH,
@@ -196,6 +198,10 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "target": Setting(str, choices=("wer", "cer")),
         "train_systems": Setting("names", nullable=True),
         "features.columns": Setting("list"),
+        "calibration": _OPTIONAL_PATH,
+        "interval.level": Setting(float, minimum=0),
+        "interval.offset": Setting(float, minimum=0),
+        "data.max_rows_per_domain": Setting(int, minimum=1, nullable=True),
     },
     "evaluate": {
         **_COMMON,
@@ -203,6 +209,11 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         **_BOOTSTRAP,
         "name": Setting(str),
         "features.columns": Setting("list"),
+        "protocol": Setting(str, choices=("four_cases", "lodo")),
+        "lodo.held_out": Setting("names", nullable=True),
+        "lodo.level": Setting(float, minimum=0),
+        "lodo.offset": Setting(float, minimum=0),
+        "data.max_rows_per_domain": Setting(int, minimum=1, nullable=True),
     },
     "leaderboard": {
         **_COMMON,

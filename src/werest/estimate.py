@@ -38,13 +38,16 @@ from werest.config import int_setting, json_default, save_config
 from werest.errors import ConfigError, InputError
 from werest.features.agreement import (
     AGREEMENT_FEATURES,
+    CONTEXT_FEATURES,
     STATUS_NO_PROXY,
     STATUS_OK,
+    add_dataset_context,
     agreement_features,
 )
+from werest.intervals import conformal_interval
 from werest.model import TrainedModel, load_model
 from werest.proxy import Ranking, choose_proxies, consensus_order
-from werest.scoring import normalised_columns
+from werest.scoring import dataset_units, normalised_columns, scoring_units
 from werest.table import atomic_path, read_table
 from werest.text import bootstrap_ci, corpus_rate, percent, percent_interval
 
@@ -171,7 +174,9 @@ def estimate_utterances(
     parts = list(progress)
     if not parts:
         raise InputError("the input has no rows")
-    return pd.concat(parts, ignore_index=True)
+    # Dataset-level context needs every chunk of a dataset: predict once all are in.
+    features = add_dataset_context(pd.concat(parts, ignore_index=True))
+    return predict_features(features, models)
 
 
 def _estimate_chunk(
@@ -184,7 +189,7 @@ def _estimate_chunk(
     unseen_order: list[str] | None,
     extra: list[str],
 ) -> pd.DataFrame:
-    """Proxies, features and predictions of one chunk of whole utterances (normalised text)."""
+    """Proxies and features of one chunk of whole utterances (normalised text)."""
     proxies = choose_proxies(
         chunk,
         ranking or [],
@@ -195,7 +200,7 @@ def _estimate_chunk(
     features = agreement_features(chunk, proxies, normaliser="none")
     if extra:
         features = features.merge(chunk[[*KEY, *extra]], on=KEY, how="left")
-    return _predict(features, models)
+    return features
 
 
 def _present(chunk: pd.DataFrame, targets: list[str]) -> list[str]:
@@ -205,7 +210,8 @@ def _present(chunk: pd.DataFrame, targets: list[str]) -> list[str]:
 
 def _extra_features(models: dict[str, TrainedModel], table: pd.DataFrame) -> list[str]:
     """Model features that are not agreement features: they must come with the input."""
-    needed = {f for m in models.values() for f in m.feature_names} - set(AGREEMENT_FEATURES)
+    needed = {f for m in models.values() for f in m.feature_names}
+    needed -= set(AGREEMENT_FEATURES) | set(CONTEXT_FEATURES)
     missing = sorted(needed - set(table.columns))
     if missing:
         raise ConfigError(
@@ -216,7 +222,9 @@ def _extra_features(models: dict[str, TrainedModel], table: pd.DataFrame) -> lis
     return sorted(needed)
 
 
-def _predict(features: pd.DataFrame, models: dict[str, TrainedModel]) -> pd.DataFrame:
+def predict_features(features: pd.DataFrame, models: dict[str, TrainedModel]) -> pd.DataFrame:
+    """``predicted_<target>`` columns for a feature table; rows with a non-finite feature get
+    status ``missing feature value``."""
     names = sorted({f for m in models.values() for f in m.feature_names})
     usable = (features["status"] == STATUS_OK).to_numpy()
     values = features[names].astype(float)
@@ -238,9 +246,16 @@ def summarise(
     normaliser: str,
     n_resamples: int = 1000,
     seed: int = 0,
+    calibration: dict | None = None,
 ) -> list[dict]:
-    """One record per dataset and system: the corpus estimate with its CI (and true WER)."""
+    """One record per dataset and system: the corpus estimate with its CI (and true WER).
+
+    ``ci_low``/``ci_high`` are the bootstrap CI (sampling noise only). With a model's
+    ``calibration`` (:mod:`werest.intervals`), ``interval_low``/``interval_high`` add the
+    model's own error on new domains: the interval to read.
+    """
     truth = _true_wer(table, utterances, normaliser)
+    units = dataset_units(scoring_units(table, normaliser), table["dataset"])
     records = []
     for (dataset, system), group in utterances.groupby(["dataset", "system"], sort=True):
         done = group[group["status"] == STATUS_OK]
@@ -249,6 +264,7 @@ def summarise(
             "dataset": dataset,
             "system": system,
             "proxy": done["proxy"].mode().iat[0] if len(done) else None,
+            "unit": units.get(dataset, "word"),
             "estimated_wer": _weighted(done["predicted_wer"], weight),
             "ci_low": None,
             "ci_high": None,
@@ -264,6 +280,16 @@ def summarise(
                 seed=seed,
             )
             record["ci_low"], record["ci_high"] = low, high
+        if calibration and record["estimated_wer"] is not None:
+            interval = conformal_interval(
+                [record["estimated_wer"]],
+                [calibration["quantile"]],
+                calibration["offset"],
+                [record["ci_low"]],
+                [record["ci_high"]],
+            )
+            record["interval_low"], record["interval_high"] = (float(v[0]) for v in interval)
+            record["interval_level"] = calibration["level"]
         if "predicted_cer" in done:
             record["estimated_cer"] = _weighted(done["predicted_cer"], weight)
         if truth is not None and (dataset, system) in truth.index:
@@ -306,8 +332,12 @@ def format_summary(records: list[dict]) -> str:
             "system": r["system"],
             "proxy": r["proxy"],
             "utts": r["n_utterances"],
-            "est. WER %": percent(r["estimated_wer"]),
-            "95% CI": percent_interval(r["ci_low"], r["ci_high"]),
+            "est. WER %": percent(r["estimated_wer"])
+            + (" (chars)" if r.get("unit") == "character" else ""),
+            "95% interval": percent_interval(r.get("interval_low"), r.get("interval_high"))
+            if "interval_low" in r
+            else "",
+            "bootstrap CI": percent_interval(r["ci_low"], r["ci_high"]),
         }
         if "wer" in r:
             row["true WER %"] = percent(r["wer"])
@@ -335,10 +365,48 @@ def load_models(cfg: DictConfig) -> dict[str, TrainedModel]:
     return models
 
 
+def check_normaliser(
+    models: dict[str, TrainedModel], requested: str | None, table: pd.DataFrame
+) -> str:
+    """The normaliser of this run: the models' own, which ``requested`` may only restate.
+
+    A model learned what agreement rates mean under its own normaliser (``whisper_english``
+    counts "twenty five" and "25" as one word, ``none`` does not), so another normaliser would
+    give features it never saw. ``auto`` and ``whisper_english`` are the same on a table with
+    no non-English row, and are accepted for each other there.
+
+    Raises
+    ------
+    ConfigError : ``requested`` differs from a model's normaliser on this table.
+    """
+    for model in models.values():
+        trained = model.normaliser
+        if requested is None or requested == trained:
+            continue
+        english_only = not _non_english(table)
+        if english_only and {requested, trained} == {"auto", "whisper_english"}:
+            continue
+        raise ConfigError(
+            f"normaliser={requested} differs from the model's ({trained}): its features would "
+            f"not mean what the model learned; leave normaliser unset (the model's) or retrain "
+            f"with normaliser={requested}"
+        )
+    return next(iter(models.values())).normaliser
+
+
+def _non_english(table: pd.DataFrame) -> list[str]:
+    from werest.text import _language_code
+
+    if "language" not in table.columns:
+        return []
+    codes = {_language_code(value) for value in table["language"].dropna().unique()}
+    return sorted(code for code in codes if code not in (None, "en"))
+
+
 def _input_features(models: dict[str, TrainedModel]) -> tuple[str, ...]:
     """Features the models need that must come with the input (e.g. ``similarity``)."""
     needed = {f for m in models.values() for f in m.feature_names}
-    return tuple(sorted(needed - set(AGREEMENT_FEATURES)))
+    return tuple(sorted(needed - set(AGREEMENT_FEATURES) - set(CONTEXT_FEATURES)))
 
 
 def _nothing_estimated(utterances: pd.DataFrame, path) -> InputError:
@@ -358,6 +426,7 @@ def run(cfg: DictConfig) -> list[dict]:
     models = load_models(cfg)
     table = read_table(cfg.input, numeric=_input_features(models))
     proxy = cfg.get("proxy")
+    check_normaliser(models, cfg.get("normaliser"), table)
     targets = resolve_targets(table, cfg.get("target"), proxy)
     if proxy is not None and proxy not in set(table["system"]):
         raise ConfigError(f"proxy system {proxy!r} is not in the input")
@@ -374,7 +443,11 @@ def run(cfg: DictConfig) -> list[dict]:
     if not (utterances["status"] == STATUS_OK).any():
         raise _nothing_estimated(utterances, cfg.input)
     records = summarise(
-        utterances, table, normaliser=models["wer"].normaliser, seed=int_setting(cfg, "seed")
+        utterances,
+        table,
+        normaliser=models["wer"].normaliser,
+        seed=int_setting(cfg, "seed"),
+        calibration=models["wer"].info.get("calibration"),
     )
     output_dir = Path(cfg.output_dir)
     write_outputs(utterances, records, output_dir)

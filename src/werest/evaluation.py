@@ -233,7 +233,7 @@ def evaluate_four_cases(
     protocol: Protocol,
     methods: list[Method],
     *,
-    normaliser: str = "whisper_english",
+    normaliser: str = "auto",
     n_jobs: int = 1,
     n_resamples: int = 0,
     seed: int = 0,
@@ -579,10 +579,14 @@ def load_evaluation_table(data: DictConfig, protocol: Protocol) -> pd.DataFrame:
     return table[table["dataset"].isin(keep)].reset_index(drop=True)
 
 
-def run(cfg: DictConfig) -> FourCaseResult:
+def run(cfg: DictConfig):
     """``werest evaluate``: the four cases on the configured data; writes CSV, markdown, plots."""
     from werest.reports import format_bar_table, write_four_case_reports
 
+    if cfg.get("protocol") == "lodo":
+        from werest import lodo
+
+        return lodo.run(cfg)
     start = time.perf_counter()
     protocol = Protocol.from_config(cfg.get("cases"))
     n_jobs = int_setting(cfg, "n_jobs")

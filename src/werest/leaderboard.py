@@ -41,7 +41,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from werest.config import float_setting, int_setting, save_config
 from werest.errors import ConfigError, InputError
-from werest.estimate import choose_ranking, estimate_utterances, load_models
+from werest.estimate import check_normaliser, choose_ranking, estimate_utterances, load_models
 from werest.fairness import FairnessSettings, audit, audit_frames, compare_audits
 from werest.features.agreement import STATUS_OK
 from werest.stats import (
@@ -417,6 +417,7 @@ def run(cfg: DictConfig) -> Leaderboard:
     """``werest leaderboard``: write the leaderboard files and config; print the ranking."""
     models = load_models(cfg)
     table = select_datasets(read_table(cfg.input), cfg.get("datasets"), cfg.get("exclude_datasets"))
+    check_normaliser(models, cfg.get("normaliser"), table)
     boot = Bootstrap(
         int_setting(cfg, "bootstrap.n_resamples"),
         float_setting(cfg, "bootstrap.confidence"),

@@ -91,7 +91,7 @@ class Ranking:
         return ranking
 
 
-def rank_systems(scores: pd.DataFrame, *, normaliser: str = "whisper_english") -> Ranking:
+def rank_systems(scores: pd.DataFrame, *, normaliser: str = "auto") -> Ranking:
     """Rank systems by macro-average corpus WER across the datasets each was scored on.
 
     Parameters
@@ -118,7 +118,7 @@ def rank_systems(scores: pd.DataFrame, *, normaliser: str = "whisper_english") -
 def consensus_order(
     table: pd.DataFrame,
     *,
-    normaliser: str = "whisper_english",
+    normaliser: str = "auto",
     max_utterances: int = 5000,
     seed: int = 0,
 ) -> list[str]:

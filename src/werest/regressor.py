@@ -215,3 +215,70 @@ def linear_model(alpha: float = 1.0):
     return make_pipeline(
         SimpleImputer(strategy="constant", fill_value=-1.0), Ridge(alpha=alpha, positive=True)
     )
+
+
+class ResidualRegressor(RegressorMixin, BaseEstimator):
+    """Predict a *correction* to a label-free estimate instead of the error rate itself.
+
+    The target becomes ``y - base``, where ``base`` is the first non-missing value among the
+    ``base_features`` columns (e.g. ``tri_wer``, then ``pwer``), and the prediction is
+    ``base + estimator.predict(X)`` clipped to ``[0, clip_max]``. On inputs unlike the training
+    data, tree models predict a bounded correction instead of a value pulled towards the
+    training labels, so the estimate keeps following the label-free evidence.
+
+    Parameters
+    ----------
+    estimator : the regressor of the correction (its ``fit`` may take ``groups``).
+    base_features : columns of X, in order of preference, giving the base estimate.
+    scale : the base is ``scale * value``.
+    clip_max : upper bound of predictions (lower bound 0); None: no upper bound.
+    """
+
+    def __init__(
+        self,
+        estimator=None,
+        base_features: Sequence[str] = ("tri_wer", "pwer"),
+        scale: float = 1.0,
+        clip_max: float | None = 1.0,
+    ) -> None:
+        self.estimator = estimator
+        self.base_features = base_features
+        self.scale = scale
+        self.clip_max = clip_max
+
+    def _base(self, X) -> np.ndarray:
+        import pandas as pd
+
+        if not isinstance(X, pd.DataFrame):
+            raise ValueError("ResidualRegressor needs a DataFrame with the base feature columns")
+        base = np.full(len(X), np.nan)
+        for name in self.base_features:
+            values = X[name].to_numpy(dtype=float)
+            base = np.where(np.isnan(base), values, base)
+        return self.scale * np.nan_to_num(base, nan=0.0)
+
+    def fit(self, X, y, groups=None):
+        """Fit ``estimator`` on ``y - base``."""
+        import inspect
+
+        self.estimator_ = clone(
+            self.estimator
+            if self.estimator is not None
+            else HistGradientBoostingRegressor(random_state=0)
+        )
+        residual = np.asarray(y, dtype=float) - self._base(X)
+        takes_groups = "groups" in inspect.signature(self.estimator_.fit).parameters
+        extra = {"groups": groups} if takes_groups and groups is not None else {}
+        self.estimator_.fit(X, residual, **extra)
+        self.n_features_in_ = X.shape[1]
+        self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        if hasattr(self.estimator_, "cv_results_"):
+            self.cv_results_ = self.estimator_.cv_results_
+        return self
+
+    def predict(self, X):
+        """``base + correction``, clipped to ``[0, clip_max]``."""
+        check_is_fitted(self, "estimator_")
+        predicted = self._base(X) + np.asarray(self.estimator_.predict(X), dtype=float)
+        upper = np.inf if self.clip_max is None else self.clip_max
+        return np.clip(predicted, 0.0, upper)

@@ -23,6 +23,7 @@ from werest.text import (
     normalise_many,
     percent,
     percent_interval,
+    scoring_unit,
 )
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,7 @@ def normalised_columns(
 
 
 def score_utterances(
-    table: pd.DataFrame, normaliser: str = "whisper_english", *, n_jobs: int = 1
+    table: pd.DataFrame, normaliser: str = "auto", *, n_jobs: int = 1
 ) -> pd.DataFrame:
     """Per-utterance word and character errors of every labelled row.
 
@@ -93,7 +94,29 @@ def score_utterances(
     ).to_numpy()
     scored["ref_chars"] = chars["reference_length"].to_numpy()
     scored["cer"] = error_rate(scored["char_errors"], scored["ref_chars"])
+    scored["unit"] = scoring_units(labelled, normaliser).to_numpy()
     return scored
+
+
+def scoring_units(table: pd.DataFrame, normaliser: str | None) -> pd.Series:
+    """Per row, the unit its WER counts: ``character`` for zh/ja/th… rows (see
+    :func:`werest.text.scoring_unit`), else ``word``."""
+    if "language" not in table.columns:
+        return pd.Series("word", index=table.index, dtype="str")
+    languages = table["language"].astype("object")
+    unit = {lang: scoring_unit(lang, normaliser) for lang in languages.dropna().unique()}
+    return languages.map(unit).fillna("word").astype("str")
+
+
+def dataset_units(units: pd.Series, datasets: pd.Series) -> dict[str, str]:
+    """One unit per dataset: ``word``, ``character``, or ``mixed``."""
+    found = pd.DataFrame({"dataset": datasets.to_numpy(), "unit": units.to_numpy()})
+    per = (
+        found.drop_duplicates()
+        .groupby("dataset")["unit"]
+        .agg(lambda values: values.iat[0] if len(values) == 1 else "mixed")
+    )
+    return per.to_dict()
 
 
 def corpus_scores(
@@ -116,10 +139,12 @@ def corpus_scores(
             seed=seed,
             confidence=confidence,
         )
+        units = set(group["unit"]) if "unit" in group else {"word"}
         rows.append(
             {
                 "dataset": dataset,
                 "system": system,
+                "unit": units.pop() if len(units) == 1 else "mixed",
                 "n_utterances": len(group),
                 "ref_words": int(group["ref_words"].sum()),
                 "wer": corpus_rate(group["word_errors"], group["ref_words"]),
@@ -144,7 +169,12 @@ def format_scores(scores: pd.DataFrame) -> str:
             "dataset": scores["dataset"],
             "system": scores["system"],
             "utts": scores["n_utterances"],
-            "WER %": scores["wer"].map(percent),
+            "WER %": [
+                f"{percent(w)}{' (chars)' if u == 'character' else ''}"
+                for w, u in zip(
+                    scores["wer"], scores.get("unit", ["word"] * len(scores)), strict=True
+                )
+            ],
             "95% CI": [
                 percent_interval(lo, hi)
                 for lo, hi in zip(scores["wer_ci_low"], scores["wer_ci_high"], strict=True)
@@ -179,6 +209,8 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     ranking.save(output_dir / "ranking.json")
     save_config(cfg, output_dir / "config.yaml")
     print(format_scores(scores))
+    if (scores["unit"] == "character").any():
+        print("(chars): languages written without spaces (zh, ja, th…) are scored on characters")
     print()
     print(ranking.describe())
     log.info("wrote %s", output_dir)

@@ -12,8 +12,11 @@ The flow, each step a function the four-case evaluation reuses:
 
 from __future__ import annotations
 
+import fnmatch
 import logging
+import re
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -23,7 +26,12 @@ from omegaconf import DictConfig, OmegaConf
 
 from werest.config import int_setting, save_config
 from werest.errors import ConfigError, InputError
-from werest.features.agreement import STATUS_OK, agreement_features, two_system_view
+from werest.features.agreement import (
+    STATUS_OK,
+    add_dataset_context,
+    agreement_features,
+    two_system_view,
+)
 from werest.importers import import_table
 from werest.model import TrainedModel, fingerprint, save_model
 from werest.proxy import Ranking, choose_proxies, rank_systems
@@ -39,7 +47,9 @@ LABELS = ("wer", "cer", "ref_words", "word_errors", "ref_chars", "char_errors")
 
 def load_sources(data: DictConfig) -> pd.DataFrame:
     """The transcripts of a ``conf/data`` config: importer sources and/or table files,
-    restricted to ``datasets`` and without ``exclude_datasets``."""
+    restricted to ``datasets`` and without ``exclude_datasets``, with datasets renamed by
+    ``rename`` (``{old: new}``: two sources of one corpus become one dataset, e.g. dighr's and
+    AfriSpeech's LibriSpeech test-clean runs; their systems must differ)."""
     frames = []
     for source in data.sources:
         if source.get("table"):
@@ -49,6 +59,12 @@ def load_sources(data: DictConfig) -> pd.DataFrame:
     if not frames:
         raise ConfigError("data.sources is empty: nothing to train on")
     table = pd.concat(frames, ignore_index=True, sort=False)
+    if data.get("rename"):
+        table["dataset"] = table["dataset"].replace(dict(data.rename))
+        duplicated = table.duplicated(KEY)
+        if duplicated.any():
+            key = tuple(table.loc[duplicated, KEY].iloc[0])
+            raise ConfigError(f"data.rename joins two rows with one key {key}: rename a system")
     if data.get("datasets"):
         table = table[table["dataset"].isin(list(data.datasets))]
     if data.get("exclude_datasets"):
@@ -95,8 +111,12 @@ def training_frame(
     labels: pd.DataFrame | None = None,
     two_system_views: bool = False,
     n_jobs: int = 1,
+    pairs: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Agreement features of ``targets``' rows joined with their labels.
+
+    ``pairs`` (:func:`werest.features.agreement.pairwise_agreement` of a table holding
+    ``table``) saves aligning the hypotheses again.
 
     Rows without a proxy hypothesis or without a label (no reference, or an empty one) are
     dropped, with a log line. With ``two_system_views``, every row that has more than one other
@@ -105,7 +125,8 @@ def training_frame(
     others are ``all``).
     """
     proxies = choose_proxies(table, ranking, targets=targets)
-    features = agreement_features(table, proxies, normaliser=normaliser, n_jobs=n_jobs)
+    features = agreement_features(table, proxies, normaliser=normaliser, n_jobs=n_jobs, pairs=pairs)
+    features = add_dataset_context(features)
     if labels is None:
         labels = utterance_labels(table, normaliser, n_jobs)
     frame = features.merge(labels, on=KEY, how="inner")
@@ -120,10 +141,66 @@ def training_frame(
     return frame.reset_index(drop=True)
 
 
+def domain_of(datasets: pd.Series, domains: Mapping | None) -> pd.Series:
+    """The domain of each dataset: the first ``{domain: [patterns]}`` entry whose shell pattern
+    (``fnmatch``) matches the dataset name; a dataset no pattern matches is its own domain."""
+    names = pd.Series(datasets.unique())
+    mapping = {}
+    for name in names:
+        mapping[name] = next(
+            (
+                str(domain)
+                for domain, patterns in (domains or {}).items()
+                if any(fnmatch.fnmatchcase(name, str(p)) for p in patterns)
+            ),
+            name,
+        )
+    return datasets.map(mapping)
+
+
+def system_family(system: str) -> str:
+    """A system's family, for balancing: the organisation and the model's first name part
+    (``openai/whisper-large`` -> ``openai/whisper``, ``deepgram-nova3`` -> ``deepgram``)."""
+    organisation, _, model = str(system).lower().rpartition("/")
+    head = re.split(r"[-_. ]", model)[0] or model
+    return f"{organisation}/{head}" if organisation else head
+
+
+def balanced_sample(
+    frame: pd.DataFrame, max_rows_per_domain: int | None, seed: int = 0
+) -> pd.DataFrame:
+    """At most ``max_rows_per_domain`` rows per ``domain``, shared equally among its system
+    families (a family with fewer rows gives its share to the others), uniformly within a
+    family. No domain (AfriSpeech's 25 systems) and no family (seven Whisper variants) can
+    then dominate training; small domains keep every row."""
+    if not max_rows_per_domain:
+        return frame
+    rng = np.random.default_rng(seed)
+    family = frame["system"].map(system_family)
+    keep = []
+    for _, rows in frame.groupby("domain", sort=True):
+        sizes = family.loc[rows.index].value_counts().sort_values()
+        budget, left = int(max_rows_per_domain), len(sizes)
+        for name, size in sizes.items():
+            take = min(int(size), budget // left)
+            members = rows.index[family.loc[rows.index] == name].to_numpy()
+            keep.append(rng.choice(members, size=take, replace=False))
+            budget, left = budget - take, left - 1
+    return frame.loc[np.sort(np.concatenate(keep))]
+
+
+def prepare_training_rows(frame: pd.DataFrame, data: DictConfig, seed: int = 0) -> pd.DataFrame:
+    """``domain`` from ``data.domains`` and the balanced sample of ``data.max_rows_per_domain``."""
+    frame = frame.assign(domain=domain_of(frame["dataset"], data.get("domains")).to_numpy())
+    return balanced_sample(frame, data.get("max_rows_per_domain"), seed).reset_index(drop=True)
+
+
 def cv_groups(frame: pd.DataFrame) -> np.ndarray:
-    """Fold groups: the dataset where there are several, else the utterance."""
-    if frame["dataset"].nunique() > 1:
-        return frame["dataset"].to_numpy()
+    """Fold groups: the domain (else the dataset) where there are several, else the utterance,
+    so that validation folds are unseen domains, as in use."""
+    for column in ("domain", "dataset"):
+        if column in frame.columns and frame[column].nunique() > 1:
+            return frame[column].to_numpy()
     return (frame["dataset"] + "\0" + frame["utt_id"]).to_numpy()
 
 
@@ -133,7 +210,7 @@ def fit_model(
     estimator,
     *,
     target: str = "wer",
-    normaliser: str = "whisper_english",
+    normaliser: str = "auto",
     ranking: Ranking | None = None,
 ) -> TrainedModel:
     """Fit ``estimator`` on ``frame``'s features and ``target`` with grouped folds."""
@@ -158,6 +235,7 @@ def fit_model(
             "proxies": sorted(frame["proxy"].unique()),
             "rows": len(frame),
             "utterances": int(frame[["dataset", "utt_id"]].drop_duplicates().shape[0]),
+            "domains": sorted(frame["domain"].unique()) if "domain" in frame else [],
             "fit_seconds": round(seconds, 1),
             "data_fingerprint": fingerprint(frame[[*KEY, "proxy", *feature_names, target]]),
         },
@@ -166,6 +244,31 @@ def fit_model(
         else {},
     }
     return TrainedModel(estimator, list(feature_names), target, normaliser, ranking, info)
+
+
+def read_calibration(path: str | Path, interval: DictConfig | None = None) -> dict:
+    """The conformal calibration (:mod:`werest.intervals`) from a LODO cells CSV written by
+    ``werest evaluate experiment=lodo`` (``<name>_cells.csv``)."""
+    from werest.intervals import calibration_from_cells
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(
+            "no such file (a <name>_cells.csv of werest evaluate experiment=lodo)", path=path
+        )
+    cells = pd.read_csv(path)
+    for column in ("domain", "wer", "awer"):
+        if column not in cells.columns:
+            raise InputError(
+                "missing required column (a LODO cells CSV?)", path=path, column=column
+            )
+    cells = cells.dropna(subset=["wer", "awer"])
+    if cells.empty:
+        raise InputError("no cell with both wer and awer", path=path)
+    level = float((interval or {}).get("level", 0.95))
+    offset = float((interval or {}).get("offset", 0.5))
+    calibration = calibration_from_cells(cells, level=level, offset=offset)
+    return {**calibration, "source": str(path)}
 
 
 @runtime_checkable
@@ -222,6 +325,7 @@ def run(cfg: DictConfig) -> TrainedModel:
     )
     if frame.empty:
         raise InputError("no training rows: no target row has both a proxy and a reference")
+    frame = prepare_training_rows(frame, cfg.data, seed=int_setting(cfg, "seed"))
     estimator = build_regressor(cfg.model)
     log.info("training on %d rows from %s", len(frame), sorted(frame["dataset"].unique()))
     model = fit_model(
@@ -232,6 +336,11 @@ def run(cfg: DictConfig) -> TrainedModel:
         normaliser=cfg.normaliser,
         ranking=ranking,
     )
+    for key in ("licences", "use"):
+        if cfg.data.get(key):
+            model.info[f"data_{key}"] = OmegaConf.to_container(cfg.data[key], resolve=True)
+    if cfg.get("calibration"):
+        model.info["calibration"] = read_calibration(cfg.calibration, cfg.get("interval"))
     model.info["config"] = OmegaConf.to_container(cfg, resolve=True)
     path = save_model(model, Path(cfg.output_dir) / f"{cfg.name}.joblib")
     save_config(cfg, path.with_suffix(".yaml"))

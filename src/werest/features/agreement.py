@@ -64,6 +64,10 @@ PROXY_FEATURES: tuple[str, ...] = (
 )
 CONSENSUS_FEATURES: tuple[str, ...] = (
     "n_others",
+    "tri_wer",
+    "tri_cer",
+    "tri_wer_proxy",
+    "utt_disagreement",
     "pwer_mean",
     "pwer_min",
     "pwer_max",
@@ -78,6 +82,7 @@ CONSENSUS_FEATURES: tuple[str, ...] = (
     "proxy_len_ratio",
 )
 AGREEMENT_FEATURES: tuple[str, ...] = PROXY_FEATURES + CONSENSUS_FEATURES
+TRIANGULATED: tuple[str, ...] = ("tri_wer", "tri_cer", "tri_wer_proxy")
 STATUS_OK = "ok"
 STATUS_NO_PROXY = "no proxy hypothesis"
 
@@ -86,33 +91,30 @@ def pairwise_agreement(
     table: pd.DataFrame,
     utterances: pd.DataFrame | None = None,
     *,
-    systems: set[str] | None = None,
-    normaliser: str = "whisper_english",
+    normaliser: str = "auto",
     n_jobs: int = 1,
 ) -> pd.DataFrame:
     """Word and character agreement of every ordered pair of systems on each utterance.
 
-    ``utterances`` (dataset, utt_id) restricts the utterances, ``systems`` the hypothesis side
-    of the pairs (the other side is always every system).
+    ``utterances`` (dataset, utt_id) restricts the utterances. Each unordered pair is aligned
+    once: the Levenshtein distance is symmetric, and seen from the other side a deletion is an
+    insertion, so the reverse row swaps them.
 
     Returns
     -------
     ``dataset, utt_id, system, other`` and, with ``other``'s hypothesis as the reference:
     ``pwer, pcer, hyp_words, other_words, hyp_chars, other_chars`` and the word and character
-    S/D/I/hits (``w_sub ... c_hits``). Only ``utterances`` (dataset, utt_id) when given.
+    S/D/I/hits (``w_sub ... c_hits``).
     """
     text = normalised_columns(table, normaliser, ("hypothesis",), n_jobs=n_jobs)["hypothesis"]
     keys = table[KEY].assign(text=text.to_numpy())
     if utterances is not None:
         keys = keys.merge(utterances[UTTERANCE].drop_duplicates(), on=UTTERANCE)
     pairs = keys.merge(keys, on=UTTERANCE, suffixes=("", "_other"))
-    keep = pairs["system"] != pairs["system_other"]
-    if systems is not None:
-        keep &= pairs["system"].isin(systems)
-    pairs = pairs[keep].reset_index(drop=True)
+    pairs = pairs[pairs["system"] < pairs["system_other"]].reset_index(drop=True)
     words = count_errors(pairs["text_other"], pairs["text"], "word", n_jobs=n_jobs)
     chars = count_errors(pairs["text_other"], pairs["text"], "char", n_jobs=n_jobs)
-    out = pairs[KEY].assign(other=pairs["system_other"].to_numpy())
+    forward = pairs[KEY].assign(other=pairs["system_other"].to_numpy())
     for prefix, counts in (("w", words), ("c", chars)):
         for name, column in (
             ("sub", "substitutions"),
@@ -120,14 +122,31 @@ def pairwise_agreement(
             ("ins", "insertions"),
             ("hits", "hits"),
         ):
-            out[f"{prefix}_{name}"] = counts[column].to_numpy()
-    out["hyp_words"] = words["hypothesis_length"].to_numpy()
-    out["other_words"] = words["reference_length"].to_numpy()
-    out["hyp_chars"] = chars["hypothesis_length"].to_numpy()
-    out["other_chars"] = chars["reference_length"].to_numpy()
+            forward[f"{prefix}_{name}"] = counts[column].to_numpy()
+    forward["hyp_words"] = words["hypothesis_length"].to_numpy()
+    forward["other_words"] = words["reference_length"].to_numpy()
+    forward["hyp_chars"] = chars["hypothesis_length"].to_numpy()
+    forward["other_chars"] = chars["reference_length"].to_numpy()
+    backward = forward.rename(columns=_MIRROR)
+    out = pd.concat([forward, backward[forward.columns]], ignore_index=True)
     out["pwer"] = _rate(out, "w", "other_words")
     out["pcer"] = _rate(out, "c", "other_chars")
     return out
+
+
+# The same pair seen from the other system: roles, lengths and deletions/insertions swap.
+_MIRROR = {
+    "system": "other",
+    "other": "system",
+    "hyp_words": "other_words",
+    "other_words": "hyp_words",
+    "hyp_chars": "other_chars",
+    "other_chars": "hyp_chars",
+    "w_del": "w_ins",
+    "w_ins": "w_del",
+    "c_del": "c_ins",
+    "c_ins": "c_del",
+}
 
 
 def _rate(pairs: pd.DataFrame, prefix: str, length: str) -> np.ndarray:
@@ -139,8 +158,9 @@ def agreement_features(
     table: pd.DataFrame,
     proxies: pd.DataFrame,
     *,
-    normaliser: str = "whisper_english",
+    normaliser: str = "auto",
     n_jobs: int = 1,
+    pairs: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Agreement features (:data:`AGREEMENT_FEATURES`) for each target row of ``proxies``.
 
@@ -150,17 +170,23 @@ def agreement_features(
     proxies : ``dataset, utt_id, system, proxy`` (:func:`werest.proxy.choose_proxies`).
     normaliser : the text normaliser name (:func:`werest.text.get_normaliser`).
     n_jobs : processes for normalisation and alignments.
+    pairs : :func:`pairwise_agreement` of a table holding ``table`` (computed once and reused
+        by callers that build features for many subsets, such as leave-one-domain-out).
 
     Returns
     -------
     ``proxies``' rows with the feature columns and ``status`` (``ok``, or ``no proxy
     hypothesis`` whose features are NaN). No reference column.
     """
-    needed = set(proxies["system"]) | set(proxies["proxy"].dropna())
-    pairs = pairwise_agreement(table, proxies, systems=needed, normaliser=normaliser, n_jobs=n_jobs)
+    if pairs is None:
+        pairs = pairwise_agreement(table, proxies, normaliser=normaliser, n_jobs=n_jobs)
+    else:
+        pairs = pairs.merge(proxies[UTTERANCE].drop_duplicates(), on=UTTERANCE)
     features = proxies[[*KEY, "proxy"]].reset_index(drop=True)
     features = features.join(_proxy_columns(features, pairs))
     features = features.join(_consensus_columns(pairs), on=KEY)
+    triangulated = triangulated_errors(pairs)
+    features = features.join(triangulated, on=KEY)
     features = features.join(_proxy_quality(features, pairs))
     has_proxy = features["pwer"].notna().to_numpy()
     features.loc[~has_proxy, list(CONSENSUS_FEATURES)] = np.nan
@@ -168,6 +194,7 @@ def agreement_features(
     features["len_ratio"] = features["hyp_words"] / features["proxy_words"].clip(lower=1)
     features["len_ratio_others"] = features["hyp_words"] / others
     features["proxy_len_ratio"] = features["proxy_words"] / others
+    features["tri_wer_proxy"] = _proxy_value(features, triangulated["tri_wer"])
     features = features[[*KEY, "proxy", *AGREEMENT_FEATURES]].astype(
         dict.fromkeys(AGREEMENT_FEATURES, float)
     )
@@ -202,6 +229,99 @@ def _proxy_columns(features: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
             rate = joined[f"{unit}_{operation}"] / joined[length].clip(lower=1)
             joined[f"{unit}_{operation}_rate"] = rate
     return joined[list(PROXY_FEATURES)]
+
+
+def triangulated_errors(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Each system's own error rate on an utterance, solved from the pairwise disagreements.
+
+    If two systems' errors never coincided, their disagreement would be the sum of their
+    error rates: d(i, j) = e(i) + e(j). With k ≥ 3 systems on an utterance, the least-squares
+    solution of these k(k-1)/2 equations is closed-form: e(i) = (S(i) - D/(k-1)) / (k-2), with
+    S(i) = Σ_j d(i, j) and D = Σ_{i<j} d(i, j) (clipped at 0). d is the edit distance over the
+    utterance's estimated length n̂ (the median word or character count of all its
+    hypotheses), so every pair shares one scale. Shared errors make d smaller than the sum,
+    so this under-estimates; but it tells *which* system made the errors, which agreement with
+    one proxy cannot, and it needs no label. NaN with fewer than three systems.
+
+    Returns
+    -------
+    ``tri_wer`` and ``tri_cer`` indexed by (dataset, utt_id, system), and
+    ``utt_disagreement``, the utterance's mean pairwise word disagreement d (the same for every
+    system of the utterance; defined from two systems on).
+    """
+    edits = pairs[[*KEY]].copy()
+    columns = {}
+    for name, prefix, length in (("tri_wer", "w", "hyp_words"), ("tri_cer", "c", "hyp_chars")):
+        distance = pairs[f"{prefix}_sub"] + pairs[f"{prefix}_del"] + pairs[f"{prefix}_ins"]
+        lengths = pairs.groupby(KEY, sort=False)[length].first()
+        n_hat = lengths.groupby(level=UTTERANCE, sort=False).median().clip(lower=1)
+        edits["d"] = (
+            distance.to_numpy()
+            / n_hat.reindex(pd.MultiIndex.from_frame(pairs[UTTERANCE])).to_numpy()
+        )
+        row_sum = edits.groupby(KEY, sort=False)["d"].sum()
+        k = edits.groupby(KEY, sort=False).size() + 1
+        total = row_sum.groupby(level=UTTERANCE, sort=False).transform("sum") / 2
+        solved = (row_sum - total / (k - 1)) / (k - 2)
+        columns[name] = solved.clip(lower=0).where(k >= 3)
+        if name == "tri_wer":
+            columns["utt_disagreement"] = total / (k * (k - 1) / 2)
+    return pd.DataFrame(columns)
+
+
+CONTEXT_FEATURES: tuple[str, ...] = ("ctx_tri_wer", "ctx_pwer", "ctx_disagreement")
+
+
+def add_dataset_context(features: pd.DataFrame) -> pd.DataFrame:
+    """Dataset-level context, label-free, per row of a feature table of whole datasets.
+
+    ``ctx_tri_wer`` and ``ctx_pwer``: the target's corpus triangulated error and corpus pWER
+    on its dataset (means weighted by the estimated length n̂); ``ctx_disagreement``: how much
+    all systems of the dataset disagree (n̂-weighted mean of ``utt_disagreement``). Errors that
+    every system makes are invisible to agreement; how much the systems disagree on a dataset
+    says how hard it is, and so how large that invisible share is likely to be.
+
+    Datasets with fewer than three systems get NaN for the triangulated and disagreement
+    context (as do two-system views, :func:`two_system_view`).
+    """
+    features = features.copy()
+    rows = features[features["status"] == STATUS_OK]
+    weight = rows["est_ref_words"].clip(lower=1)
+    frame = pd.DataFrame(
+        {
+            "dataset": rows["dataset"],
+            "system": rows["system"],
+            "w": weight,
+            "tri": rows["tri_wer"] * weight,
+            "tri_w": weight.where(rows["tri_wer"].notna(), 0),
+            "pwer": rows["pwer"] * weight,
+            "dis": rows["utt_disagreement"] * weight,
+            "dis_w": weight.where(rows["utt_disagreement"].notna(), 0),
+        }
+    )
+    per_system = frame.groupby(["dataset", "system"])[["w", "tri", "tri_w", "pwer"]].sum()
+    per_dataset = frame.groupby("dataset")[["dis", "dis_w"]].sum()
+    context = pd.DataFrame(
+        {
+            "ctx_tri_wer": per_system["tri"] / per_system["tri_w"].where(per_system["tri_w"] > 0),
+            "ctx_pwer": per_system["pwer"] / per_system["w"],
+        }
+    )
+    features = features.drop(columns=list(CONTEXT_FEATURES), errors="ignore")
+    features = features.join(context, on=["dataset", "system"])
+    disagreement = per_dataset["dis"] / per_dataset["dis_w"].where(per_dataset["dis_w"] > 0)
+    features["ctx_disagreement"] = features["dataset"].map(disagreement)
+    n_systems = features.groupby("dataset")["n_others"].transform("max") + 1
+    features.loc[n_systems < 3, ["ctx_tri_wer", "ctx_disagreement"]] = np.nan
+    return features
+
+
+def _proxy_value(features: pd.DataFrame, values: pd.Series) -> pd.Series:
+    """``values`` (indexed by key) of each row's proxy on the same utterance (NaN where none)."""
+    index = pd.MultiIndex.from_frame(
+        features[[*UTTERANCE, "proxy"]].rename(columns={"proxy": "system"})
+    )
+    return pd.Series(values.reindex(index).to_numpy(), index=features.index)
 
 
 def _consensus_columns(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -281,5 +401,7 @@ def two_system_view(features: pd.DataFrame) -> pd.DataFrame:
     view["est_ref_words"] = view["proxy_words"]
     view["len_ratio_others"] = view["len_ratio"]
     view["proxy_len_ratio"] = 1.0
-    view[["proxy_pwer_others", "proxy_pcer_others"]] = np.nan
+    view[["proxy_pwer_others", "proxy_pcer_others", *TRIANGULATED]] = np.nan
+    view["utt_disagreement"] = view["pwer"]
+    view[["ctx_tri_wer", "ctx_disagreement"]] = np.nan
     return view

@@ -1,0 +1,339 @@
+"""``werest evaluate experiment=lodo``: leave one *domain* out, estimated as a user would.
+
+For each held-out domain (a group of datasets: ``data.domains``), the model is trained on every
+other domain exactly as ``werest train`` trains (ranking, features, balanced sample, fit), and
+every system of the held-out domain is then estimated exactly as ``werest estimate`` estimates
+for a user (:func:`werest.estimate.choose_ranking`: the fold model's ranking, or label-free
+consensus when the domain holds systems the training never saw; then
+:func:`werest.estimate.estimate_utterances` and :func:`werest.estimate.summarise`).
+
+Per (domain, dataset, system) cell it records the true corpus WER, werest's estimate with its
+bootstrap CI, raw pWER against the same proxies (the corpus pWER), the utterance MAE of both,
+and a conformal interval: the cell's estimate ± q·(estimate + offset), with q the weighted
+95 % quantile of |WER − aWER| / (aWER + offset) over the cells of the *other* domains (each
+domain weighing the same), so the coverage measured is that of a new domain
+(cross-conformal). :func:`calibration_from_cells` turns all cells into the calibration a
+shipped model carries (``werest train calibration=…``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from omegaconf import DictConfig
+from scipy import stats
+
+from werest.config import int_setting, save_config
+from werest.errors import ConfigError
+from werest.estimate import (
+    STATUS_OK,
+    choose_ranking,
+    estimate_utterances,
+    predict_features,
+    summarise,
+)
+from werest.features.agreement import (
+    add_dataset_context,
+    agreement_features,
+    pairwise_agreement,
+)
+from werest.intervals import conformal_interval, conformity, domain_weights, weighted_quantile
+from werest.proxy import choose_proxies
+from werest.training import (
+    build_regressor,
+    domain_of,
+    fit_model,
+    load_sources,
+    prepare_training_rows,
+    rank_on,
+    training_frame,
+    utterance_labels,
+)
+
+log = logging.getLogger(__name__)
+
+KEY = ["dataset", "utt_id", "system"]
+UTTERANCE = ["dataset", "utt_id"]
+
+
+@dataclass
+class LodoResult:
+    """What a leave-one-domain-out run measured.
+
+    Attributes
+    ----------
+    cells : one row per (domain, dataset, system): ``wer``, ``awer``, ``pwer`` (raw corpus
+        pWER), their absolute errors, utterance MAEs, bootstrap CI, conformal interval.
+    domains : one row per held-out domain: mean/max corpus errors, Spearman, MAE, coverage.
+    overall : the same figures over every cell.
+    timings : per fold: training rows and seconds.
+    """
+
+    cells: pd.DataFrame
+    domains: pd.DataFrame
+    overall: dict
+    timings: pd.DataFrame
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def evaluate_lodo(
+    table: pd.DataFrame,
+    data: DictConfig,
+    features: list[str],
+    model: DictConfig,
+    *,
+    normaliser: str = "auto",
+    two_system_views: bool = True,
+    level: float = 0.95,
+    offset: float = 0.5,
+    n_resamples: int = 200,
+    seed: int = 0,
+    n_jobs: int = 1,
+    held_out: list[str] | None = None,
+    labels: pd.DataFrame | None = None,
+    pairs: pd.DataFrame | None = None,
+    as_user: bool = True,
+) -> LodoResult:
+    """Leave each domain of ``table`` out in turn; see the module docstring.
+
+    Parameters
+    ----------
+    table : labelled transcripts of several domains.
+    data : the data config (``domains``, ``max_rows_per_domain``) training uses.
+    features, model : the feature columns and the ``conf/model`` config to fit.
+    level, offset : the conformal interval's coverage and scale offset.
+    held_out : the domains to hold out (default: every domain with two or more systems).
+    labels, pairs : :func:`werest.training.utterance_labels` and
+        :func:`werest.features.agreement.pairwise_agreement` of ``table``, when already
+        computed (ablations reuse them).
+    as_user : estimate the held-out domain with ``werest estimate``'s own code
+        (:func:`werest.estimate.estimate_utterances`, which aligns the held-out hypotheses
+        again); False builds the same features from ``pairs`` (same functions, faster; for
+        ablations).
+    """
+    table = table.assign(domain=domain_of(table["dataset"], data.get("domains")).to_numpy())
+    if labels is None:
+        labels = utterance_labels(table, normaliser, n_jobs)
+    if pairs is None:
+        start = time.perf_counter()
+        pairs = pairwise_agreement(table, normaliser=normaliser, n_jobs=n_jobs)
+        log.info("aligned %d system pairs in %.0f s", len(pairs), time.perf_counter() - start)
+    dataset_domain = table.drop_duplicates("dataset").set_index("dataset")["domain"]
+    pairs = pairs.assign(domain=pairs["dataset"].map(dataset_domain).to_numpy())
+    candidates = [name for name, rows in table.groupby("domain") if rows["system"].nunique() >= 2]
+    folds = held_out or candidates
+    unknown = sorted(set(folds) - set(candidates))
+    if unknown:
+        raise ConfigError(f"held-out domain {unknown[0]!r} is not a multi-system domain here")
+    cells, timings = [], []
+    for domain in folds:
+        fold_start = time.perf_counter()
+        train_table = table[table["domain"] != domain]
+        ranking = rank_on(train_table, normaliser, labels=labels)
+        frame = training_frame(
+            train_table,
+            ranking,
+            normaliser=normaliser,
+            labels=labels,
+            two_system_views=two_system_views,
+            pairs=pairs[pairs["domain"] != domain],
+        )
+        frame = prepare_training_rows(frame, data, seed=seed)
+        fitted = fit_model(
+            frame, features, build_regressor(model), normaliser=normaliser, ranking=ranking
+        )
+        fit_seconds = time.perf_counter() - fold_start
+        cells.append(
+            _held_out_cells(
+                table[table["domain"] == domain].drop(columns="domain"),
+                fitted,
+                labels,
+                pairs=None if as_user else pairs[pairs["domain"] == domain],
+                normaliser=normaliser,
+                n_resamples=n_resamples,
+                seed=seed,
+                n_jobs=n_jobs,
+            ).assign(domain=domain)
+        )
+        timings.append(
+            {
+                "domain": domain,
+                "train_rows": len(frame),
+                "fit_seconds": round(fit_seconds, 1),
+                "seconds": round(time.perf_counter() - fold_start, 1),
+            }
+        )
+        log.info("fold %s: %s", domain, timings[-1])
+    all_cells = cross_conformal(pd.concat(cells, ignore_index=True), level=level, offset=offset)
+    return LodoResult(
+        cells=all_cells,
+        domains=domain_summary(all_cells),
+        overall=overall_summary(all_cells),
+        timings=pd.DataFrame(timings),
+    )
+
+
+def _held_out_cells(
+    table: pd.DataFrame,
+    fitted,
+    labels: pd.DataFrame,
+    *,
+    pairs: pd.DataFrame | None,
+    normaliser: str,
+    n_resamples: int,
+    seed: int,
+    n_jobs: int,
+) -> pd.DataFrame:
+    """Estimate every system of a held-out domain as ``werest estimate`` would; score it."""
+    models = {"wer": fitted}
+    ranking = choose_ranking(models, table)
+    if pairs is None:
+        utterances = estimate_utterances(
+            table, models, sorted(table["system"].unique()), ranking=ranking, n_jobs=n_jobs
+        )
+    else:
+        proxies = choose_proxies(table, ranking)
+        features = agreement_features(table, proxies, normaliser=normaliser, pairs=pairs)
+        utterances = predict_features(add_dataset_context(features), models)
+    records = pd.DataFrame(
+        summarise(utterances, table, normaliser=normaliser, n_resamples=n_resamples, seed=seed)
+    )
+    done = utterances[utterances["status"] == STATUS_OK].merge(
+        labels[[*KEY, "wer", "word_errors", "ref_words"]], on=KEY, how="inner"
+    )
+    done = done[done["wer"].notna()]
+    raw = done.assign(
+        proxy_errors=done[["pwer_sub", "pwer_del", "pwer_ins"]].sum(axis=1),
+        abs_err=(done["predicted_wer"] - done["wer"]).abs(),
+        abs_err_raw=(done["pwer"] - done["wer"]).abs(),
+    )
+    grouped = raw.groupby(["dataset", "system"])
+    per_cell = pd.DataFrame(
+        {
+            "pwer": grouped["proxy_errors"].sum() / grouped["proxy_words"].sum().clip(lower=1),
+            "mae": grouped["abs_err"].mean(),
+            "mae_raw": grouped["abs_err_raw"].mean(),
+            "n_scored": grouped.size(),
+        }
+    ).reset_index()
+    cells = records.merge(per_cell, on=["dataset", "system"], how="inner")
+    cells = cells.rename(columns={"estimated_wer": "awer"})
+    cells["error"] = cells["awer"] - cells["wer"]
+    cells["abs_error"] = cells["error"].abs()
+    cells["abs_error_raw"] = (cells["pwer"] - cells["wer"]).abs()
+    return cells[cells["wer"].notna()]
+
+
+def cross_conformal(cells: pd.DataFrame, *, level: float, offset: float) -> pd.DataFrame:
+    """Each cell's conformal interval from the *other* domains' cells (see module docstring)."""
+    cells = cells.copy()
+    cells["score"] = conformity(cells["wer"], cells["awer"], offset)
+    quantiles = {}
+    for domain in cells["domain"].unique():
+        others = cells[cells["domain"] != domain]
+        quantiles[domain] = weighted_quantile(
+            others["score"].to_numpy(), domain_weights(others["domain"]), level
+        )
+    cells["q"] = cells["domain"].map(quantiles)
+    cells["interval_low"], cells["interval_high"] = conformal_interval(
+        cells["awer"], cells["q"], offset, cells["ci_low"], cells["ci_high"]
+    )
+    cells["covered"] = (cells["wer"] >= cells["interval_low"]) & (
+        cells["wer"] <= cells["interval_high"]
+    )
+    cells["interval_width"] = cells["interval_high"] - cells["interval_low"]
+    return cells
+
+
+def _spearman(group: pd.DataFrame, column: str) -> float:
+    if group["system"].nunique() < 3:
+        return float("nan")
+    return float(stats.spearmanr(group[column], group["wer"])[0])
+
+
+def domain_summary(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per held-out domain: corpus errors (werest and raw pWER), Spearman, MAE, coverage."""
+    rows = []
+    for domain, group in cells.groupby("domain", sort=True):
+        spearman = [
+            (_spearman(g, "awer"), _spearman(g, "pwer")) for _, g in group.groupby("dataset")
+        ]
+        rows.append(
+            {
+                "domain": domain,
+                "datasets": group["dataset"].nunique(),
+                "systems": group["system"].nunique(),
+                **_figures(group),
+                "spearman": np.nanmean([s[0] for s in spearman]) if spearman else np.nan,
+                "spearman_raw": np.nanmean([s[1] for s in spearman]) if spearman else np.nan,
+            }
+        )
+    frame = pd.DataFrame(rows)
+    frame["beats_raw"] = frame["mean_abs_error"] < frame["mean_abs_error_raw"]
+    return frame
+
+
+def _figures(group: pd.DataFrame) -> dict:
+    weight = group["n_scored"].to_numpy(dtype=float)
+    return {
+        "cells": len(group),
+        "mean_abs_error": float(group["abs_error"].mean()),
+        "max_abs_error": float(group["abs_error"].max()),
+        "mean_abs_error_raw": float(group["abs_error_raw"].mean()),
+        "max_abs_error_raw": float(group["abs_error_raw"].max()),
+        "mean_error": float(group["error"].mean()),
+        "mae": float(np.average(group["mae"], weights=weight)),
+        "mae_raw": float(np.average(group["mae_raw"], weights=weight)),
+        "coverage": float(group["covered"].mean()),
+        "mean_width": float(group["interval_width"].mean()),
+        "mean_ci_width": float((group["ci_high"] - group["ci_low"]).mean()),
+    }
+
+
+def overall_summary(cells: pd.DataFrame) -> dict:
+    """Every cell together, plus the share of domains where werest beats raw pWER."""
+    domains = domain_summary(cells)
+    with_ranks = domains[domains["systems"] >= 3]
+    return {
+        **_figures(cells),
+        "domains": len(domains),
+        "domains_beating_raw": int(domains["beats_raw"].sum()),
+        "mean_spearman": float(with_ranks["spearman"].mean()),
+        "mean_spearman_raw": float(with_ranks["spearman_raw"].mean()),
+        "domain_mean_abs_error": float(domains["mean_abs_error"].mean()),
+    }
+
+
+def run(cfg: DictConfig) -> LodoResult:
+    """``werest evaluate experiment=lodo``: write the cells, summaries, report and plots."""
+    from werest.lodo_report import write_lodo_reports
+
+    start = time.perf_counter()
+    table = load_sources(cfg.data)
+    lodo = cfg.lodo
+    result = evaluate_lodo(
+        table,
+        cfg.data,
+        list(cfg.features.columns),
+        cfg.model,
+        normaliser=cfg.normaliser or "auto",
+        two_system_views=bool(cfg.get("two_system_views", True)),
+        level=float(lodo.level),
+        offset=float(lodo.offset),
+        n_resamples=int_setting(cfg, "bootstrap.n_resamples"),
+        seed=int_setting(cfg, "seed"),
+        n_jobs=int_setting(cfg, "n_jobs"),
+        held_out=list(lodo.held_out) if lodo.get("held_out") else None,
+    )
+    result.seconds["total"] = round(time.perf_counter() - start, 1)
+    output_dir = Path(cfg.output_dir)
+    paths = write_lodo_reports(result, cfg, output_dir, name=str(cfg.name))
+    save_config(cfg, output_dir / f"{cfg.name}.config.yaml")
+    print(result.domains.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    print(f"\nwrote {', '.join(str(p) for p in paths)} in {result.seconds['total']:.0f} s")
+    return result

@@ -1,0 +1,249 @@
+"""Out-of-domain machinery (issue 10): triangulated errors, character-scored languages,
+normaliser checks, domains and balancing, the residual regressor, conformal intervals and the
+leave-one-domain-out harness."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from omegaconf import OmegaConf
+
+from tests.conftest import shared_path
+from werest.errors import ConfigError
+from werest.features.agreement import agreement_features, pairwise_agreement, triangulated_errors
+from werest.proxy import choose_proxies
+from werest.text import get_normaliser, normalise_many, scoring_unit
+
+KEY = ["dataset", "utt_id", "system"]
+
+
+def _table(rows):
+    return pd.DataFrame(rows, columns=["dataset", "utt_id", "system", "hypothesis"])
+
+
+def test_triangulated_errors_by_hand():
+    # A="a b c d", B="a b c x", C="a y c d": every hypothesis has 4 words, so n̂ = 4.
+    # Edit distances: A-B 1, A-C 1, B-C 2 -> d = 0.25, 0.25, 0.5.
+    # k = 3: e(A) = (d_AB + d_AC - d_BC) / 2 = 0, e(B) = (0.25 + 0.5 - 0.25) / 2 = 0.25,
+    # e(C) = 0.25. A second utterance with two systems has no solution (NaN).
+    table = _table(
+        [
+            ("d", "u1", "A", "a b c d"),
+            ("d", "u1", "B", "a b c x"),
+            ("d", "u1", "C", "a y c d"),
+            ("d", "u2", "A", "p q"),
+            ("d", "u2", "B", "p"),
+        ]
+    )
+    tri = triangulated_errors(pairwise_agreement(table, normaliser="none"))
+    assert tri.loc[("d", "u1", "A"), "tri_wer"] == pytest.approx(0.0)
+    assert tri.loc[("d", "u1", "B"), "tri_wer"] == pytest.approx(0.25)
+    assert tri.loc[("d", "u1", "C"), "tri_wer"] == pytest.approx(0.25)
+    assert np.isnan(tri.loc[("d", "u2", "A"), "tri_wer"])
+
+
+def test_triangulated_feature_names_the_proxys_value():
+    table = _table(
+        [
+            ("d", "u1", "A", "a b c d"),
+            ("d", "u1", "B", "a b c x"),
+            ("d", "u1", "C", "a y c d"),
+        ]
+    )
+    features = agreement_features(table, choose_proxies(table, ["A", "B", "C"]), normaliser="none")
+    row = features.set_index(KEY).loc[("d", "u1", "B")]
+    assert row["proxy"] == "A"
+    assert row["tri_wer"] == pytest.approx(0.25)
+    assert row["tri_wer_proxy"] == pytest.approx(0.0)
+
+
+def test_pairwise_rows_are_mirrored_alignments():
+    # "a b" vs "a b c": one insertion seen from the longer side, one deletion from the other.
+    table = _table([("d", "u", "A", "a b c"), ("d", "u", "B", "a b")])
+    pairs = pairwise_agreement(table, normaliser="none").set_index(["system", "other"])
+    assert pairs.loc[("A", "B"), ["w_ins", "w_del", "hyp_words", "other_words"]].tolist() == [
+        1,
+        0,
+        3,
+        2,
+    ]
+    assert pairs.loc[("B", "A"), ["w_ins", "w_del", "hyp_words", "other_words"]].tolist() == [
+        0,
+        1,
+        2,
+        3,
+    ]
+    assert pairs.loc[("A", "B"), "pwer"] == pytest.approx(1 / 2)
+    assert pairs.loc[("B", "A"), "pwer"] == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "expected"),
+    [
+        ("zh", "你好，世界！", "你 好 世 界"),
+        ("zh-CN", "我想 查询 iPhone", "我 想 查 询 i p h o n e"),
+        ("ja", "こんにちは", "こ ん に ち は"),
+        ("th", "สวัสดี ครับ", "ส วั ส ดี ค รั บ"),  # vowel marks stay on their consonant
+        ("es", "¿Hola, señor?", "hola señor"),
+    ],
+)
+def test_languages_without_spaces_are_scored_on_characters(language, text, expected):
+    assert get_normaliser("auto", language)(text).split() == expected.split()
+
+
+def test_scoring_unit_follows_language_and_normaliser():
+    assert scoring_unit("zh-CN") == "character"
+    assert scoring_unit("cmn") == "character"
+    assert scoring_unit("en") == "word"
+    assert scoring_unit(None) == "word"
+    assert scoring_unit("zh", "whisper_english") == "word"
+
+
+def test_normalise_many_null_normaliser_is_auto():
+    out = normalise_many(pd.Series(["你好"]), None, pd.Series(["zh"]))
+    assert out.tolist() == ["你 好"]
+
+
+def test_score_reports_character_unit(tmp_path):
+    from werest.scoring import corpus_scores, score_utterances
+
+    table = pd.DataFrame(
+        {
+            "dataset": ["zh", "en"],
+            "utt_id": ["1", "1"],
+            "system": ["s", "s"],
+            "hypothesis": ["你好吗", "hello word"],
+            "reference": ["你好嘛", "hello world"],
+            "language": ["zh", "en"],
+        }
+    )
+    scored = score_utterances(table, "auto")
+    scores = corpus_scores(scored, n_resamples=0).set_index("dataset")
+    # zh: 3 characters, one substituted -> 1/3; en: 2 words, one substituted -> 1/2.
+    assert scores.loc["zh", "wer"] == pytest.approx(1 / 3)
+    assert scores.loc["zh", "unit"] == "character"
+    assert scores.loc["en", "wer"] == pytest.approx(1 / 2)
+    assert scores.loc["en", "unit"] == "word"
+
+
+def test_check_normaliser_accepts_equivalents_and_refuses_others():
+    from werest.estimate import check_normaliser
+    from werest.model import TrainedModel
+
+    english = pd.DataFrame({"language": ["en", "en-US"]})
+    mixed = pd.DataFrame({"language": ["en", "es"]})
+    models = {"wer": TrainedModel(None, [], normaliser="auto")}
+    assert check_normaliser(models, None, mixed) == "auto"
+    assert check_normaliser(models, "auto", mixed) == "auto"
+    assert check_normaliser(models, "whisper_english", english) == "auto"
+    with pytest.raises(ConfigError, match="differs from the model's"):
+        check_normaliser(models, "whisper_english", mixed)
+    with pytest.raises(ConfigError, match="normaliser=none"):
+        check_normaliser(models, "none", english)
+
+
+def test_domains_families_and_balanced_sample():
+    from werest.training import balanced_sample, domain_of, system_family
+
+    datasets = pd.Series(["afrispeech-dev-clinical", "afrispeech-test-clinical", "mubench-en-US"])
+    domains = domain_of(datasets, {"clinical": ["afrispeech-*-clinical"]})
+    assert domains.tolist() == ["clinical", "clinical", "mubench-en-US"]
+    assert system_family("openai/whisper-large") == "openai/whisper"
+    assert system_family("facebook/wav2vec2-large-960h") == "facebook/wav2vec2"
+    assert system_family("deepgram-nova3") == "deepgram"
+    assert system_family("azure") == "azure"
+    # Domain a: family w has 90 rows (3 systems), family x 10 rows; cap 40 -> x keeps its 10
+    # (under its share of 20) and w takes the other 30. Domain b (5 rows) keeps every row.
+    frame = pd.DataFrame(
+        {
+            "domain": ["a"] * 100 + ["b"] * 5,
+            "system": ["w/m-1"] * 30 + ["w/m-2"] * 30 + ["w/m-3"] * 30 + ["x"] * 10 + ["y"] * 5,
+        }
+    )
+    sample = balanced_sample(frame, 40, seed=0)
+    counts = sample.groupby("domain")["system"].apply(lambda s: s.map(system_family).value_counts())
+    assert counts[("a", "w/m")] == 30
+    assert counts[("a", "x")] == 10
+    assert counts[("b", "y")] == 5
+    assert not sample.index.duplicated().any()
+
+
+def test_residual_regressor_predicts_base_plus_correction():
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+
+    from werest.regressor import ResidualRegressor
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"tri_wer": rng.uniform(0, 0.5, 200), "pwer": rng.uniform(0, 0.5, 200)})
+    X.loc[:49, "tri_wer"] = np.nan  # these rows fall back to pwer
+    base = X["tri_wer"].fillna(X["pwer"]).to_numpy()
+    y = base + 0.1  # a constant correction the linear model learns exactly
+    inner = make_pipeline(SimpleImputer(strategy="constant", fill_value=-1.0), LinearRegression())
+    model = ResidualRegressor(inner, base_features=["tri_wer", "pwer"]).fit(X, y)
+    np.testing.assert_allclose(model.predict(X), np.clip(y, 0, 1), atol=1e-9)
+    with pytest.raises(ValueError, match="DataFrame"):
+        model.predict(X.to_numpy())
+
+
+def test_weighted_quantile_and_conformal_interval():
+    from werest.intervals import conformal_interval, domain_weights, weighted_quantile
+
+    values = np.array([0.1, 0.2, 0.3, 0.4])
+    # Equal weights, level 0.5: target share 0.5 * 5/4 = 0.625 -> the 3rd value (share 0.75).
+    assert weighted_quantile(values, np.ones(4), 0.5) == pytest.approx(0.3)
+    # Domain a has 3 cells and b one: each domain weighs 1/2, so b's cell holds half the mass.
+    weights = domain_weights(pd.Series(["a", "a", "a", "b"]))
+    np.testing.assert_allclose(weights, [1 / 3, 1 / 3, 1 / 3, 1])
+    low, high = conformal_interval([0.10], [0.5], 0.02, [0.05], [0.11])
+    # half-width 0.5 * (0.10 + 0.02) = 0.06 -> [0.04, 0.16], already holding the CI [0.05, 0.11]
+    assert low[0] == pytest.approx(0.04)
+    assert high[0] == pytest.approx(0.16)
+    low, high = conformal_interval([0.10], [0.0], 0.02, [0.05], [0.11])
+    assert (low[0], high[0]) == pytest.approx((0.05, 0.11))
+
+
+@pytest.mark.shared
+def test_all_shared_joins_librispeech_and_groups_domains():
+    shared_path("afrispeech")
+    shared_path("mubench")
+    from werest.cli import compose
+    from werest.training import domain_of, load_sources
+
+    cfg = compose("train", ["data=all_shared"])
+    table = load_sources(cfg.data)
+    libri = table[table["dataset"] == "librispeech-test-clean"]
+    assert libri["utt_id"].nunique() == 2620
+    assert {"azure", "deepspeech", "openai/whisper-large"} <= set(libri["system"])
+    assert "dighr-190423" not in set(table["dataset"])
+    domains = set(domain_of(table["dataset"], cfg.data.domains))
+    assert len(domains) >= 8
+    assert {"librispeech", "phone-zh", "afrispeech-clinical", "read-ml"} <= domains
+
+
+@pytest.mark.shared
+def test_lodo_cli_on_thennal10(tmp_path):
+    """werest evaluate experiment=lodo on the three thennal10 languages (a cheap real run)."""
+    shared_path("thennal10")
+    from werest.cli import main
+
+    argv = [
+        "evaluate",
+        "experiment=lodo",
+        "model=ridge",
+        f"output_dir={tmp_path}",
+        "data.sources=[{format: thennal10, paths: [" + str(shared_path("thennal10")) + "]}]",
+        "bootstrap.n_resamples=20",
+    ]
+    assert main(argv) == 0  # through the CLI, as a user runs it
+    domains = pd.read_csv(tmp_path / "lodo_domains.csv")
+    cells = pd.read_csv(tmp_path / "lodo_cells.csv")
+    assert set(domains["domain"]) == {"read-en", "read-ar", "read-ml"}
+    assert len(cells) == 12  # 3 languages x 4 systems
+    # The interval holds the point estimate and the bootstrap CI.
+    assert (cells["interval_low"] <= cells["awer"]).all()
+    assert (cells["interval_high"] >= cells["ci_high"]).all()
+    assert (tmp_path / "lodo.md").read_text(encoding="utf-8").count("read-") >= 3
+    assert OmegaConf.load(tmp_path / "lodo.config.yaml").protocol == "lodo"

@@ -31,6 +31,7 @@ from werest.model import (
 
 log = logging.getLogger(__name__)
 
+
 def convert_model(path: str | Path, out: str | Path | None = None) -> Path:
     """Unpickle the trusted pickle model at ``path`` and write it as skops (``out``, default
     ``path`` with the ``.skops`` suffix) with its card; returns the new path.

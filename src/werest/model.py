@@ -300,8 +300,8 @@ def audit_model_file(path: str | Path, *, shown_as: str | Path | None = None) ->
             path=shown,
         ) from None
     types, loaders = schema_types(schema)
-    _refuse_unknown(sorted(loaders - ALLOWED_LOADERS), "skops loader", shown)
     _refuse_unknown(sorted(types - ALLOWED_TYPES), "type", shown)
+    _refuse_unknown(sorted(loaders - ALLOWED_LOADERS), "skops loader", shown)
     try:
         untrusted = sio.get_untrusted_types(file=path)
     except Exception as error:  # a crafted schema can break skops' tree in many ways

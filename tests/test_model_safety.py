@@ -309,3 +309,41 @@ def test_convert_model_refuses_a_pickle_its_card_does_not_describe(old_model, tm
     with pytest.raises(ModelError, match="refusing to unpickle"):
         convert_model(old_model)
     assert not marker.exists() and not old_model.with_suffix(".skops").exists()
+
+
+# --------------------------------------------------------------------------- crafted trees
+
+
+def _crafted_tree(estimator, case: str) -> None:
+    """Point one node of a fitted tree outside its arrays (skops checks types, not this)."""
+    rf, gb, hgb = estimator.estimators_
+    if case == "hgb: a child that loops back to the root":
+        nodes = hgb._predictors[0][0].nodes
+        nodes["right"][np.flatnonzero(nodes["is_leaf"] == 0)[-1]] = 0
+        return
+    tree = rf[-1].estimators_[0].tree_ if case.startswith("rf") else gb[-1].estimators_[0, 0].tree_
+    state = tree.__getstate__()
+    inner = np.flatnonzero(state["nodes"]["left_child"] != -1)[0]
+    if case.startswith("rf"):
+        state["nodes"]["left_child"][inner] = 10**6
+    else:
+        state["nodes"]["feature"][inner] = 99
+    tree.__setstate__(state)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "rf: a child index far past the node array",
+        "gb: a split on feature 99 of 3",
+        "hgb: a child that loops back to the root",
+    ],
+)
+def test_a_tree_with_out_of_range_indices_is_refused(saved, tmp_path, capsys, case):
+    payload = sio.load(saved, trusted=sio.get_untrusted_types(file=saved))
+    _crafted_tree(payload["estimator"], case)
+    sio.dump(payload, tmp_path / "crafted.skops")
+    path = ship((tmp_path / "crafted.skops").read_bytes(), tmp_path, "m.skops", read_card(saved))
+    sio.load(path, trusted=sio.get_untrusted_types(file=path))  # skops alone lets it through
+    status, err = estimate(capsys, tmp_path, path)
+    assert_one_line_error(status, err, "estimate", "m.skops", "indices out of range")

@@ -279,21 +279,19 @@ def schema_types(schema) -> tuple[set[str], set[str]]:
 
 def audit_model_file(path: str | Path, *, shown_as: str | Path | None = None) -> list[str]:
     """Refuse a skops file naming any type or loader werest does not allow; nothing of it
-    is imported or built. Returns the types skops itself does not trust by default (all in
-    :data:`ALLOWED_TYPES`), to pass to ``skops.io.load(trusted=...)``.
+    is imported or built. Returns the (allowed) types it names, sorted: what
+    ``skops.io.load(trusted=...)`` may build, whose own audit is then a second check.
 
     Raises
     ------
     ModelError : not a readable skops file, or a type or loader outside the allow-lists
         (the message names the first few, sorted).
     """
-    import skops.io as sio
-
     shown = shown_as if shown_as is not None else path
     try:
         with zipfile.ZipFile(path) as archive:
             schema = json.loads(archive.read("schema.json"))
-    except (zipfile.BadZipFile, KeyError, OSError, ValueError, EOFError) as error:
+    except (zipfile.BadZipFile, KeyError, OSError, ValueError, EOFError, RecursionError) as error:
         message = " ".join(str(error).split())
         raise ModelError(
             f"cannot load the model: damaged skops file ({type(error).__name__}: {message})",
@@ -302,15 +300,27 @@ def audit_model_file(path: str | Path, *, shown_as: str | Path | None = None) ->
     types, loaders = schema_types(schema)
     _refuse_unknown(sorted(types - ALLOWED_TYPES), "type", shown)
     _refuse_unknown(sorted(loaders - ALLOWED_LOADERS), "skops loader", shown)
+    return sorted(types)
+
+
+def load_skops(path: str | Path):
+    """The object in an audited skops file, built by skops with only its allowed types
+    trusted (skops refuses anything else it finds, e.g. a name it derives from the data)."""
+    import skops.io as sio
+    from skops.io.exceptions import UntrustedTypesFoundException
+
+    trusted = audit_model_file(path)
     try:
-        untrusted = sio.get_untrusted_types(file=path)
-    except Exception as error:  # a crafted schema can break skops' tree in many ways
+        return sio.load(path, trusted=trusted)
+    except UntrustedTypesFoundException:
+        found = set(sio.get_untrusted_types(file=path)) - set(trusted)
+        _refuse_unknown(sorted(found) or ["(unnamed by skops)"], "type", path)
+        raise  # pragma: no cover - _refuse_unknown raised
+    except Exception as error:  # audited: what fails now is a damaged or odd file
+        message = " ".join(str(error).split())
         raise ModelError(
-            f"cannot load the model: {type(error).__name__}: {' '.join(str(error).split())}",
-            path=shown,
+            f"cannot load the model: {type(error).__name__}: {message}", path=path
         ) from None
-    _refuse_unknown(sorted(set(untrusted) - ALLOWED_TYPES), "type", shown)
-    return untrusted
 
 
 def _refuse_unknown(names: list[str], what: str, path: str | Path) -> None:
@@ -332,10 +342,9 @@ def load_model(path: str | Path, *, trust_model: bool = False) -> TrainedModel:
     ------
     ModelError : no such file, no card, a sha256 that differs from the card's (unless
         ``trust_model``), a pickle (old ``.joblib``) file, another scikit-learn version, a
-        type outside :data:`ALLOWED_TYPES`, or a payload whose features differ from the card's.
+        type outside :data:`ALLOWED_TYPES`, a tree whose node indices are out of range, or a
+        payload whose features differ from the card's.
     """
-    import skops.io as sio
-
     path = Path(path)
     if not path.is_file():
         raise ModelError("no such model file", path=path)
@@ -356,14 +365,7 @@ def load_model(path: str | Path, *, trust_model: bool = False) -> TrainedModel:
             path=path,
         )
     check_versions(card, path)
-    trusted = audit_model_file(path)
-    try:
-        payload = sio.load(path, trusted=trusted)
-    except Exception as error:  # audited: what fails now is a damaged or odd file
-        message = " ".join(str(error).split())
-        raise ModelError(
-            f"cannot load the model: {type(error).__name__}: {message}", path=path
-        ) from None
+    payload = load_skops(path)
     if digest != card["sha256"]:
         log.warning("%s: sha256 differs from its card; loaded because trust_model=true", path)
     return model_from_payload(payload, card, path)
@@ -387,6 +389,7 @@ def model_from_payload(payload, card: dict, path: str | Path) -> TrainedModel:
         raise ModelError("not a werest model file (save_model writes them)", path=path)
     if payload.get("feature_names") != card["features"]:
         raise ModelError("the model's features differ from its card's", path=path)
+    check_trees(payload["estimator"], len(card["features"]), path)
     ranking = Ranking(**payload["ranking"]) if payload.get("ranking") else None
     info = {k: v for k, v in card.items() if k not in ("features", "target", "normaliser")}
     return TrainedModel(
@@ -396,4 +399,73 @@ def model_from_payload(payload, card: dict, path: str | Path) -> TrainedModel:
         normaliser=payload.get("normaliser", card.get("normaliser", "whisper_english")),
         ranking=ranking,
         info=info,
+    )
+
+
+def check_trees(estimator, n_features: int, path: str | Path) -> None:
+    """Refuse fitted trees whose node indices point outside their arrays.
+
+    scikit-learn's tree code (``Tree`` of RF/GBM, ``TreePredictor`` of HistGBM) follows the
+    stored child and feature indices without bounds checks: a file with allowed types but
+    crafted indices would read out of bounds or crash on ``predict``. Trees are built parent
+    first, so every child index must lie after its parent's and inside the node array (which
+    also rules out cycles), and every split feature inside the model's features. HistGBM
+    categorical splits (which index further bitsets) never occur in werest's numeric models.
+    """
+    for tree in _fitted_trees(estimator):
+        if not _tree_is_sound(tree, n_features):
+            raise ModelError(
+                f"refusing to load: a {type(tree).__name__} in the model has node or feature "
+                "indices out of range (a damaged or crafted file)",
+                path=path,
+            )
+
+
+def _fitted_trees(estimator):
+    """Every sklearn ``Tree`` and HistGBM ``TreePredictor`` reachable from ``estimator``."""
+    from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
+    from sklearn.tree._tree import Tree
+
+    seen: set[int] = set()
+    stack = [estimator]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, Tree | TreePredictor):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        elif isinstance(item, np.ndarray):
+            if item.dtype == object:
+                stack.extend(item.ravel())
+        elif hasattr(item, "__dict__"):
+            stack.extend(vars(item).values())
+
+
+def _tree_is_sound(tree, n_features: int) -> bool:
+    if hasattr(tree, "nodes"):  # HistGBM TreePredictor
+        nodes = tree.nodes
+        if nodes.ndim != 1 or len(nodes) == 0:
+            return False
+        left, right = nodes["left"].astype(np.int64), nodes["right"].astype(np.int64)
+        feature, inner = nodes["feature_idx"].astype(np.int64), nodes["is_leaf"] == 0
+        if nodes["is_categorical"][inner].any():
+            return False
+    else:  # sklearn.tree._tree.Tree; leaves have both children -1 (TREE_LEAF)
+        left, right = np.asarray(tree.children_left), np.asarray(tree.children_right)
+        feature = np.asarray(tree.feature)
+        if not len(left) == len(right) == len(feature) == tree.node_count > 0:
+            return False
+        if np.asarray(tree.value).shape[0] != tree.node_count:
+            return False
+        inner = (left != -1) | (right != -1)
+    ids = np.arange(len(left))[inner]
+    left, right, feature = left[inner], right[inner], feature[inner]
+    return bool(
+        ((left > ids) & (left < len(inner)) & (right > ids) & (right < len(inner))).all()
+        and ((feature >= 0) & (feature < n_features)).all()
     )

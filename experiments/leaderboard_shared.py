@@ -12,7 +12,7 @@ Runs the same steps as these CLI calls (each saves its config beside its outputs
     werest train model=hgb 'data.exclude_datasets=[dighr-190301]' name=heldout_190301 \
         output_dir=outputs/leaderboard/models
     werest leaderboard input=outputs/leaderboard/dighr.parquet 'datasets=[dighr-190301]' \
-        model_path=outputs/leaderboard/models/heldout_190301.joblib \
+        model_path=outputs/leaderboard/models/heldout_190301.skops \
         output_dir=experiments/results/leaderboard_190301_heldout
 
 181215 is left out of the leaderboard: it holds one vendor's locale variants of the same
@@ -60,7 +60,7 @@ def main() -> None:
         "exclude_datasets=[dighr-181215]",
         f"output_dir={all_folders}",
     )
-    model = WORK / "models" / "heldout_190301.joblib"
+    model = WORK / "models" / "heldout_190301.skops"
     if not model.exists():
         run(
             "train",

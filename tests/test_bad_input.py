@@ -412,7 +412,7 @@ def similarity_model(tmp_path_factory) -> Path:
         models=["hgb"], param_grids={"hgb": {"max_iter": [20]}}, n_splits=2
     )
     model = fit_model(frame, ["pwer", "pcer", "similarity"], estimator, ranking=ranking)
-    return save_model(model, tmp_path_factory.mktemp("model") / "sim.joblib")
+    return save_model(model, tmp_path_factory.mktemp("model") / "sim.skops")
 
 
 def with_similarity(folder: Path, values: list[str]) -> Path:
@@ -608,10 +608,10 @@ def test_numbers_as_text_are_coerced(tmp_path, monkeypatch, capsys):
 
 @pytest.fixture
 def model_copy(tmp_path) -> Path:
-    for suffix in (".joblib", ".json"):
+    for suffix in (".skops", ".json"):
         shutil.copy(REPO / "models" / f"default{suffix}", tmp_path / f"m{suffix}")
     (tmp_path / "t.csv").write_text(SMALL, encoding="utf-8")
-    return tmp_path / "m.joblib"
+    return tmp_path / "m.skops"
 
 
 def test_truncated_model_is_refused_by_its_hash(model_copy, monkeypatch, capsys):
@@ -619,10 +619,10 @@ def test_truncated_model_is_refused_by_its_hash(model_copy, monkeypatch, capsys)
     model_copy.write_bytes(model_copy.read_bytes()[:5000])
     args = ["estimate", "input=t.csv", f"model_path={model_copy}", "output_dir=o"]
     status, _, err = run_cli(capsys, *args)
-    assert_one_line_error(status, err, "estimate", "m.joblib", "sha256", "refusing to unpickle")
-    # trusted anyway: unpickling fails, still one line
+    assert_one_line_error(status, err, "estimate", "m.skops", "sha256", "refusing to load")
+    # trusted anyway: the damaged archive cannot be read, still one line
     status, _, err = run_cli(capsys, *args, "trust_model=true")
-    assert_one_line_error(status, err, "estimate", "m.joblib", "cannot load the model")
+    assert_one_line_error(status, err, "estimate", "m.skops", "cannot load the model")
     assert not (model_copy.parent / "o").exists()
 
 

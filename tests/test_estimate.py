@@ -38,7 +38,7 @@ def model_path(tmp_path_factory, demo):
     estimator = StackedWerRegressor(models=["hgb"], param_grids=GRIDS, n_splits=2)
     names = ["pwer", "pcer", "pwer_min", "pwer_mean", "est_ref_words"]
     model = fit_model(frame, names, estimator, ranking=ranking)
-    return save_model(model, tmp_path_factory.mktemp("model") / "m.joblib")
+    return save_model(model, tmp_path_factory.mktemp("model") / "m.skops")
 
 
 def _estimate(model_path, input_path, out, *overrides):
@@ -119,7 +119,7 @@ def test_a_model_needing_features_the_input_lacks_is_refused(demo, tmp_path, cap
         ["pwer", "similarity"],
         StackedWerRegressor(models=["hgb"], param_grids=GRIDS, n_splits=2),
     )
-    path = save_model(model, tmp_path / "sim.joblib")
+    path = save_model(model, tmp_path / "sim.skops")
     status = main(
         [
             "estimate",

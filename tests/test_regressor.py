@@ -100,7 +100,7 @@ def saved(tmp_path):
     model = TrainedModel(
         estimator, list(X.columns), "wer", "whisper_english", ranking, {"training": {"rows": 90}}
     )
-    return save_model(model, tmp_path / "m.joblib"), X
+    return save_model(model, tmp_path / "m.skops"), X
 
 
 def test_save_and_load_round_trip(saved):
@@ -113,7 +113,7 @@ def test_save_and_load_round_trip(saved):
     np.testing.assert_allclose(loaded.predict(X), loaded.estimator.predict(X))
 
 
-def test_a_changed_file_is_refused_before_unpickling(saved):
+def test_a_changed_file_is_refused_before_it_is_opened(saved):
     path, _ = saved
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF

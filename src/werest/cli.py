@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "estimate": ("werest.estimate", "Estimate WER of target systems without references."),
     "leaderboard": ("werest.leaderboard", "Rank systems by label-free WER; CIs, tests, fairness."),
     "train": ("werest.training", "Fit the aWER regressor and write the model with its card."),
+    "convert-model": ("werest.convert", "Convert an old pickle model you trust to skops."),
     "evaluate": ("werest.evaluation", "The four evaluation cases, baselines and ablation."),
     "demo": ("werest.demo", "Run the main job on the embedded example (no ../shared needed)."),
 }

@@ -229,6 +229,12 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "fairness.alpha": Setting(float, minimum=0),
     },
     "demo": {**_COMMON, "input": _OPTIONAL_PATH, "model_path": _OPTIONAL_PATH},
+    "convert-model": {
+        **_COMMON,
+        "model_path": _PATH,
+        "trust_model": Setting(bool),
+        "out": _OPTIONAL_PATH,
+    },
 }
 
 

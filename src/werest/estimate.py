@@ -59,12 +59,12 @@ STATUS_NO_FEATURE = "missing feature value"
 
 
 def default_model_path() -> Path:
-    """``models/default.joblib`` in the repository (or inside the installed package)."""
-    packaged = Path(__file__).resolve().parent / "models" / "default.joblib"
+    """``models/default.skops`` in the repository (or inside the installed package)."""
+    packaged = Path(__file__).resolve().parent / "models" / "default.skops"
     return (
         packaged
         if packaged.exists()
-        else Path(__file__).resolve().parents[2] / "models" / ("default.joblib")
+        else Path(__file__).resolve().parents[2] / "models" / ("default.skops")
     )
 
 
@@ -354,7 +354,7 @@ def write_outputs(utterances: pd.DataFrame, records: list[dict], output_dir: Pat
 
 
 def load_models(cfg: DictConfig) -> dict[str, TrainedModel]:
-    """The WER model (``model_path``, default models/default.joblib) and an optional CER one."""
+    """The WER model (``model_path``, default models/default.skops) and an optional CER one."""
     trust = bool(cfg.get("trust_model", False))
     models = {"wer": load_model(cfg.get("model_path") or default_model_path(), trust_model=trust)}
     if cfg.get("cer_model_path"):

@@ -7,7 +7,7 @@ The flow, each step a function the four-case evaluation reuses:
 3. :func:`training_frame` chooses proxies, computes the agreement features and joins the labels
    (utterance WER and CER), keeping rows that have both;
 4. :func:`fit_model` fits the configured estimator (``conf/model/``) with grouped folds;
-5. :func:`werest.model.save_model` writes ``<output_dir>/<name>.joblib`` and its card.
+5. :func:`werest.model.save_model` writes ``<output_dir>/<name>.skops`` and its card.
 """
 
 from __future__ import annotations
@@ -342,7 +342,7 @@ def run(cfg: DictConfig) -> TrainedModel:
     if cfg.get("calibration"):
         model.info["calibration"] = read_calibration(cfg.calibration, cfg.get("interval"))
     model.info["config"] = OmegaConf.to_container(cfg, resolve=True)
-    path = save_model(model, Path(cfg.output_dir) / f"{cfg.name}.joblib")
+    path = save_model(model, Path(cfg.output_dir) / f"{cfg.name}.skops")
     save_config(cfg, path.with_suffix(".yaml"))
     log.info("cv: %s", model.info["cv"])
     print(

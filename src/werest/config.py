@@ -179,6 +179,10 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "chunk_size": _POSITIVE,
         "audio_suffixes": Setting("list"),
         "asr.batch_size": _POSITIVE,
+        "asr.beam_size": _POSITIVE,
+        "asr.cpu_threads": _WHOLE,
+        "asr.vad_filter": Setting(bool),
+        "asr.word_timestamps": Setting(bool),
     },
     "estimate": {
         **_COMMON,

@@ -169,6 +169,9 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "default_language": Setting(str, nullable=True),
         "cache_dir": _OPTIONAL_PATH,
         "embedder.batch_size": _POSITIVE,
+        "embedder.cpu_threads": _WHOLE,
+        "embedder.chunk_seconds": _SECONDS,
+        "embedder.text_form": Setting(str, choices=("sentence", "lower", "raw")),
     },
     "transcribe": {
         **_COMMON,

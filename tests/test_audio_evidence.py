@@ -305,7 +305,7 @@ def test_embed_cli_with_whisper_likelihood_on_thennal10(thennal10_table, tmp_pat
         ],
     )
     run(cfg)
-    out = read_table(tmp_path / "out.parquet")
+    out = read_table(tmp_path / "out.parquet", required=("dataset", "utt_id", "system"))
     assert (out["wl_status"] == "ok").all() and out["wl_mean_logprob_vs_proxy"].notna().all()
     by_system = out.groupby("system")["wl_expected_errors"].mean()
     assert by_system["reference"] <= by_system.drop("reference").max()

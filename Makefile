@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SHARED ?= ../shared/data
 
-.PHONY: demo demo-an4 test lint venv clean
+.PHONY: demo demo-an4 audio-systems test lint venv clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,13 @@ demo-an4: $(VENV)/.core
 	  proxy=pocketsphinx-an4 output_dir=$(AN4)/generic
 	$(BIN)/werest estimate input=$(AN4)/transcripts.parquet target=pocketsphinx-an4 \
 	  proxy=pocketsphinx-en-us output_dir=$(AN4)/tuned
+
+# Real systems on the shared audio (needs ../shared and the [audio] extra): pocketsphinx generic,
+# AN4-tuned and Whisper tiny.en on AN4 test; thennal10-en's four systems + tiny.en + pocketsphinx;
+# true WER, RTFx and the Whisper likelihood per system -> experiments/results/audio_systems.md.
+audio-systems: $(VENV)/.test
+	@test -d $(SHARED)/an4 || { echo "audio-systems needs $(SHARED) (../shared beside the repo)"; exit 2; }
+	$(BIN)/python experiments/audio_systems.py
 
 test: $(VENV)/.test
 	$(BIN)/ruff check src tests experiments

@@ -269,18 +269,28 @@ def test_bad_rows_get_a_status_and_the_rest_go_on(an4_systems, scorer, tmp_path)
     assert set(arabic["wl_status"].drop(1)) == {"unsupported_language"}  # tiny.en: English
 
 
-def test_long_clip_is_scored_in_chunks(an4_clips, scorer):
-
+def test_long_clip_is_scored_in_chunks(an4_clips, scorer, tmp_path):
+    """AN4 clips joined into one file above 30 s: status split, the truth still wins."""
     clips = read_table(an4_clips, required=("dataset", "utt_id"))
-    samples = np.concatenate([sf.read(p, dtype="float32")[0] for p in clips["audio"]])
-    assert len(samples) > 16000 * 30 / 1.5  # ~40 s of AN4 at 12 clips... at least 20 s
-    while len(samples) <= 16000 * 30:
-        samples = np.concatenate([samples, samples])
+    while sum(sf.info(p).duration for p in clips["audio"]) <= 31:
         clips = pd.concat([clips, clips])
+    samples = np.concatenate([sf.read(p, dtype="float32")[0] for p in clips["audio"]])
+    sf.write(tmp_path / "long.wav", samples, 16000)
     reference = " ".join(clips["reference"])
-    texts = [scorer.prepare(reference), scorer.prepare(corrupt(reference) + " ERASE ENTER")]
-    truth, wrong = (s.stats() for s in scorer.score_clip(samples, texts, "en"))
-    assert truth[4] > 60 and truth[0] > wrong[0]
+    transcripts = pd.DataFrame(
+        {
+            "dataset": "long",
+            "utt_id": "joined",
+            "system": ["truth", "corrupted"],
+            "hypothesis": [reference, corrupt(reference) + " ERASE ENTER"],
+            "audio": str(tmp_path / "long.wav"),
+        }
+    )
+    features = feature_table(transcripts, proxy="truth")
+    out = add_likelihood(features, transcripts, scorer, default_language="en")
+    (row,) = out.itertuples()
+    assert row.wl_status == "split" and row.wl_tokens > 40
+    assert row.wl_mean_logprob_vs_proxy < 0 and row.wl_expected_errors_vs_proxy > 0
 
 
 def test_embed_cli_with_whisper_likelihood_on_thennal10(thennal10_table, tmp_path):

@@ -57,13 +57,14 @@ import logging
 import math
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
+from omegaconf import DictConfig
 from tqdm.auto import tqdm
 
 from werest.errors import ConfigError, InputError
@@ -451,7 +452,7 @@ def _log_statuses(status: pd.Series) -> None:
         log.warning("rows without a likelihood (see wl_status): %s", summary)
 
 
-def run_scorer(cfg: Mapping[str, Any], scorer: Scorer) -> pd.DataFrame:
+def run_scorer(cfg: DictConfig, scorer: Scorer) -> pd.DataFrame:
     """``werest embed embedder=whisper_likelihood``: add the columns and write the table."""
     from werest.features.agreement import AGREEMENT_FEATURES
     from werest.features.similarity import audio_policy

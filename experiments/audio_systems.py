@@ -11,7 +11,8 @@ Transcribes (``werest transcribe``, resumable: a rerun only does what is missing
 Then scores every (utterance, system) with ``embedder=whisper_likelihood`` (each system's proxy
 is the system ranked next to it on the references, as ``werest features`` picks it), and
 reports per system the true corpus WER (Whisper English normaliser), RTFx, the mean likelihood
-features, and for each pair of systems whether the audio ranks them like the truth.
+features, and for each pair of systems whether the audio ranks them like the truth (on average,
+scored as each other's proxy; and per utterance where their WERs differ: the pick rate).
 
 Empty hypotheses (a system that heard nothing) get no likelihood; in the system means they
 count as ``wl_expected_errors = 1`` (every word missed) and are left out of log-prob means.
@@ -145,9 +146,23 @@ def system_summary(transcripts: pd.DataFrame, scored: pd.DataFrame, name: str) -
     return summary.sort_values("wer")
 
 
-def pairwise(transcripts: pd.DataFrame, summary: pd.DataFrame, name: str) -> list[dict]:
+def pick_rate(scored: pd.DataFrame, truth: pd.DataFrame, a: str, b: str) -> tuple[float, int]:
+    """Over utterances where a's and b's true WER differ, the share where the higher mean
+    token log-prob belongs to the lower WER; and how many such utterances there are."""
+    rows = scored.merge(truth[[*FEATURE_KEY, "wer"]], on=list(FEATURE_KEY))
+    wide = rows.pivot_table(index="utt_id", columns="system", values=["wl_mean_logprob", "wer"])
+    logprob = wide["wl_mean_logprob"][a] - wide["wl_mean_logprob"][b]
+    wer = wide["wer"][a] - wide["wer"][b]
+    differ = (wer != 0) & logprob.notna() & wer.notna()
+    return float(((logprob[differ] > 0) == (wer[differ] < 0)).mean()), int(differ.sum())
+
+
+def pairwise(
+    transcripts: pd.DataFrame, summary: pd.DataFrame, scored: pd.DataFrame, name: str
+) -> list[dict]:
     """For each system pair, scored as each other's proxy: does the audio pick the better one?"""
     results = []
+    truth = score_utterances(transcripts)
     for a, b in itertools.combinations(summary.index, 2):
         pair = pair_likelihood(transcripts, a, b, name)
         both = pair[pair["wl_mean_logprob_vs_proxy"].notna()]
@@ -155,6 +170,7 @@ def pairwise(transcripts: pd.DataFrame, summary: pd.DataFrame, name: str) -> lis
         diff = float(a_rows["wl_mean_logprob_vs_proxy"].mean())
         diff_err = float(a_rows["wl_expected_errors_vs_proxy"].mean())
         truly_a_better = summary.loc[a, "wer"] < summary.loc[b, "wer"]
+        rate, differing = pick_rate(scored, truth, a, b)
         results.append(
             {
                 "a": a,
@@ -166,6 +182,8 @@ def pairwise(transcripts: pd.DataFrame, summary: pd.DataFrame, name: str) -> lis
                 "expected_errors_a_minus_b": diff_err,
                 "logprob_ranks_correctly": bool((diff > 0) == truly_a_better),
                 "expected_errors_rank_correctly": bool((diff_err < 0) == truly_a_better),
+                "utterances_wer_differs": differing,
+                "utterance_pick_rate": rate,
             }
         )
     return results
@@ -179,7 +197,7 @@ def report(sections: list[tuple[str, pd.DataFrame, list[dict], float]]) -> str:
         table = summary.copy()
         table["wer"] = (100 * table["wer"]).round(1)
         lines += [table.round(3).to_markdown(), ""]
-        lines += [f"Likelihood scoring (features of every system and proxy): {seconds:.1f} s", ""]
+        lines += [f"Likelihood scoring this run (cached pairs not rescored): {seconds:.1f} s", ""]
         lines += [pd.DataFrame(pairs).round(3).to_markdown(index=False), ""]
     return "\n".join(lines)
 
@@ -196,7 +214,7 @@ def main() -> None:
         transcripts = read_table(path)
         scored, seconds = likelihood(path, name)
         summary = system_summary(transcripts, scored, name)
-        pairs = pairwise(transcripts, summary, name)
+        pairs = pairwise(transcripts, summary, scored, name)
         sections.append((name, summary, pairs, seconds))
         print(summary.round(3).to_string())
         print(pd.DataFrame(pairs).round(3).to_string())

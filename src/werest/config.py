@@ -171,6 +171,9 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "default_language": Setting(str, nullable=True),
         "cache_dir": _OPTIONAL_PATH,
         "embedder.batch_size": _POSITIVE,
+        "embedder.cpu_threads": _WHOLE,
+        "embedder.chunk_seconds": _SECONDS,
+        "embedder.text_form": Setting(str, choices=("sentence", "lower", "raw")),
     },
     "transcribe": {
         **_COMMON,
@@ -181,6 +184,10 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "chunk_size": _POSITIVE,
         "audio_suffixes": Setting("list"),
         "asr.batch_size": _POSITIVE,
+        "asr.beam_size": _POSITIVE,
+        "asr.cpu_threads": _WHOLE,
+        "asr.vad_filter": Setting(bool),
+        "asr.word_timestamps": Setting(bool),
     },
     "estimate": {
         **_COMMON,

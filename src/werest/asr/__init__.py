@@ -9,6 +9,9 @@
                                ``etc/an4.dic``: a domain-tuned second system
 ``transformers``               any Hugging Face ASR checkpoint via ``pipeline(...)``
                                (the ``[asr]`` extra), default ``openai/whisper-tiny``
+``faster_whisper``             Whisper via faster-whisper/CTranslate2 (the ``[audio]`` extra,
+                               no torch), default the bundled tiny.en; Whisper's confidences
+                               as extra columns
 =============================  ===============================================================
 
 A backend is a :class:`~werest.asr.base.Transcriber`, built from its config's ``_target_``.

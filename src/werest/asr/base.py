@@ -32,6 +32,10 @@ class Transcriber(Protocol):
     (1 for a per-file decoder). Transcripts are the recogniser's own words (case and spelling
     as it emits them; normalisation happens at scoring time) with its markup removed
     (sentence markers, silences, noise fillers); ``""`` when it recognised nothing.
+
+    Optionally a backend also has ``transcribe_detailed(audio) -> list[dict]``: per waveform
+    ``{"hypothesis": text, column: value, ...}``; ``werest transcribe`` then stores the extra
+    columns (numbers, or JSON text) with each row.
     """
 
     name: str

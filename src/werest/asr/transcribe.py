@@ -17,7 +17,9 @@ Output (``out``, any table format)
     utterance's other columns (``reference, audio, speaker``...), ``duration`` (seconds of
     decoded audio) and ``processing_seconds`` (the backend's wall-clock time for the clip: a
     batch's time shared equally by its clips; audio decoding and resampling excluded, as in
-    the Open ASR Leaderboard).
+    the Open ASR Leaderboard). A backend with ``transcribe_detailed`` adds its own per-utterance
+    columns (``asr=faster_whisper``: ``asr_avg_logprob``, ``asr_no_speech_prob``,
+    ``asr_compression_ratio``, ``asr_words``).
 
 Beside it
     ``<out>.rtfx.json``: per system (one entry per system ever transcribed into ``out``)
@@ -41,7 +43,7 @@ import logging
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +52,7 @@ import pandas as pd
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from tqdm.auto import tqdm
 
-from werest.asr.base import Transcriber, build_transcriber
+from werest.asr.base import SAMPLE_RATE, Transcriber, build_transcriber
 from werest.config import first_line
 from werest.errors import ConfigError, InputError, WerestError
 from werest.features.audio import AudioPolicy, LoadedAudio, load_audio
@@ -190,6 +192,40 @@ class ClipResult:
     seconds: float = float("nan")
     status: str = "ok"
     message: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def recognise(transcriber: Transcriber, segments: Sequence[np.ndarray]) -> list[dict[str, Any]]:
+    """Per segment ``{"hypothesis": text, ...}``: a backend with ``transcribe_detailed`` adds
+    its own per-utterance columns (faster-whisper's confidences); others give the text only."""
+    detailed = getattr(transcriber, "transcribe_detailed", None)
+    if detailed is not None:
+        return [dict(d) for d in detailed(segments)]
+    return [{"hypothesis": text} for text in transcriber.transcribe(segments)]
+
+
+def merge_details(details: Sequence[dict[str, Any]], lengths: Sequence[int]) -> dict[str, Any]:
+    """One clip's columns from its segments': numbers weighted by segment length, word lists
+    (JSON ``[word, start, end, p]``) joined with each segment's start time added."""
+    if len(details) == 1:
+        return {k: v for k, v in details[0].items() if k != "hypothesis"}
+    merged: dict[str, Any] = {}
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]) / SAMPLE_RATE
+    for key in sorted({k for d in details for k in d} - {"hypothesis"}):
+        values = [d.get(key) for d in details]
+        if key == "asr_words":
+            words = [
+                [w[0], round(w[1] + off, 3), round(w[2] + off, 3), w[3]]
+                for value, off in zip(values, offsets, strict=True)
+                for w in json.loads(value or "[]")
+            ]
+            merged[key] = json.dumps(words)
+        else:
+            numbers = np.array([np.nan if v is None else float(v) for v in values])
+            ok = np.isfinite(numbers)
+            weights = np.asarray(lengths, dtype=float)[ok]
+            merged[key] = float(np.average(numbers[ok], weights=weights)) if ok.any() else np.nan
+    return merged
 
 
 def transcribe_clips(transcriber: Transcriber, clips: Sequence[LoadedAudio]) -> list[ClipResult]:
@@ -201,7 +237,7 @@ def transcribe_clips(transcriber: Transcriber, clips: Sequence[LoadedAudio]) -> 
     segments = [segment for clip in clips for segment in clip.segments]
     started = time.perf_counter()
     try:
-        texts = transcriber.transcribe(segments)
+        outputs = recognise(transcriber, segments)
     except WerestError:
         raise
     except Exception as error:
@@ -210,13 +246,19 @@ def transcribe_clips(transcriber: Transcriber, clips: Sequence[LoadedAudio]) -> 
         log.warning("%s: the ASR backend failed: %s", clips[0].path, first_line(error))
         return [ClipResult(None, status="asr_error", message=first_line(error))]
     elapsed = time.perf_counter() - started
-    if len(texts) != len(segments):
-        raise ConfigError(f"asr: {transcriber!r} gave {len(texts)} texts for {len(segments)} clips")
+    if len(outputs) != len(segments):
+        raise ConfigError(
+            f"asr: {transcriber!r} gave {len(outputs)} texts for {len(segments)} clips"
+        )
     results, start = [], 0
     for clip in clips:
         count = len(clip.segments)
-        text = " ".join(t.strip() for t in texts[start : start + count] if t and t.strip())
-        results.append(ClipResult(text, elapsed / len(clips)))
+        parts = outputs[start : start + count]
+        texts = [str(p.get("hypothesis") or "").strip() for p in parts]
+        details = merge_details(parts, [len(s) for s in clip.segments])
+        results.append(
+            ClipResult(" ".join(t for t in texts if t), elapsed / len(clips), details=details)
+        )
         start += count
     return results
 
@@ -258,6 +300,9 @@ def rows_for(
     rows.insert(3, "hypothesis", [r.hypothesis for r in results if r.hypothesis is not None])
     rows["duration"] = np.asarray(durations, dtype=float)[ok]
     rows["processing_seconds"] = [r.seconds for r in results if r.hypothesis is not None]
+    details = pd.DataFrame([r.details for r in results if r.hypothesis is not None])
+    for column in details.columns:
+        rows[column] = details[column].to_numpy()
     failed = chunk.loc[~ok, [c for c in (*UTTERANCE, "audio") if c in chunk.columns]].copy()
     failed.insert(2, "system", system)
     failed["asr_status"] = [r.status for r in results if r.hypothesis is None]

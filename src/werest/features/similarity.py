@@ -636,6 +636,23 @@ def build_embedder(cfg: DictConfig) -> Embedder:
     return instantiate_checked(cfg, Embedder, "embedder")
 
 
+def likelihood_scorer(cfg: DictConfig) -> Any:
+    """The :class:`werest.features.likelihood.Scorer` that ``cfg`` builds, or None when its
+    ``_target_`` is not a Scorer class (an :class:`Embedder`, built by :func:`build_embedder`)."""
+    from hydra.utils import get_class
+
+    from werest.config import instantiate_checked
+    from werest.features.likelihood import Scorer
+
+    try:
+        target = get_class(str(cfg.get("_target_")))
+    except Exception:
+        return None  # build_embedder reports it
+    if not isinstance(target, type) or not issubclass(target, Scorer):
+        return None
+    return instantiate_checked(cfg, Scorer, "embedder")
+
+
 def audio_policy(cfg: DictConfig | Mapping[str, Any] | None) -> AudioPolicy:
     """An :class:`AudioPolicy` from a config node (unknown keys are a ConfigError)."""
     values = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else cfg
@@ -650,6 +667,11 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     from werest.features.agreement import AGREEMENT_FEATURES
     from werest.table import read_table, write_table
 
+    scorer = likelihood_scorer(cfg.embedder)
+    if scorer is not None:  # embedder=whisper_likelihood: see werest.features.likelihood
+        from werest.features.likelihood import run_scorer
+
+        return run_scorer(cfg, scorer)
     numeric = (*AGREEMENT_FEATURES, "similarity", "audio_duration")
     features = read_table(cfg.input, required=tuple(KEY), numeric=numeric)
     transcripts = read_table(cfg.transcripts)

@@ -1,0 +1,482 @@
+"""Speech–text likelihood: how probable each system's hypothesis is under the audio.
+
+``werest embed embedder=whisper_likelihood`` adds, per (utterance, system) row of a feature
+table, what a Whisper model (CTranslate2, the ``[audio]`` extra; by default the bundled
+tiny.en) thinks of the hypothesis when it is *forced* to read it (teacher forcing with
+``ctranslate2.models.Whisper.align``): every token's probability given the audio and the
+tokens before it. Each clip is encoded once; all the texts of that clip are scored against the
+same encoder output, so an extra system costs one decoder pass, not one encoder pass.
+
+Columns (``wl_`` for Whisper likelihood):
+
+=============================  ===============================================================
+``wl_mean_logprob``            mean token log-probability
+``wl_min_logprob``             the least likely token's log-probability
+``wl_low_share``               share of tokens with p < 0.5
+``wl_expected_errors``         Σ over words of (1 − p(word)), p(word) = product of its tokens'
+                               probabilities, divided by the number of words: an expected
+                               word error rate under the model
+``wl_tokens``                  number of scored tokens
+``wl_mean_logprob_vs_proxy``,  the row's value minus the proxy's on the same audio (the
+``wl_expected_errors_vs_proxy`` feature table's ``proxy`` column). Agreement features are
+                               symmetric (the target against the proxy says as much as the
+                               proxy against the target); these say which of the two the
+                               audio favours.
+``wl_status``                  ``ok``, ``split`` (clip above 30 s, scored in chunks), an audio
+                               status (``missing``, ``unreadable``, ``too_short``...),
+                               ``no_audio``, ``no_hypothesis``, ``empty_hypothesis`` (nothing
+                               to score: the features are NaN) or ``unsupported_language``
+=============================  ===============================================================
+
+Formatting. Whisper writes sentence case, punctuation and digits; hypotheses arrive upper
+case (AN4's dictionary), lower case (pocketsphinx's), or formatted (Whisper, commercial APIs).
+Scored as written, upper-case text is several nats per token less likely than the same words
+in sentence case, which would rank systems by their house style. So every text is scored in
+one form, ``text_form``: ``sentence`` (default: case-folded, punctuation other than
+apostrophes removed, first letter capitalised), ``lower`` (the same without the capital) or
+``raw`` (as written). Digits are kept as the system wrote them: turning ``9169`` into words or
+back is ambiguous (``nine one six nine`` / ``ninety-one sixty-nine``), and the ``_vs_proxy``
+columns carry the remaining style difference between the two systems.
+
+Long clips. Whisper sees 30 s at a time. A longer clip is cut into the fewest equal chunks of
+at most ``chunk_seconds``; each text's words are shared out over the chunks in proportion to
+their duration and each part is scored on its chunk (status ``split``). Words near a cut can
+land in the wrong chunk and score low: the statistics of split rows are noisier.
+
+Cache. The statistics of a (clip, text) pair are stored in the content-keyed
+:class:`~werest.features.cache.EmbeddingCache` under the SHA-256 of the clip's bytes and of
+the formatted text, in a namespace naming the model, compute type, language, text form and
+audio policy: a rerun, or a new system on the same clips, scores only what is new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import logging
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import pandas as pd
+from omegaconf import DictConfig
+from tqdm.auto import tqdm
+
+from werest.errors import ConfigError, InputError
+from werest.features.audio import AudioPolicy, load_audio
+from werest.features.cache import EmbeddingCache, file_key, normalise_text
+
+log = logging.getLogger(__name__)
+
+KEY = ["dataset", "utt_id", "system"]
+UTTERANCE = ["dataset", "utt_id"]
+#: the cached statistics of one (clip, text), in this order
+STATS = ("wl_mean_logprob", "wl_min_logprob", "wl_low_share", "wl_expected_errors", "wl_tokens")
+DIFFS = ("wl_mean_logprob_vs_proxy", "wl_expected_errors_vs_proxy")
+LIKELIHOOD_FEATURES = (*STATS, *DIFFS)
+LIKELIHOOD_COLUMNS = (*LIKELIHOOD_FEATURES, "wl_status")
+TEXT_FORMS = ("sentence", "lower", "raw")
+LOW_PROBABILITY = 0.5
+SAMPLE_RATE = 16_000
+
+_PUNCTUATION = re.compile(r"[^\w\s']|_", flags=re.UNICODE)
+
+
+def format_text(text: str, form: str = "sentence") -> str:
+    """``text`` in the scoring form (see the module doc): ``sentence``, ``lower`` or ``raw``."""
+    text = normalise_text(text)
+    if form == "raw":
+        return text
+    text = " ".join(_PUNCTUATION.sub(" ", unicodedata.normalize("NFKC", text).casefold()).split())
+    text = " ".join(word.strip("'") for word in text.split() if word.strip("'"))
+    if form == "sentence" and text:
+        text = text[0].upper() + text[1:]
+    return text
+
+
+@dataclass
+class TokenScores:
+    """One text scored on one clip: each token's probability and the word it belongs to."""
+
+    probs: np.ndarray
+    word_ids: np.ndarray
+
+    def stats(self) -> np.ndarray:
+        """The :data:`STATS` vector (NaN when there are no tokens)."""
+        if not len(self.probs):
+            return np.array([np.nan] * (len(STATS) - 1) + [0.0])
+        probs = np.clip(np.asarray(self.probs, dtype=np.float64), 1e-12, 1.0)
+        logp = np.log(probs)
+        word_logp = pd.Series(logp).groupby(self.word_ids).sum().to_numpy()
+        return np.array(
+            [
+                logp.mean(),
+                logp.min(),
+                float(np.mean(probs < LOW_PROBABILITY)),
+                float(np.mean(1.0 - np.exp(word_logp))),
+                float(len(probs)),
+            ]
+        )
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """Scores texts against one clip of speech (teacher forcing), for ``werest embed``.
+
+    ``score_clip`` takes a 16 kHz mono float32 waveform, the texts (already in the scorer's
+    text form) and an ISO 639-1 language; it returns one :class:`TokenScores` per text and
+    raises :class:`~werest.errors.ConfigError` for a language it cannot score. ``cache_name``
+    names what would serve ``lang``: equal names must mean equal scores (it keys the cache).
+    ``prepare`` puts a hypothesis into the form the scorer wants (:func:`format_text`).
+    """
+
+    def prepare(self, text: str) -> str: ...
+
+    def score_clip(
+        self, samples: np.ndarray, texts: Sequence[str], lang: str
+    ) -> list[TokenScores]: ...
+
+    def cache_name(self, lang: str) -> str: ...
+
+
+# --------------------------------------------------------------------------- Whisper
+
+
+def chunk_bounds(length: int, max_samples: int) -> list[tuple[int, int]]:
+    """The fewest equal (start, end) pieces of at most ``max_samples`` covering ``length``."""
+    count = max(1, math.ceil(length / max_samples))
+    edges = np.linspace(0, length, count + 1).round().astype(int)
+    return list(itertools.pairwise(edges.tolist()))
+
+
+def share_words(words: Sequence[str], weights: Sequence[float]) -> list[list[str]]:
+    """``words`` cut into ``len(weights)`` consecutive parts in proportion to ``weights``."""
+    cumulative = np.concatenate([[0.0], np.cumsum(weights)]) / float(np.sum(weights))
+    edges = (cumulative * len(words)).round().astype(int)
+    return [list(words[a:b]) for a, b in itertools.pairwise(edges)]
+
+
+class WhisperLikelihood:
+    """Whisper teacher forcing through CTranslate2 (``faster-whisper``'s model and tokenizer).
+
+    Parameters
+    ----------
+    model : str or None
+        A CTranslate2 Whisper folder; None: the bundled tiny.en (``[audio]`` extra).
+    device, compute_type, cpu_threads : str, str, int
+        As for ``asr=faster_whisper``.
+    text_form : str
+        ``sentence``, ``lower`` or ``raw``: how texts are formatted before scoring.
+    batch_size : int
+        Texts per ``align`` call (each call repeats the clip's encoder output this many times).
+    chunk_seconds : float
+        Longest audio piece scored at once (Whisper's window is 30 s).
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        device: str = "cpu",
+        compute_type: str = "int8",
+        cpu_threads: int = 2,
+        text_form: str = "sentence",
+        batch_size: int = 16,
+        chunk_seconds: float = 30.0,
+    ) -> None:
+        from werest.asr.faster_whisper_asr import load_whisper, whisper_model_path
+
+        if text_form not in TEXT_FORMS:
+            raise ConfigError(f"embedder.text_form={text_form!r}: one of {', '.join(TEXT_FORMS)}")
+        if int(batch_size) < 1 or not 0 < float(chunk_seconds) <= 30:
+            raise ConfigError("embedder.batch_size must be >= 1 and 0 < chunk_seconds <= 30")
+        self.path = whisper_model_path(model, "embedder.model")
+        self.compute_type = str(compute_type)
+        self.text_form = text_form
+        self.batch_size = int(batch_size)
+        self.chunk_samples = int(float(chunk_seconds) * SAMPLE_RATE)
+        self._whisper = load_whisper(self.path, device, self.compute_type, cpu_threads, "embedder")
+        self._tokenizers: dict[str, Any] = {}
+        weights = self.path / "model.bin"
+        digest = hashlib.sha256(f"{weights.stat().st_size}:{weights.stat().st_mtime_ns}".encode())
+        self._identity = f"{self.path.name}:{digest.hexdigest()[:12]}:{self.compute_type}"
+
+    def prepare(self, text: str) -> str:
+        """``text`` in this scorer's ``text_form``."""
+        return format_text(text, self.text_form)
+
+    def cache_name(self, lang: str) -> str:
+        self._tokenizer(lang)  # an unsupported language raises here, before any work
+        return f"whisper-likelihood:{self._identity}:{lang}:{self.text_form}"
+
+    def _tokenizer(self, lang: str) -> Any:
+        if lang not in self._tokenizers:
+            from faster_whisper.tokenizer import _LANGUAGE_CODES, Tokenizer
+
+            multilingual = self._whisper.model.is_multilingual
+            if (not multilingual and lang != "en") or lang not in _LANGUAGE_CODES:
+                kind = "an English-only" if not multilingual else "a"
+                raise ConfigError(f"{self.path.name} is {kind} Whisper model: no language {lang!r}")
+            self._tokenizers[lang] = Tokenizer(
+                self._whisper.hf_tokenizer, multilingual, task="transcribe", language=lang
+            )
+        return self._tokenizers[lang]
+
+    def score_clip(self, samples: np.ndarray, texts: Sequence[str], lang: str) -> list[TokenScores]:
+        """Score every text on the clip: one encoder pass per ≤30 s chunk, batched decoding."""
+        tokenizer = self._tokenizer(lang)
+        samples = np.asarray(samples, dtype=np.float32)
+        bounds = chunk_bounds(len(samples), self.chunk_samples)
+        parts = [share_words(t.split(), [b - a for a, b in bounds]) for t in texts]
+        probs: list[list[float]] = [[] for _ in texts]
+        word_ids: list[list[int]] = [[] for _ in texts]
+        for index, (start, end) in enumerate(bounds):
+            encoded, frames = self._encode(samples[start:end])
+            todo = [i for i in range(len(texts)) if parts[i][index]]
+            for batch in _batches(todo, self.batch_size):
+                tokens, owners = [], []
+                for i in batch:
+                    offset = sum(len(p) for p in parts[i][:index])
+                    ids = [tokenizer.encode(" " + word) for word in parts[i][index]]
+                    tokens.append([t for word in ids for t in word])
+                    owners.append([offset + w for w, word in enumerate(ids) for _ in word])
+                for i, scored, owner in zip(
+                    batch, self._align(encoded, frames, tokenizer, tokens), owners, strict=True
+                ):
+                    probs[i].extend(scored)
+                    word_ids[i].extend(owner)
+        return [
+            TokenScores(np.asarray(p, dtype=np.float64), np.asarray(w, dtype=np.int64))
+            for p, w in zip(probs, word_ids, strict=True)
+        ]
+
+    def _encode(self, samples: np.ndarray) -> tuple[np.ndarray, int]:
+        from faster_whisper.audio import pad_or_trim
+
+        features = self._whisper.feature_extractor(samples)
+        frames = int(features.shape[-1])
+        encoded = self._whisper.encode(pad_or_trim(features))
+        return np.asarray(encoded), frames
+
+    def _align(
+        self, encoded: np.ndarray, frames: int, tokenizer: Any, tokens: list[list[int]]
+    ) -> list[list[float]]:
+        import ctranslate2
+
+        batch = ctranslate2.StorageView.from_array(
+            np.ascontiguousarray(np.repeat(encoded, len(tokens), axis=0))
+        )
+        start = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
+        results = self._whisper.model.align(batch, start, tokens, [frames] * len(tokens))
+        return [list(result.text_token_probs) for result in results]
+
+    def __repr__(self) -> str:
+        return f"WhisperLikelihood(model={str(self.path)!r}, text_form={self.text_form!r})"
+
+
+def _batches(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
+    return [items[start : start + size] for start in range(0, len(items), size)]
+
+
+# --------------------------------------------------------------------------- the features
+
+
+def _rows(features: pd.DataFrame, transcripts: pd.DataFrame, text_column: str) -> pd.DataFrame:
+    """The (utterance, system) pairs to score: every row's system and its proxy."""
+    pairs = [features[KEY]]
+    if "proxy" in features.columns:
+        proxies = features[[*UTTERANCE, "proxy"]].dropna(subset=["proxy"])
+        pairs.append(proxies.rename(columns={"proxy": "system"}))
+    wanted = pd.concat(pairs, ignore_index=True).drop_duplicates(KEY)
+    wanted["system"] = wanted["system"].astype(str)
+    texts = transcripts[[*KEY, text_column]].drop_duplicates(KEY)
+    texts = texts.rename(columns={text_column: "text"})
+    return wanted.merge(texts, on=KEY, how="left", validate="one_to_one")
+
+
+def _languages(transcripts: pd.DataFrame, default_language: str | None) -> pd.DataFrame:
+    if "audio" not in transcripts.columns:
+        raise InputError("the transcripts table has no 'audio' column", column="audio")
+    columns = [*UTTERANCE, "audio"] + (["language"] if "language" in transcripts else [])
+    clips = transcripts[columns].dropna(subset=["audio"]).drop_duplicates(UTTERANCE).copy()
+    if "language" not in clips:
+        clips["language"] = default_language
+    elif default_language is not None:
+        clips["language"] = clips["language"].fillna(default_language)
+    if clips["language"].isna().any():
+        raise InputError("rows without a language and no default_language set", column="language")
+    clips["audio"] = clips["audio"].astype(str)
+    return clips
+
+
+def score_pairs(
+    pairs: pd.DataFrame,
+    scorer: Scorer,
+    cache: EmbeddingCache,
+    policy: AudioPolicy,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:data:`STATS` and a status for each row of ``pairs`` (``audio``, ``language``,
+    ``text`` per (utterance, system)); clip by clip, cached by content."""
+    stats = np.full((len(pairs), len(STATS)), np.nan)
+    status = np.full(len(pairs), "pending", dtype=object)
+    status[pairs["audio"].isna().to_numpy()] = "no_audio"
+    status[(status == "pending") & pairs["text"].isna().to_numpy()] = "no_hypothesis"
+    forms = pairs["text"].fillna("").astype(str).map(scorer.prepare)
+    status[(status == "pending") & (forms == "").to_numpy()] = "empty_hypothesis"
+    todo = pairs[status == "pending"]
+    groups = list(todo.groupby(["audio", "language"], sort=True))
+    with tqdm(total=len(groups), desc="whisper likelihood", unit="clip", disable=None) as bar:
+        for (path, lang), group in groups:
+            _score_group(str(path), str(lang), group, forms, scorer, cache, policy, stats, status)
+            bar.update(1)
+    return stats, status
+
+
+def _score_group(
+    path: str,
+    lang: str,
+    group: pd.DataFrame,
+    forms: pd.Series,
+    scorer: Scorer,
+    cache: EmbeddingCache,
+    policy: AudioPolicy,
+    stats: np.ndarray,
+    status: np.ndarray,
+) -> None:
+    index = group.index.to_numpy()
+    try:
+        namespace = f"{scorer.cache_name(lang)}|{policy.signature()}"
+    except ConfigError as error:
+        log.debug("%s: %s", path, error)
+        status[index] = "unsupported_language"
+        return
+    try:
+        audio_key = file_key(path)
+    except OSError as error:
+        status[index] = "missing" if not Path(path).exists() else "unreadable"
+        log.debug("%s: %s", path, error)
+        return
+    keys = {i: _pair_key(audio_key, forms[i]) for i in index}
+    hits = cache.get_many(namespace, set(keys.values()))
+    missing = sorted({forms[i] for i in index if keys[i] not in hits})
+    split = _duration(path) > getattr(scorer, "chunk_samples", math.inf) / SAMPLE_RATE
+    if missing:
+        clip = load_audio(path, policy)
+        if not clip.status.usable:
+            status[index] = str(clip.status)
+            return
+        samples = np.concatenate(clip.segments)
+        scored = scorer.score_clip(samples, missing, lang)
+        vectors = np.stack([s.stats() for s in scored])
+        new_keys = [_pair_key(audio_key, text) for text in missing]
+        cache.put_many(namespace, new_keys, vectors)
+        hits.update(zip(new_keys, vectors, strict=True))
+    for i in index:
+        stats[i] = hits[keys[i]]
+        status[i] = "split" if split else "ok"
+
+
+def _duration(path: str) -> float:
+    """The clip's duration from its header (0 when unknown): cheap on cache hits."""
+    import soundfile as sf
+
+    try:
+        return float(sf.info(path).duration)
+    except Exception:
+        return 0.0
+
+
+def _pair_key(audio_key: str, text: str) -> str:
+    return hashlib.sha256(f"{audio_key}|{text}".encode()).hexdigest()
+
+
+def add_likelihood(
+    features: pd.DataFrame,
+    transcripts: pd.DataFrame,
+    scorer: Scorer,
+    cache: EmbeddingCache | None = None,
+    policy: AudioPolicy | None = None,
+    text_column: str = "hypothesis",
+    default_language: str | None = None,
+) -> pd.DataFrame:
+    """A copy of ``features`` with the :data:`LIKELIHOOD_COLUMNS` (replaced if present).
+
+    ``transcripts`` gives each system's text and each utterance's ``audio`` (and
+    ``language``); the proxy's text is scored too when ``features`` has a ``proxy`` column.
+    """
+    missing = [c for c in KEY if c not in features.columns]
+    if missing:
+        raise InputError(f"the feature table lacks {missing}", column=missing[0])
+    if text_column not in transcripts.columns:
+        raise InputError("missing text column", column=text_column)
+    pairs = _rows(features, transcripts, text_column)
+    pairs = pairs.merge(_languages(transcripts, default_language), on=UTTERANCE, how="left")
+    stats, status = score_pairs(
+        pairs, scorer, cache or EmbeddingCache(None), policy or AudioPolicy()
+    )
+    scored = pairs[KEY].copy()
+    scored[list(STATS)] = stats
+    scored["wl_status"] = status.astype(str)
+    out = features.drop(columns=list(LIKELIHOOD_COLUMNS), errors="ignore").reset_index(drop=True)
+    out["system"] = out["system"].astype(str)
+    out = out.merge(scored, on=KEY, how="left", validate="many_to_one")
+    out = _add_proxy_differences(out, scored)
+    _log_statuses(out["wl_status"])
+    return out
+
+
+def _add_proxy_differences(out: pd.DataFrame, scored: pd.DataFrame) -> pd.DataFrame:
+    """``*_vs_proxy``: the row's statistic minus its proxy's on the same utterance."""
+    for column in DIFFS:
+        out[column] = np.nan
+    if "proxy" not in out.columns:
+        return out
+    proxy = scored[[*KEY, "wl_mean_logprob", "wl_expected_errors"]].rename(
+        columns={"system": "proxy", "wl_mean_logprob": "_p_mean", "wl_expected_errors": "_p_err"}
+    )
+    joined = out[[*UTTERANCE, "proxy"]].merge(proxy, on=[*UTTERANCE, "proxy"], how="left")
+    out["wl_mean_logprob_vs_proxy"] = out["wl_mean_logprob"].to_numpy() - joined["_p_mean"]
+    out["wl_expected_errors_vs_proxy"] = out["wl_expected_errors"].to_numpy() - joined["_p_err"]
+    return out
+
+
+def _log_statuses(status: pd.Series) -> None:
+    counts = status.value_counts()
+    summary = ", ".join(f"{value}: {count}" for value, count in counts.items())
+    log.info("whisper likelihood status: %s", summary)
+    if set(counts.index) - {"ok", "split"} and set(counts.index) & {"ok", "split"}:
+        log.warning("rows without a likelihood (see wl_status): %s", summary)
+
+
+def run_scorer(cfg: DictConfig, scorer: Scorer) -> pd.DataFrame:
+    """``werest embed embedder=whisper_likelihood``: add the columns and write the table."""
+    from werest.features.agreement import AGREEMENT_FEATURES
+    from werest.features.similarity import audio_policy
+    from werest.table import read_table, write_table
+
+    numeric = (*AGREEMENT_FEATURES, *LIKELIHOOD_FEATURES)
+    features = read_table(cfg.input, required=tuple(KEY), numeric=numeric)
+    transcripts = read_table(cfg.transcripts)
+    cache = EmbeddingCache(cfg.cache_dir) if cfg.get("cache_dir") else EmbeddingCache(None)
+    table = add_likelihood(
+        features,
+        transcripts,
+        scorer,
+        cache,
+        audio_policy(cfg.get("audio")),
+        text_column=cfg.get("text_column", "hypothesis"),
+        default_language=cfg.get("default_language"),
+    )
+    ok = int(table["wl_mean_logprob"].notna().sum())
+    if len(table) and not ok:
+        counts = table["wl_status"].value_counts()
+        summary = ", ".join(f"{status}: {count}" for status, count in counts.items())
+        raise InputError(f"no row got a likelihood: all {len(table)} failed ({summary})")
+    out = cfg.get("out") or cfg.input
+    write_table(table, out)
+    print(f"wrote {out}: {len(table)} rows, {ok} with a Whisper likelihood")
+    return table

@@ -216,6 +216,7 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "fairness.enabled": Setting(bool),
         "fairness.min_group_size": _POSITIVE,
         "fairness.alpha": Setting(float, minimum=0),
+        "title": Setting(str, nullable=True),
     },
     "demo": {**_COMMON, "input": _OPTIONAL_PATH, "model_path": _OPTIONAL_PATH},
 }

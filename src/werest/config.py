@@ -217,6 +217,8 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "fairness.min_group_size": _POSITIVE,
         "fairness.alpha": Setting(float, minimum=0),
         "title": Setting(str, nullable=True),
+        "fairness.model": Setting(str, choices=("glm", "glmm")),
+        "fairness.quadrature_nodes": _POSITIVE,
     },
     "demo": {**_COMMON, "input": _OPTIONAL_PATH, "model_path": _OPTIONAL_PATH},
 }

@@ -452,7 +452,12 @@ METRICS = [
     (
         "group WER",
         "Poisson model of each utterance's error count, log link, offset log(words), "
-        "the group as fixed effect: the group's rate standardised over the audited utterances.",
+        "the group as fixed effect: the group's rate standardised over the audited utterances. "
+        "fairness.model=glm: a Poisson GLM, the group effect tested by a cluster-robust "
+        "(speaker) Wald test, or a dispersion-scaled LRT without speakers; fairness.model=glmm "
+        "(the published model): a Poisson GLMM with a random intercept per speaker, fitted by "
+        "maximum likelihood (adaptive Gauss-Hermite quadrature), tested by the "
+        "likelihood-ratio test. The Fairness tab names the test each audit used.",
     ),
     (
         "paired test p",

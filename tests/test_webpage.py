@@ -94,7 +94,15 @@ def test_page_is_self_contained(board_dir):
     assert "<link" not in page and "@import" not in page
     assert not re.search(r"url\(\s*['\"]?(https?:|//)", page)  # SVG clip paths are url(#id)
     assert page.count("<svg") >= 3  # estimate vs truth, WER vs RTFx, fairness groups
-    for tab in ("Ranking", "Datasets", "Paired tests", "Fairness", "Latency", "Metrics"):
+    for tab in (
+        "Ranking",
+        "Datasets",
+        "Paired tests",
+        "Fairness",
+        "Latency",
+        "Language ID",
+        "Metrics",
+    ):
         assert f">{tab}</button>" in page
     assert "<title>toy &lt;board&gt;</title>" in page
     ranking = read_tables(page).tables["ranking"]
@@ -126,7 +134,14 @@ def test_chromium_renders_the_table_and_plots(board_dir):
     systems = {row[1] for row in dom.tables["ranking"][1:]}
     assert systems == set(toy_table()["system"])
     # the script ran: every tab but the first is hidden
-    assert dom.hidden == {"tab-datasets", "tab-pairs", "tab-fairness", "tab-latency", "tab-metrics"}
+    assert dom.hidden == {
+        "tab-datasets",
+        "tab-pairs",
+        "tab-fairness",
+        "tab-latency",
+        "tab-lid",
+        "tab-metrics",
+    }
     from PIL import Image
 
     image = np.asarray(Image.open(screenshot(page, board_dir / "shot.png")).convert("RGB"))

@@ -30,6 +30,8 @@ from ``processing_seconds``, or from the round-trip ``latency_ms`` of imported r
 Outputs (atomic): ``leaderboard.{md,csv,png,html}`` (the page: :mod:`werest.webpage`),
 ``datasets.csv``, ``pairs.csv``,
 ``descriptive.csv``, ``fairness_{summary,categories,groups,comparison}.csv`` (when audited),
+``lid_{accuracy,confusion,thresholds,confidence}.csv`` (when the table has ``language`` and
+``detected_language``: :mod:`werest.lid`),
 ``config.yaml``.
 """
 
@@ -49,6 +51,7 @@ from werest.errors import ConfigError, InputError
 from werest.estimate import choose_ranking, estimate_utterances, load_models
 from werest.fairness import FairnessSettings, audit, audit_frames, compare_audits
 from werest.features.agreement import STATUS_OK
+from werest.lid import LidReport, has_lid, lid_report
 from werest.stats import (
     RateSample,
     cohens_d,
@@ -85,6 +88,7 @@ class Leaderboard:
     descriptive: pd.DataFrame
     agreement: dict
     fairness: dict[str, pd.DataFrame]
+    lid: LidReport | None = None
 
 
 # --------------------------------------------------------------------------- inputs
@@ -443,7 +447,8 @@ def build(
     descriptive = descriptive_table(done, scored, table, list(board["system"]))
     audits = fairness_audits(done, scored, table, fairness) if fairness else {}
     board = add_faas(board, audits)
-    return Leaderboard(board, per_dataset, pairs, descriptive, agreement, audits)
+    lid = lid_report(table) if has_lid(table) else None
+    return Leaderboard(board, per_dataset, pairs, descriptive, agreement, audits, lid)
 
 
 def run(cfg: DictConfig) -> Leaderboard:
@@ -753,6 +758,13 @@ def write_outputs(result: Leaderboard, output_dir: Path, context: dict | None = 
         "descriptive.csv": result.descriptive,
     }
     frames |= {f"fairness_{name}.csv": frame for name, frame in result.fairness.items()}
+    if result.lid is not None:
+        frames |= {
+            "lid_accuracy.csv": result.lid.accuracy,
+            "lid_confusion.csv": result.lid.confusion,
+            "lid_thresholds.csv": result.lid.thresholds,
+            "lid_confidence.csv": result.lid.confidence,
+        }
     for name, frame in frames.items():
         with atomic_path(output_dir / name) as tmp:
             frame.to_csv(tmp, index=False)

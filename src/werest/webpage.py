@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from werest.table import atomic_path
+from werest.text import percent
 
 if TYPE_CHECKING:
     from werest.leaderboard import Leaderboard
@@ -112,6 +113,7 @@ TABS = [
     ("tab-pairs", "Paired tests"),
     ("tab-fairness", "Fairness"),
     ("tab-latency", "Latency"),
+    ("tab-lid", "Language ID"),
     ("tab-metrics", "Metrics"),
 ]
 
@@ -384,6 +386,43 @@ def _fairness_tab(result: Leaderboard) -> str:
     return "".join(parts)
 
 
+def _lid_tab(result: Leaderboard) -> str:
+    from werest.lid import confusion_matrix
+
+    lid = result.lid
+    if lid is None:
+        return (
+            '<p class="note">No language identification: the table has no '
+            "<code>language</code> and <code>detected_language</code> columns.</p>"
+        )
+    accuracy = lid.accuracy.assign(accuracy=lid.accuracy["accuracy"].map(percent))
+    parts = ["<h3>Accuracy per language (%)</h3>", html_table(accuracy, "lid-accuracy")]
+    if not lid.confidence.empty:
+        confidence = lid.confidence.copy()
+        for column in ("mean_confidence_right", "mean_confidence_wrong"):
+            confidence[column] = confidence[column].map(lambda v: _fixed(v, 3))
+        thresholds = lid.thresholds.assign(
+            coverage=lid.thresholds["coverage"].map(percent),
+            accuracy=lid.thresholds["accuracy"].map(percent),
+        )
+        parts += [
+            "<h3>Confidence of right and wrong predictions</h3>",
+            html_table(confidence),
+            "<h3>Accuracy above a confidence threshold (%), and the share kept</h3>",
+            html_table(thresholds),
+        ]
+    for system in sorted(lid.confusion["system"].unique()):
+        matrix = confusion_matrix(lid.confusion, system).reset_index()
+        matrix.columns = ["true \\ detected", *map(str, matrix.columns[1:])]
+        parts.append(f"<h3>Confusion: {html.escape(str(system))}</h3>")
+        parts.append(html_table(matrix, sortable=False))
+    return "".join(parts)
+
+
+def _fixed(value, digits: int) -> str:
+    return "" if value is None or pd.isna(value) else f"{value:.{digits}f}"
+
+
 def _latency_tab(result: Leaderboard) -> str:
     from werest.leaderboard import _descriptive_view
 
@@ -467,6 +506,14 @@ METRICS = [
     ("Δ pts", "A − B in WER points on the utterances both transcribed."),
     ("Cohen's d", "Difference of utterance WER means over the pooled SD (positive = A lower)."),
     ("mean, sd, ci_low/ci_high", "Utterance-level statistics with a 95 % t-interval of the mean."),
+    (
+        "LID accuracy",
+        "Share of utterances whose detected language equals the true language (codes "
+        "normalised: lower case, primary subtag, Whisper tokens and English names mapped to "
+        "ISO 639-1), per true language and overall; the confusion matrix counts utterances by "
+        "(true, detected). Selective accuracy at threshold t: accuracy among utterances whose "
+        "detection confidence is ≥ t; coverage: the share of them.",
+    ),
 ]
 
 
@@ -494,6 +541,7 @@ def render(result: Leaderboard, context: Mapping[str, object] | None = None) -> 
         "tab-pairs": _pairs_tab(result),
         "tab-fairness": _fairness_tab(result),
         "tab-latency": _latency_tab(result),
+        "tab-lid": _lid_tab(result),
         "tab-metrics": _metrics_tab(context),
     }
     nav = "".join(f'<button data-tab="{tab}">{html.escape(label)}</button>' for tab, label in TABS)

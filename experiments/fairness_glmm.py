@@ -1,21 +1,25 @@
 """The fairness audit with the published model (Poisson GLMM, per-speaker random intercept,
-likelihood-ratio test) against werest's GLM, from true and from estimated WER, on AfriSpeech.
+likelihood-ratio test) against werest's GLM, from true and from estimated WER, on AfriSpeech;
+and the leaderboard web page of the 25 systems.
 
-    PYTHONPATH=src .venv/bin/python experiments/fairness_glmm.py      # ~10 min on 2 cores
+    PYTHONPATH=src .venv/bin/python experiments/fairness_glmm.py      # ~20 min on 2 cores
 
 The same steps as
 
     werest import afrispeech ../shared/data/afrispeech --out outputs/afrispeech.parquet
-    werest leaderboard input=outputs/afrispeech.parquet \
-        'datasets=[afrispeech-test-clinical,afrispeech-test-general]' fairness.model=glm ...
-    werest leaderboard ... fairness.model=glmm ...
+    werest leaderboard input=outputs/afrispeech.parquet fairness.model=glmm \
+        'datasets=[afrispeech-test-clinical,afrispeech-test-general]' \
+        output_dir=experiments/results/leaderboard_afrispeech
+    werest leaderboard ... fairness.model=glm ...
 
-but with the label-free estimates computed once and both audits run on them. AfriSpeech's
+but with the label-free estimates computed once and the GLM audit run on them too. AfriSpeech's
 test split: 25 systems, two datasets (clinical, general), gender, age group, 108 accents and
 a speaker id per utterance (the shipped model never saw AfriSpeech). Every (dataset, system,
 category) is audited four ways: {GLM with the cluster-robust Wald test, GLMM with its LRT} ×
 {true WER, estimated WER}. Writes ``experiments/results/fairness_glmm.md`` and
-``fairness_glmm.csv`` (one row per cell with the four p-values and worst groups).
+``fairness_glmm.csv`` (one row per cell with the four p-values and worst groups), and the
+leaderboard outputs (``leaderboard.html`` and its screenshot ``leaderboard.png``... in
+``experiments/results/leaderboard_afrispeech/``).
 """
 
 from __future__ import annotations
@@ -26,28 +30,30 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import OmegaConf
 
-from werest.estimate import choose_ranking, estimate_utterances, load_models
+from werest.estimate import load_models
 from werest.fairness import FairnessSettings
-from werest.features.agreement import STATUS_OK
 from werest.importers import import_table
-from werest.leaderboard import fairness_audits, true_scores
+from werest.leaderboard import Bootstrap, build, fairness_audits, true_scores, write_outputs
 from werest.reports import markdown_table
+from werest.webpage import screenshot
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
 RESULTS = REPO / "experiments" / "results"
+PAGE = RESULTS / "leaderboard_afrispeech"
 DATASETS = ["afrispeech-test-clinical", "afrispeech-test-general"]
 ALPHA = 0.05
 
 
-def estimated_and_true(table: pd.DataFrame):
-    """(estimated utterances with status ok, true per-utterance errors)."""
+def leaderboard(table: pd.DataFrame):
+    """The GLMM leaderboard (written with its page) and the true per-utterance errors."""
     models = load_models(OmegaConf.create({"model_path": None}))
-    systems = sorted(table["system"].unique())
-    ranking = choose_ranking(models, table)
-    utterances = estimate_utterances(table, models, systems, ranking=ranking)
-    done = utterances[utterances["status"] == STATUS_OK]
-    return done, true_scores(table, models["wer"].normaliser)
+    settings = FairnessSettings(categories=("gender", "age", "accent"), model="glmm")
+    result = build(table, models, boot=Bootstrap(1000, 0.95, 0), fairness=settings)
+    context = {"title": "AfriSpeech-200 test: label-free werest estimates beside true WER"}
+    write_outputs(result, PAGE, context)
+    screenshot(PAGE / "leaderboard.html", PAGE / "screenshot.png", 1400, 2000)
+    return result, true_scores(table, models["wer"].normaliser)
 
 
 def audits(done, scored, table, model: str) -> pd.DataFrame:
@@ -106,8 +112,9 @@ def main() -> None:
     table = import_table("afrispeech", [SHARED / "afrispeech"])
     table = table[table["dataset"].isin(DATASETS)].reset_index(drop=True)
     started = time.perf_counter()
-    done, scored = estimated_and_true(table)
+    result, scored = leaderboard(table)
     estimate_seconds = time.perf_counter() - started
+    done = result.utterances
     glm, _, glm_seconds = audits(done, scored, table, "glm")
     glmm, tests, glmm_seconds = audits(done, scored, table, "glmm")
     cells = glm.merge(glmm, on=["dataset", "system", "category"])
@@ -143,7 +150,8 @@ def main() -> None:
         "(never trained on AfriSpeech). Command: `PYTHONPATH=src .venv/bin/python "
         "experiments/fairness_glmm.py`.",
         "",
-        f"Estimation {estimate_seconds:.0f} s; audits (true + estimated, every dataset and "
+        f"Leaderboard (estimation, tests, GLMM audits, page) {estimate_seconds:.0f} s; "
+        "audits (true + estimated, every dataset and "
         f"system): GLM {glm_seconds:.0f} s, GLMM {glmm_seconds:.0f} s "
         f"({len(sigma)} GLMM category fits with a speaker effect).",
         "",

@@ -89,6 +89,7 @@ class Leaderboard:
     agreement: dict
     fairness: dict[str, pd.DataFrame]
     lid: LidReport | None = None
+    utterances: pd.DataFrame | None = None  # the estimated utterances (status ok)
 
 
 # --------------------------------------------------------------------------- inputs
@@ -448,7 +449,7 @@ def build(
     audits = fairness_audits(done, scored, table, fairness) if fairness else {}
     board = add_faas(board, audits)
     lid = lid_report(table) if has_lid(table) else None
-    return Leaderboard(board, per_dataset, pairs, descriptive, agreement, audits, lid)
+    return Leaderboard(board, per_dataset, pairs, descriptive, agreement, audits, lid, done)
 
 
 def run(cfg: DictConfig) -> Leaderboard:

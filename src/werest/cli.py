@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("werest.training", "Fit the aWER regressor and write the model with its card."),
     "evaluate": ("werest.evaluation", "The four evaluation cases, baselines and ablation."),
     "demo": ("werest.demo", "Run the main job on the embedded example (no ../shared needed)."),
+    "segmentation": ("werest.segmentation", "Word-boundary P/R/F1, OS, R-value of word timings."),
 }
 
 

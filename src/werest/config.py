@@ -221,6 +221,13 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "fairness.quadrature_nodes": _POSITIVE,
     },
     "demo": {**_COMMON, "input": _OPTIONAL_PATH, "model_path": _OPTIONAL_PATH},
+    "segmentation": {
+        **_COMMON,
+        "reference": _PATH,
+        "hypothesis": _PATH,
+        "tolerance": _SECONDS,
+        "tier": Setting(str),
+    },
 }
 
 

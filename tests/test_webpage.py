@@ -13,7 +13,7 @@ import pytest
 from werest.cli import main
 from werest.webpage import chromium, html_table, screenshot
 
-from .test_leaderboard import toy_table
+from .test_leaderboard import models, toy_table  # noqa: F401  (the fixture)
 
 
 class TableReader(HTMLParser):
@@ -152,3 +152,16 @@ def test_chromium_renders_the_table_and_plots(board_dir):
     assert len(np.unique(image.reshape(-1, 3), axis=0)) > 100  # anti-aliased text and plots
     # below the header and the three-row table (~330 px) the plots are drawn, not blank
     assert inked[380:900].mean() > 0.01
+
+
+def test_page_without_references_or_timings(models):  # noqa: F811
+    from werest.leaderboard import Bootstrap, build
+    from werest.webpage import render
+
+    table = toy_table(24).drop(columns=["reference", "processing_seconds"])
+    page = render(build(table, models, boot=Bootstrap(20, 0.95, 0), fairness=None))
+    ranking = read_tables(page).tables["ranking"]
+    assert "true WER %" not in ranking[0] and "RTFx" not in ranking[0]
+    assert {row[1] for row in ranking[1:]} == {"good", "fair", "poor"}
+    assert page.count("<svg") == 1  # the estimates with their CIs; no RTFx plot
+    assert "No demographic column" in page

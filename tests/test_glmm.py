@@ -114,3 +114,18 @@ def test_glmm_accepts_quasi_counts():
 def test_settings_refuse_an_unknown_model():
     with pytest.raises(Exception, match=r"fairness\.model must be glm or glmm"):
         FairnessSettings(model="gee")
+
+
+def test_gradient_matches_finite_differences():
+    from scipy import optimize
+
+    from werest.glmm import _loglik_and_gradient
+
+    y, x, words, speaker, _ = simulated(seed=3, speakers=40, per_speaker=5)
+    codes = pd.factorize(speaker)[0]
+    args = (y, x.to_numpy(), np.log(words), codes, 40, 15)
+    for theta in ([-2.1, 0.2, -0.1, np.log(0.4)], [-1.5, 0.0, 0.5, np.log(1.5)]):
+        theta = np.asarray(theta)
+        analytic = _loglik_and_gradient(theta, *args)[1]
+        numeric = optimize.approx_fprime(theta, lambda t: _loglik_and_gradient(t, *args)[0], 1e-6)
+        assert analytic == pytest.approx(numeric, rel=1e-4, abs=1e-3)

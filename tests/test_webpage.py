@@ -142,6 +142,9 @@ def test_chromium_renders_the_table_and_plots(board_dir):
         "tab-lid",
         "tab-metrics",
     }
+    # a tab named in the address opens at load
+    fairness = read_tables(chromium(page, "--dump-dom", tab="tab-fairness"))
+    assert "tab-fairness" not in fairness.hidden and "tab-ranking" in fairness.hidden
     from PIL import Image
 
     image = np.asarray(Image.open(screenshot(page, board_dir / "shot.png")).convert("RGB"))

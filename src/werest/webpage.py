@@ -103,7 +103,9 @@ SCRIPT = """
     buttons.forEach(function(b){b.classList.toggle('active',b.dataset.tab===id);});
   }
   buttons.forEach(function(b){b.addEventListener('click',function(){show(b.dataset.tab);});});
-  if(buttons.length)show(buttons[0].dataset.tab);
+  var wanted=location.hash.slice(1);
+  if(wanted&&document.getElementById(wanted))show(wanted);
+  else if(buttons.length)show(buttons[0].dataset.tab);
 })();
 """
 
@@ -581,11 +583,12 @@ CHROMIUM_FLAGS = (
 )
 
 
-def chromium(page: Path, *arguments: str, timeout: float = 120.0) -> str:
+def chromium(page: Path, *arguments: str, tab: str | None = None, timeout: float = 120.0) -> str:
     """Run Debian's headless ``chromium`` on ``page`` (a throw-away profile); its stdout.
 
     Used to check the page in a real browser: ``--screenshot=PNG`` or ``--dump-dom`` (the DOM
-    after the page's scripts ran).
+    after the page's scripts ran). ``tab`` (``tab-fairness``...) opens that tab
+    (``page.html#tab-fairness``).
     """
     import shutil
     import subprocess
@@ -601,7 +604,7 @@ def chromium(page: Path, *arguments: str, timeout: float = 120.0) -> str:
                 *CHROMIUM_FLAGS,
                 f"--user-data-dir={profile}",
                 *arguments,
-                Path(page).resolve().as_uri(),
+                Path(page).resolve().as_uri() + (f"#{tab}" if tab else ""),
             ],
             capture_output=True,
             text=True,
@@ -613,7 +616,11 @@ def chromium(page: Path, *arguments: str, timeout: float = 120.0) -> str:
     return done.stdout
 
 
-def screenshot(page: Path, png: Path, width: int = 1400, height: int = 1800) -> Path:
-    """A PNG screenshot of ``page`` as headless chromium renders it."""
-    chromium(page, f"--screenshot={Path(png).resolve()}", f"--window-size={width},{height}")
+def screenshot(
+    page: Path, png: Path, width: int = 1400, height: int = 1800, tab: str | None = None
+) -> Path:
+    """A PNG screenshot of ``page`` (at ``tab``) as headless chromium renders it."""
+    chromium(
+        page, f"--screenshot={Path(png).resolve()}", f"--window-size={width},{height}", tab=tab
+    )
     return png

@@ -53,6 +53,8 @@ def leaderboard(table: pd.DataFrame):
     context = {"title": "AfriSpeech-200 test: label-free werest estimates beside true WER"}
     write_outputs(result, PAGE, context)
     screenshot(PAGE / "leaderboard.html", PAGE / "screenshot.png", 1400, 2000)
+    screenshot(PAGE / "leaderboard.html", PAGE / "screenshot_fairness.png", 1400, 2000,
+               tab="tab-fairness")  # fmt: skip
     return result, true_scores(table, models["wer"].normaliser)
 
 

@@ -674,8 +674,10 @@ def _fairness_markdown(fairness: dict[str, pd.DataFrame]) -> list[str]:
         "",
         "## Fairness audit",
         "",
-        "ASR-FAIRBENCH method (werest.fairness): Poisson GLM of utterance errors with "
-        "offset log(words); FAAS = 10·log10(overall score / WER as a fraction). `est` "
+        "ASR-FAIRBENCH method (werest.fairness): Poisson model of utterance errors with "
+        "offset log(words) (a GLM, or with fairness.model=glmm the published GLMM with a "
+        "per-speaker random intercept and its LRT; each category's test is in "
+        "fairness_categories.csv); FAAS = 10·log10(overall score / WER as a fraction). `est` "
         "uses the estimated error count pred·n̂ and length n̂.",
         "",
         markdown_table(fairness_view(fairness["summary"])),

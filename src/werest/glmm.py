@@ -192,7 +192,7 @@ def fit_poisson_glmm(
             jac=analytic,
             method="L-BFGS-B",
             bounds=bounds,
-            options={"maxiter": 500, "ftol": 1e-12, "gtol": 1e-7},
+            options={"maxiter": 500, "ftol": 1e-11, "gtol": 1e-6},
         )
     beta, sigma = result.x[:-1], float(np.exp(result.x[-1]))
     eta = offset + design @ beta

@@ -143,6 +143,9 @@ def test_output_carries_the_utterance_and_records_rtfx(both_systems, utterances)
         assert record["audio_seconds"] == pytest.approx(rows["duration"].sum(), abs=1e-3)
         expected = rows["duration"].sum() / rows["processing_seconds"].sum()
         assert record["rtfx"] == pytest.approx(expected, abs=0.01)
+        resources = record["resources"]  # psutil's measurements of the run
+        assert resources["cpu_seconds"] > 0 and resources["rss_mb_peak"] > 0
+        assert resources["peak_memory_mb"] >= resources["rss_mb_peak"] - 1
     assert both_systems.with_name(f"{both_systems.name}.config.yaml").is_file()
     assert not both_systems.with_name(f"{both_systems.name}.failed.csv").exists()
 

@@ -95,7 +95,21 @@ def test_latency_and_rtfx():
     timing = latency(rows)
     assert timing["rtfx"] == 3.0 and timing["n_timed"] == 2
     assert timing["latency_mean"] == 1.0 and timing["latency_p95"] == 1.0
+    assert timing["latency_p50"] == 1.0 and timing["throughput"] == 1.0  # 2 utts in 2 s
+    slow = pd.DataFrame({"duration": [1.0, 2.0, 4.0, 8.0], "processing_seconds": [2, 2, 1, 1]})
+    assert latency(slow)["rtf_le_1"] == 0.75  # 2 s for 1 s of audio is slower than real time
+    assert latency(slow)["latency_p50"] == 1.5
     assert math.isnan(latency(rows.drop(columns="duration"))["rtfx"])
+
+
+def test_round_trip_latency_stands_in_for_processing_time():
+    from werest.leaderboard import timed
+
+    rows = pd.DataFrame({"duration": [2.0, 4.0], "latency_ms": [500.0, 1500.0]})
+    assert list(timed(rows)["processing_seconds"]) == [0.5, 1.5]
+    assert latency(timed(rows))["rtfx"] == 3.0
+    own = rows.assign(processing_seconds=[0.25, np.nan])  # werest's own timing wins
+    assert list(timed(own)["processing_seconds"]) == [0.25, 1.5]
 
 
 # --------------------------------------------------------------------------- the command
@@ -196,6 +210,7 @@ def test_command_writes_every_output(tmp_path):
         "leaderboard.md",
         "leaderboard.csv",
         "leaderboard.png",
+        "leaderboard.html",
         "pairs.csv",
         "descriptive.csv",
         "datasets.csv",

@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "convert-model": ("werest.convert", "Convert an old pickle model you trust to skops."),
     "evaluate": ("werest.evaluation", "The four evaluation cases, baselines and ablation."),
     "demo": ("werest.demo", "Run the main job on the embedded example (no ../shared needed)."),
+    "segmentation": ("werest.segmentation", "Word-boundary P/R/F1, OS, R-value of word timings."),
 }
 
 

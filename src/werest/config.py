@@ -234,6 +234,9 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "fairness.enabled": Setting(bool),
         "fairness.min_group_size": _POSITIVE,
         "fairness.alpha": Setting(float, minimum=0),
+        "title": Setting(str, nullable=True),
+        "fairness.model": Setting(str, choices=("glm", "glmm")),
+        "fairness.quadrature_nodes": _POSITIVE,
     },
     "demo": {**_COMMON, "input": _OPTIONAL_PATH, "model_path": _OPTIONAL_PATH},
     "convert-model": {
@@ -241,6 +244,13 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "model_path": _PATH,
         "trust_model": Setting(bool),
         "out": _OPTIONAL_PATH,
+    },
+    "segmentation": {
+        **_COMMON,
+        "reference": _PATH,
+        "hypothesis": _PATH,
+        "tolerance": _SECONDS,
+        "tier": Setting(str),
     },
 }
 

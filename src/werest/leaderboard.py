@@ -23,8 +23,15 @@ utterance come from the ``duration`` and ``processing_seconds`` columns ``werest
 writes. With demographic columns (``fairness.categories``), :mod:`werest.fairness` audits each
 system from true and from estimated WER, side by side.
 
-Outputs (atomic): ``leaderboard.{md,csv,png}``, ``datasets.csv``, ``pairs.csv``,
+RTFx, latency p50/p95/mean, the share of utterances faster than real time and throughput come
+from ``processing_seconds``, or from the round-trip ``latency_ms`` of imported results
+(mu-bench). FAAS label-free and true per system is the mean over its audited datasets.
+
+Outputs (atomic): ``leaderboard.{md,csv,png,html}`` (the page: :mod:`werest.webpage`),
+``datasets.csv``, ``pairs.csv``,
 ``descriptive.csv``, ``fairness_{summary,categories,groups,comparison}.csv`` (when audited),
+``lid_{accuracy,confusion,thresholds,confidence}.csv`` (when the table has ``language`` and
+``detected_language``: :mod:`werest.lid`),
 ``config.yaml``.
 """
 
@@ -44,6 +51,7 @@ from werest.errors import ConfigError, InputError
 from werest.estimate import check_normaliser, choose_ranking, estimate_utterances, load_models
 from werest.fairness import FairnessSettings, audit, audit_frames, compare_audits
 from werest.features.agreement import STATUS_OK
+from werest.lid import LidReport, has_lid, lid_report
 from werest.stats import (
     RateSample,
     cohens_d,
@@ -80,6 +88,8 @@ class Leaderboard:
     descriptive: pd.DataFrame
     agreement: dict
     fairness: dict[str, pd.DataFrame]
+    lid: LidReport | None = None
+    utterances: pd.DataFrame | None = None  # the estimated utterances (status ok)
 
 
 # --------------------------------------------------------------------------- inputs
@@ -267,29 +277,56 @@ def descriptive_table(
             measures |= {"true_wer": mine["wer"], "true_cer": mine["cer"]}
         for measure, values in measures.items():
             rows.append({"system": system, "measure": measure, **describe(values)})
-        timing = latency(table[table["system"] == system])
+        timing = latency(timed(table[table["system"] == system]))
         if timing["n_timed"]:
             rows.append(
                 {
                     "system": system,
                     "measure": "latency_s",
-                    **describe(table.loc[table["system"] == system, "processing_seconds"]),
+                    **describe(timed(table[table["system"] == system])["processing_seconds"]),
+                    "p50": timing["latency_p50"],
                     "p95": timing["latency_p95"],
                     "rtfx": timing["rtfx"],
+                    "rtf_le_1": timing["rtf_le_1"],
+                    "throughput": timing["throughput"],
                 }
             )
     return pd.DataFrame(rows)
 
 
+TIMING_COLUMNS = ["rtfx", "latency_mean", "latency_p50", "latency_p95", "rtf_le_1", "throughput"]
+
+
+def timed(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with ``processing_seconds`` from imported round-trip ``latency_ms`` (mu-bench)
+    where ``werest transcribe``'s own timings are absent."""
+    if "latency_ms" not in table.columns:
+        return table
+    from_latency = pd.to_numeric(table["latency_ms"], errors="coerce") / 1000.0
+    if "processing_seconds" not in table.columns:
+        return table.assign(processing_seconds=from_latency)
+    return table.assign(processing_seconds=table["processing_seconds"].fillna(from_latency))
+
+
 def add_timings(board: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
-    """RTFx and latency columns where the table records transcription times."""
+    """RTFx, latency and real-time columns where the table records transcription times."""
+    table = timed(table)
     if not {"duration", "processing_seconds"} <= set(table.columns):
         return board
     timings = pd.DataFrame(
         [{"system": s, **latency(table[table["system"] == s])} for s in board["system"]]
     )
-    keep = timings[["system", "rtfx", "latency_mean", "latency_p95"]]
-    return board.merge(keep, on="system", how="left")
+    return board.merge(timings[["system", *TIMING_COLUMNS]], on="system", how="left")
+
+
+def add_faas(board: pd.DataFrame, fairness: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """FAAS per system, label-free and true: the mean over the system's audited datasets."""
+    if "summary" not in fairness:
+        return board
+    summary = fairness["summary"]
+    columns = [c for c in ("est_faas", "true_faas") if c in summary]
+    means = summary.groupby("system")[columns].mean()  # ±inf kept, as in the audit
+    return board.merge(means.reset_index(), on="system", how="left")
 
 
 # --------------------------------------------------------------------------- fairness
@@ -410,7 +447,9 @@ def build(
     pairs = neighbour_tests(board, done, scored, boot)
     descriptive = descriptive_table(done, scored, table, list(board["system"]))
     audits = fairness_audits(done, scored, table, fairness) if fairness else {}
-    return Leaderboard(board, per_dataset, pairs, descriptive, agreement, audits)
+    board = add_faas(board, audits)
+    lid = lid_report(table) if has_lid(table) else None
+    return Leaderboard(board, per_dataset, pairs, descriptive, agreement, audits, lid, done)
 
 
 def run(cfg: DictConfig) -> Leaderboard:
@@ -433,7 +472,13 @@ def run(cfg: DictConfig) -> Leaderboard:
         n_jobs=int_setting(cfg, "n_jobs"),
     )
     output_dir = Path(cfg.output_dir)
-    write_outputs(result, output_dir)
+    context = {
+        "n_resamples": boot.n_resamples,
+        "confidence": boot.confidence,
+        "alpha": OmegaConf.select(cfg, "fairness.alpha", default=0.05),
+        "title": OmegaConf.select(cfg, "title", default=None) or "werest leaderboard",
+    }
+    write_outputs(result, output_dir, context)
     save_config(cfg, output_dir / "config.yaml")
     print(format_board(result))
     return result
@@ -472,7 +517,12 @@ def board_view(board: pd.DataFrame) -> pd.DataFrame:
         view["true rank"] = board["true_rank"].astype(str)
     if "rtfx" in board:
         view["RTFx"] = board["rtfx"].map(lambda v: _num(v, 1))
+        view["latency p50 s"] = board["latency_p50"].map(lambda v: _num(v, 3))
         view["latency p95 s"] = board["latency_p95"].map(lambda v: _num(v, 3))
+        view["RTF≤1 %"] = board["rtf_le_1"].map(percent)
+    for column, label in (("est_faas", "FAAS est"), ("true_faas", "FAAS true")):
+        if column in board:
+            view[label] = board[column].map(lambda v: _num(v, 2))
     return view
 
 
@@ -600,7 +650,19 @@ def _dataset_view(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _descriptive_view(frame: pd.DataFrame) -> pd.DataFrame:
     view = frame[["system", "measure", "n"]].copy()
-    for column in ("mean", "sd", "min", "max", "ci_low", "ci_high", "p95", "rtfx"):
+    for column in (
+        "mean",
+        "sd",
+        "min",
+        "max",
+        "ci_low",
+        "ci_high",
+        "p50",
+        "p95",
+        "rtfx",
+        "rtf_le_1",
+        "throughput",
+    ):
         if column in frame:
             view[column] = frame[column].map(_num)
     return view
@@ -613,8 +675,10 @@ def _fairness_markdown(fairness: dict[str, pd.DataFrame]) -> list[str]:
         "",
         "## Fairness audit",
         "",
-        "ASR-FAIRBENCH method (werest.fairness): Poisson GLM of utterance errors with "
-        "offset log(words); FAAS = 10·log10(overall score / WER as a fraction). `est` "
+        "ASR-FAIRBENCH method (werest.fairness): Poisson model of utterance errors with "
+        "offset log(words) (a GLM, or with fairness.model=glmm the published GLMM with a "
+        "per-speaker random intercept and its LRT; each category's test is in "
+        "fairness_categories.csv); FAAS = 10·log10(overall score / WER as a fraction). `est` "
         "uses the estimated error count pred·n̂ and length n̂.",
         "",
         markdown_table(fairness_view(fairness["summary"])),
@@ -684,8 +748,13 @@ def plot_board(board: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
-def write_outputs(result: Leaderboard, output_dir: Path) -> None:
-    """Every CSV, the Markdown report and the chart, each written atomically."""
+def write_outputs(result: Leaderboard, output_dir: Path, context: dict | None = None) -> None:
+    """Every CSV, the Markdown report, the chart and the web page, each written atomically.
+
+    ``context`` (bootstrap and fairness settings, title) fills the page's metrics tab.
+    """
+    from werest.webpage import write_page
+
     frames = {
         "leaderboard.csv": result.board,
         "datasets.csv": result.datasets,
@@ -693,9 +762,17 @@ def write_outputs(result: Leaderboard, output_dir: Path) -> None:
         "descriptive.csv": result.descriptive,
     }
     frames |= {f"fairness_{name}.csv": frame for name, frame in result.fairness.items()}
+    if result.lid is not None:
+        frames |= {
+            "lid_accuracy.csv": result.lid.accuracy,
+            "lid_confusion.csv": result.lid.confusion,
+            "lid_thresholds.csv": result.lid.thresholds,
+            "lid_confidence.csv": result.lid.confidence,
+        }
     for name, frame in frames.items():
         with atomic_path(output_dir / name) as tmp:
             frame.to_csv(tmp, index=False)
     with atomic_path(output_dir / "leaderboard.md") as tmp:
         tmp.write_text(markdown_report(result), encoding="utf-8")
     plot_board(result.board, output_dir / "leaderboard.png")
+    write_page(result, output_dir / "leaderboard.html", context)

@@ -189,8 +189,10 @@ def latency(rows: pd.DataFrame) -> dict[str, float]:
     Returns
     -------
     ``n_timed``, ``audio_seconds``, ``processing_seconds``, ``rtfx`` (Σ audio / Σ processing,
-    the Open ASR Leaderboard's definition), ``latency_mean`` and ``latency_p95`` (seconds per
-    utterance); NaN when no row has both timings.
+    the Open ASR Leaderboard's definition), ``latency_mean``, ``latency_p50`` and
+    ``latency_p95`` (seconds per utterance), ``rtf_le_1`` (share of timed utterances with
+    processing ≤ duration: faster than real time) and ``throughput`` (timed utterances per
+    processing second); NaN when no row has both timings.
     """
     nan = float("nan")
     if not {"duration", "processing_seconds"} <= set(rows.columns):
@@ -200,7 +202,10 @@ def latency(rows: pd.DataFrame) -> dict[str, float]:
             "processing_seconds": nan,
             "rtfx": nan,
             "latency_mean": nan,
+            "latency_p50": nan,
             "latency_p95": nan,
+            "rtf_le_1": nan,
+            "throughput": nan,
         }
     duration = pd.to_numeric(rows["duration"], errors="coerce")
     seconds = pd.to_numeric(rows["processing_seconds"], errors="coerce")
@@ -212,5 +217,8 @@ def latency(rows: pd.DataFrame) -> dict[str, float]:
         "processing_seconds": processing,
         "rtfx": audio / processing if processing > 0 else nan,
         "latency_mean": float(seconds[timed].mean()) if timed.any() else nan,
+        "latency_p50": float(np.percentile(seconds[timed], 50)) if timed.any() else nan,
         "latency_p95": float(np.percentile(seconds[timed], 95)) if timed.any() else nan,
+        "rtf_le_1": float((seconds[timed] <= duration[timed]).mean()) if timed.any() else nan,
+        "throughput": int(timed.sum()) / processing if processing > 0 else nan,
     }

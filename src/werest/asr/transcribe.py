@@ -24,7 +24,9 @@ Output (``out``, any table format)
 Beside it
     ``<out>.rtfx.json``: per system (one entry per system ever transcribed into ``out``)
     utterances, audio and processing seconds and RTFx = Σ audio seconds / Σ processing
-    seconds, over all of the system's rows in ``out``; ``<out>.failed.csv``: utterances that
+    seconds, over all of the system's rows in ``out``, and ``resources``: CPU %, RSS mean and
+    peak, peak memory (and GPU memory/utilisation where NVML exists) of the latest run
+    (:mod:`werest.resources`); ``<out>.failed.csv``: utterances that
     got no hypothesis, with ``asr_status`` (``missing``, ``unreadable``, ``empty``,
     ``too_short``, ``silent``, ``no_audio``, ``asr_error``) and ``asr_message``;
     ``<out>.config.yaml``: the run's config.
@@ -56,6 +58,7 @@ from werest.asr.base import SAMPLE_RATE, Transcriber, build_transcriber
 from werest.config import first_line
 from werest.errors import ConfigError, InputError, WerestError
 from werest.features.audio import AudioPolicy, LoadedAudio, load_audio
+from werest.resources import ResourceMonitor
 from werest.table import (
     KEY,
     atomic_path,
@@ -499,9 +502,10 @@ def run(cfg: DictConfig) -> pd.DataFrame | None:
         len(utterances) - len(todo),
         len(todo),
     )
-    table, failed = transcribe_pending(
-        todo, transcriber, system, base=base, out=out, policy=policy, chunk_size=chunk_size
-    )
+    with ResourceMonitor() as monitor:
+        table, failed = transcribe_pending(
+            todo, transcriber, system, base=base, out=out, policy=policy, chunk_size=chunk_size
+        )
     if len(todo) and len(failed) == len(todo) and not _has_rows(table, system):
         raise InputError(all_failed(failed), path=source_path)  # nothing written
     if table is None:
@@ -510,7 +514,7 @@ def run(cfg: DictConfig) -> pd.DataFrame | None:
     log_failures(failed, failures_path)
     if source.transcripts is not None or not out.exists():
         write_table(table, out)  # the input's rows even when nothing new was added
-    summary = rtfx_summary(table, system)
+    summary = rtfx_summary(table, system) | {"resources": monitor.summary}
     rtfx_path = write_rtfx(out, summary)
     save_config(cfg, out)
     print(format_summary(summary, len(todo) - len(failed), len(failed)))

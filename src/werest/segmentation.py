@@ -1,0 +1,334 @@
+"""Word-segmentation quality: how well a system's word timings match reference boundaries.
+
+``werest segmentation reference=PATH hypothesis=PATH [tolerance=0.02] [output_dir=DIR]``
+
+Inputs are word timings in the formats users have, told apart by suffix:
+
+* **CTM** (``.ctm``): ``utt channel start duration word [confidence]`` per line (NIST;
+  ``;;`` comments skipped);
+* **Praat TextGrid** (``.TextGrid``; a file or a folder of them, the utterance id = the file
+  stem), read with ``praatio``: the interval tier ``tier`` (default ``words``, else the
+  first interval tier); empty labels and silence markers (``sil``, ``sp``, ``<sil>``...) are
+  pauses, not words;
+* **JSON** (``.json``/``.jsonl``): records ``{"utt_id": ..., "words": [{"word", "start",
+  "end"}, ...]}`` (a list, one record per line, or a mapping utt_id → words): the layout
+  :func:`write_json` writes.
+
+Per utterance, the boundaries of a word sequence are every word's start and end time,
+de-duplicated to the millisecond (adjacent words share their boundary). A hypothesis boundary
+is a **hit** when it is matched one-to-one to a reference boundary at most ``tolerance``
+seconds away (inclusive; 20 ms by default). The matching pairs boundaries in time order
+(a two-pointer sweep), which gives the most hits any one-to-one matching can on a line.
+Over all utterances of the pair (totals of hits, Nf hypothesis and Nref reference
+boundaries; utterances missing on either side are reported, not scored):
+
+* precision P = hits / Nf, recall = hit rate HR = hits / Nref, F1 = 2PR / (P + R);
+* over-segmentation OS = (Nf / Nref − 1) · 100 (negative = under-segmentation);
+* R-value (Räsänen et al. 2009) = 1 − (|r1| + |r2|) / 200 with r1 = √((100 − HR)² + OS²),
+  r2 = (−OS + HR − 100)/√2, HR in percent: 1 for a perfect segmentation, and unlike F1 it
+  does not reward over-segmentation;
+* normalised edit distance: the word-label Levenshtein distance / max(reference words,
+  hypothesis words), so a segmentation into the wrong words is visible too.
+
+The **label-free variant** has no reference alignment: pass a *proxy* system's timings as
+``reference`` and the result is agreement with the proxy, as pWER is for words.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from omegaconf import DictConfig
+
+from werest.errors import InputError
+from werest.table import atomic_path
+
+log = logging.getLogger(__name__)
+
+SILENCE = {"", "sil", "sp", "spn", "<sil>", "<s>", "</s>", "<sp>", "[sil]", "pau", "[noise]"}
+COLUMNS = ["utt_id", "word", "start", "end"]
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+@dataclass(frozen=True)
+class BoundaryCounts:
+    """Hits and boundary counts of one utterance or of a corpus (counts add up)."""
+
+    hits: int
+    n_hyp: int
+    n_ref: int
+
+    def __add__(self, other: BoundaryCounts) -> BoundaryCounts:
+        return BoundaryCounts(
+            self.hits + other.hits, self.n_hyp + other.n_hyp, self.n_ref + other.n_ref
+        )
+
+
+def boundaries(words: pd.DataFrame) -> np.ndarray:
+    """Sorted unique start and end times (to the millisecond) of a word sequence."""
+    times = np.concatenate([words["start"].to_numpy(float), words["end"].to_numpy(float)])
+    return np.unique(np.round(times, 3))
+
+
+def match_boundaries(reference: np.ndarray, hypothesis: np.ndarray, tolerance: float) -> int:
+    """One-to-one matches of sorted boundaries within ``tolerance`` seconds (inclusive)."""
+    hits, i, j = 0, 0, 0
+    limit = tolerance + 1e-9  # 0.52 − 0.50 is 0.020000000000000018 in floating point
+    while i < len(reference) and j < len(hypothesis):
+        gap = hypothesis[j] - reference[i]
+        if abs(gap) <= limit:
+            hits, i, j = hits + 1, i + 1, j + 1
+        elif gap < 0:
+            j += 1
+        else:
+            i += 1
+    return hits
+
+
+def count(reference: pd.DataFrame, hypothesis: pd.DataFrame, tolerance: float) -> BoundaryCounts:
+    """Boundary hits and counts of one utterance's reference and hypothesis words."""
+    ref, hyp = boundaries(reference), boundaries(hypothesis)
+    return BoundaryCounts(match_boundaries(ref, hyp, tolerance), len(hyp), len(ref))
+
+
+def r_value(hit_rate: float, over_segmentation: float) -> float:
+    """Räsänen's R-value from HR and OS, both in percent."""
+    r1 = math.sqrt((100.0 - hit_rate) ** 2 + over_segmentation**2)
+    r2 = (-over_segmentation + hit_rate - 100.0) / math.sqrt(2.0)
+    return 1.0 - (abs(r1) + abs(r2)) / 200.0
+
+
+def scores(counts: BoundaryCounts) -> dict[str, float]:
+    """Precision, recall (= hit rate), F1, OS and R-value of boundary counts."""
+    nan = float("nan")
+    precision = counts.hits / counts.n_hyp if counts.n_hyp else nan
+    recall = counts.hits / counts.n_ref if counts.n_ref else nan
+    f1 = (
+        2 * precision * recall / (precision + recall)
+        if counts.n_hyp and counts.n_ref and precision + recall > 0
+        else (0.0 if counts.n_hyp and counts.n_ref else nan)
+    )
+    os_ = (counts.n_hyp / counts.n_ref - 1.0) * 100.0 if counts.n_ref else nan
+    hit_rate = 100.0 * recall if counts.n_ref else nan
+    return {
+        "hits": counts.hits,
+        "n_hyp": counts.n_hyp,
+        "n_ref": counts.n_ref,
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "hit_rate": hit_rate,
+        "over_segmentation": os_,
+        "r_value": r_value(hit_rate, os_) if counts.n_ref else nan,
+    }
+
+
+def normalised_edit_distance(reference: list[str], hypothesis: list[str]) -> float:
+    """Levenshtein distance of the word labels / the longer sequence's length (0 when both
+    are empty)."""
+    longest = max(len(reference), len(hypothesis))
+    if longest == 0:
+        return 0.0
+    previous = list(range(len(hypothesis) + 1))
+    for i, word in enumerate(reference, 1):
+        current = [i]
+        for j, other in enumerate(hypothesis, 1):
+            current.append(
+                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (word != other))
+            )
+        previous = current
+    return previous[-1] / longest
+
+
+def evaluate(
+    reference: pd.DataFrame, hypothesis: pd.DataFrame, tolerance: float = 0.02
+) -> tuple[dict[str, float], pd.DataFrame]:
+    """(corpus scores, per-utterance table) of hypothesis word timings against a reference.
+
+    Both frames have ``utt_id, word, start, end``; only utterances on both sides are scored.
+    """
+    if tolerance < 0:
+        raise InputError(f"tolerance must be ≥ 0 seconds, got {tolerance}")
+    ref_groups = dict(tuple(reference.groupby("utt_id", sort=True)))
+    hyp_groups = dict(tuple(hypothesis.groupby("utt_id", sort=True)))
+    shared = sorted(set(ref_groups) & set(hyp_groups))
+    rows, total, distances, words = [], BoundaryCounts(0, 0, 0), 0.0, 0
+    for utt in shared:
+        ref, hyp = ref_groups[utt].sort_values("start"), hyp_groups[utt].sort_values("start")
+        counts = count(ref, hyp, tolerance)
+        ned = normalised_edit_distance(list(ref["word"]), list(hyp["word"]))
+        rows.append({"utt_id": utt, **scores(counts), "ned": ned})
+        total = total + counts
+        longest = max(len(ref), len(hyp))
+        distances, words = distances + ned * longest, words + longest
+    corpus = scores(total) | {
+        "ned": distances / words if words else float("nan"),
+        "utterances": len(shared),
+        "missing_hypothesis": len(set(ref_groups) - set(hyp_groups)),
+        "missing_reference": len(set(hyp_groups) - set(ref_groups)),
+        "tolerance": tolerance,
+    }
+    return corpus, pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- readers
+
+
+def read_words(path: Path, tier: str = "words") -> pd.DataFrame:
+    """Word timings (``utt_id, word, start, end``) from CTM, TextGrid(s) or JSON."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("no such file or folder", path=path)
+    if path.is_dir():
+        grids = sorted(p for p in path.rglob("*") if p.suffix.lower() == ".textgrid")
+        if not grids:
+            raise InputError("no .TextGrid file in this folder", path=path)
+        return pd.concat([read_textgrid(p, tier) for p in grids], ignore_index=True)
+    suffix = path.suffix.lower()
+    if suffix == ".ctm":
+        return read_ctm(path)
+    if suffix == ".textgrid":
+        return read_textgrid(path, tier)
+    if suffix in (".json", ".jsonl"):
+        return read_json(path)
+    raise InputError("word timings must be .ctm, .TextGrid or .json/.jsonl", path=path)
+
+
+def read_ctm(path: Path) -> pd.DataFrame:
+    """NIST CTM: ``utt channel start duration word [confidence]``."""
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        fields = line.split()
+        if not fields or line.startswith(";;"):
+            continue
+        if len(fields) < 5:
+            raise InputError(
+                "a CTM line needs utt channel start duration word", path=path, row=number
+            )
+        try:
+            start, duration = float(fields[2]), float(fields[3])
+        except ValueError:
+            raise InputError("start and duration must be numbers", path=path, row=number) from None
+        if fields[4].lower() not in SILENCE:
+            rows.append((fields[0], fields[4], start, start + duration))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def read_textgrid(path: Path, tier: str = "words") -> pd.DataFrame:
+    """One TextGrid (utt_id = file stem): the ``tier`` interval tier, pauses left out."""
+    from praatio import textgrid
+
+    try:
+        grid = textgrid.openTextgrid(str(path), includeEmptyIntervals=False)
+    except Exception as error:  # praatio raises assorted errors on malformed files
+        raise InputError(f"not a readable TextGrid ({error})", path=path) from None
+    names = grid.tierNames
+    if tier in names:
+        chosen = grid.getTier(tier)
+    else:
+        interval = [n for n in names if isinstance(grid.getTier(n), textgrid.IntervalTier)]
+        if not interval:
+            raise InputError("no interval tier", path=path)
+        chosen = grid.getTier(interval[0])
+    rows = [
+        (path.stem, entry.label.strip(), float(entry.start), float(entry.end))
+        for entry in chosen.entries
+        if entry.label.strip().lower() not in SILENCE
+    ]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def read_json(path: Path) -> pd.DataFrame:
+    """Word timestamps as :func:`write_json` writes them (or a mapping utt_id → words)."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix.lower() == ".jsonl":
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        else:
+            records = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"not JSON ({error.msg})", path=path, row=error.lineno) from None
+    if isinstance(records, dict):
+        records = [{"utt_id": k, "words": v} for k, v in records.items()]
+    rows = []
+    for number, record in enumerate(records, 1):
+        try:
+            for word in record["words"]:
+                if str(word["word"]).strip().lower() not in SILENCE:
+                    rows.append(
+                        (
+                            str(record["utt_id"]),
+                            word["word"],
+                            float(word["start"]),
+                            float(word["end"]),
+                        )
+                    )
+        except (KeyError, TypeError, ValueError) as error:
+            raise InputError(
+                f"record needs utt_id and words with word/start/end ({error})",
+                path=path,
+                row=number,
+            ) from None
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def write_json(words: pd.DataFrame, path: Path) -> Path:
+    """Word timings as JSON records ``{"utt_id", "words": [{"word", "start", "end"}]}``."""
+    records = [
+        {
+            "utt_id": str(utt),
+            "words": [
+                {"word": w, "start": round(float(s), 3), "end": round(float(e), 3)}
+                for w, s, e in zip(g["word"], g["start"], g["end"], strict=True)
+            ],
+        }
+        for utt, g in words.groupby("utt_id", sort=True)
+    ]
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def format_scores(corpus: dict[str, float]) -> str:
+    """One readable block of the corpus scores."""
+    return (
+        f"{corpus['utterances']} utterances ({corpus['missing_hypothesis']} without a "
+        f"hypothesis, {corpus['missing_reference']} without a reference), tolerance "
+        f"{1000 * corpus['tolerance']:.0f} ms: precision {corpus['precision']:.3f}, recall "
+        f"(HR) {corpus['recall']:.3f}, F1 {corpus['f1']:.3f}, OS "
+        f"{corpus['over_segmentation']:.2f}, R-value {corpus['r_value']:.3f}, NED "
+        f"{corpus['ned']:.3f}"
+    )
+
+
+def run(cfg: DictConfig) -> dict[str, float]:
+    """``werest segmentation``: score, print, and write ``segmentation{,_utterances}.csv``."""
+    from werest.config import save_config
+
+    tier = str(cfg.get("tier") or "words")
+    reference = read_words(Path(cfg.reference), tier)
+    hypothesis = read_words(Path(cfg.hypothesis), tier)
+    corpus, per_utterance = evaluate(reference, hypothesis, float(cfg.tolerance))
+    if corpus["utterances"] == 0:
+        raise InputError(
+            "no utterance id is in both the reference and the hypothesis", path=Path(cfg.hypothesis)
+        )
+    output_dir = Path(cfg.output_dir)
+    with atomic_path(output_dir / "segmentation.csv") as tmp:
+        pd.DataFrame([corpus]).to_csv(tmp, index=False)
+    with atomic_path(output_dir / "segmentation_utterances.csv") as tmp:
+        per_utterance.to_csv(tmp, index=False)
+    save_config(cfg, output_dir / "config.yaml")
+    print(format_scores(corpus))
+    return corpus

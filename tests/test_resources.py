@@ -1,0 +1,44 @@
+"""ResourceMonitor: CPU seconds, resident and peak memory of this process, GPU only with NVML."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from werest.resources import ResourceMonitor
+
+
+def test_memory_growth_is_seen_by_the_samples():
+    with ResourceMonitor(interval=60) as monitor:  # only the explicit samples count here
+        block = np.ones(200 * 1024 * 1024 // 8)  # 200 MB, every page written
+        monitor.sample()
+        del block
+    summary = monitor.summary
+    assert summary["rss_mb_peak"] - min(monitor._rss) >= 150
+    assert summary["rss_mb_mean"] <= summary["rss_mb_peak"]
+    assert summary["peak_memory_mb"] >= summary["rss_mb_peak"] - 1  # the OS high-water mark
+
+
+def test_cpu_percent_is_cpu_over_wall_time():
+    with ResourceMonitor(interval=60) as monitor:
+        matrix = np.random.default_rng(0).random((300, 300))
+        for _ in range(20):
+            matrix = np.linalg.qr(matrix)[0]
+    summary = monitor.summary
+    assert summary["cpu_seconds"] > 0
+    expected = 100 * summary["cpu_seconds"] / summary["wall_seconds"]
+    assert summary["cpu_percent"] == pytest.approx(expected, abs=0.2)
+
+
+def test_gpu_keys_only_with_nvml():
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        has_gpu = pynvml.nvmlDeviceGetCount() > 0
+    except Exception:
+        has_gpu = False
+    with ResourceMonitor(interval=60) as monitor:
+        pass
+    assert ("gpu_memory_mb_peak" in monitor.summary) == has_gpu
+    assert ("gpu_utilization_mean" in monitor.summary) == has_gpu

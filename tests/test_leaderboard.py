@@ -126,15 +126,22 @@ SENTENCES = [
 ]
 
 
-def _damage(sentence: str, every: int) -> str:
-    """Drop every ``every``-th word (0 = keep all)."""
+def _damage(sentence: str, every: int, phase: int | None = None) -> str:
+    """Drop every ``every``-th word (0 = keep all), the ones at ``i % every == phase``
+    (default ``every - 1``)."""
     words = sentence.split()
-    return " ".join(w for i, w in enumerate(words) if not every or i % every != every - 1)
+    phase = every - 1 if phase is None else phase
+    return " ".join(w for i, w in enumerate(words) if not every or i % every != phase)
 
 
 def toy_table(n_utterances: int = 48) -> pd.DataFrame:
-    """Three systems of clearly different quality, with a gender column and timings."""
+    """Three systems of clearly different quality, with a gender column and timings.
+
+    fair drops words 3, 7, 11…, poor words 0, 2, 4…: their errors never coincide. (With nested
+    errors, poor dropping every word fair drops, agreement cannot tell a perfect system from
+    fair: triangulation attributes fair's errors to the perfect one.)"""
     quality = {"good": 0, "fair": 4, "poor": 2}
+    phase = {"good": None, "fair": None, "poor": 0}
     speed = {"good": 0.5, "fair": 0.25, "poor": 0.1}
     rows = []
     for i in range(n_utterances):
@@ -145,7 +152,9 @@ def toy_table(n_utterances: int = 48) -> pd.DataFrame:
                     "dataset": "toy" if i % 2 else "toy-b",
                     "utt_id": f"u{i:03d}",
                     "system": system,
-                    "hypothesis": _damage(reference, every if (i + len(system)) % 3 else 0),
+                    "hypothesis": _damage(
+                        reference, every if (i + len(system)) % 3 else 0, phase[system]
+                    ),
                     "reference": reference,
                     "gender": "female" if i % 3 else "male",
                     "duration": 3.0,

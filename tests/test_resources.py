@@ -27,7 +27,9 @@ def test_cpu_percent_is_cpu_over_wall_time():
     summary = monitor.summary
     assert summary["cpu_seconds"] > 0
     expected = 100 * summary["cpu_seconds"] / summary["wall_seconds"]
-    assert summary["cpu_percent"] == pytest.approx(expected, abs=0.2)
+    # cpu_seconds and wall_seconds are rounded to 1 ms: on a ~0.1 s run that alone moves the
+    # ratio by ~1 %, so compare relatively.
+    assert summary["cpu_percent"] == pytest.approx(expected, rel=0.02, abs=0.2)
 
 
 def test_gpu_keys_only_with_nvml():

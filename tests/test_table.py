@@ -154,3 +154,15 @@ def test_relative_audio_paths_resolve_against_the_table(tmp_path):
 def test_keys_are_stripped_and_validate_accepts_frames():
     frame = pd.DataFrame([dict(ROWS[0], utt_id=" u1 ")])
     assert validate_table(frame).loc[0, "utt_id"] == "u1"
+
+
+def test_bare_carriage_return_in_a_field_is_a_one_line_error(tmp_path):
+    """Found by the property tests: csv raises its own error on a lone '\\r' in an unquoted
+    field; it must become an InputError naming the file and record."""
+    from werest.table import read_raw_csv
+
+    path = tmp_path / "azure.csv"
+    path.write_bytes(b"files,actual,transcription_en-US\n\r\x01")
+    with pytest.raises(InputError, match="not a well-formed CSV record") as error:
+        read_raw_csv(path)
+    assert "azure.csv" in str(error.value) and "row 1" in str(error.value)

@@ -180,11 +180,15 @@ def _check_field_counts(path: Path, text: str, sep: str) -> None:
     header = next(reader, None)
     if header is None:
         return
-    for row, fields in enumerate(reader, start=1):
-        if fields and len(fields) != len(header):
-            raise InputError(
-                f"{len(fields)} fields, the header has {len(header)}", path=path, row=row
-            )
+    row = 0
+    try:
+        for row, fields in enumerate(reader, start=1):
+            if fields and len(fields) != len(header):
+                raise InputError(
+                    f"{len(fields)} fields, the header has {len(header)}", path=path, row=row
+                )
+    except csv.Error as error:  # e.g. a bare carriage return inside an unquoted field
+        raise InputError(f"not a well-formed CSV record: {error}", path=path, row=row + 1) from None
 
 
 def read_raw_csv(path: str | Path, sep: str = ",") -> pd.DataFrame:

@@ -338,7 +338,12 @@ def run(cfg: DictConfig) -> TrainedModel:
     )
     for key in ("licences", "use"):
         if cfg.data.get(key):
-            model.info[f"data_{key}"] = OmegaConf.to_container(cfg.data[key], resolve=True)
+            value = cfg.data[key]
+            model.info[f"data_{key}"] = (
+                OmegaConf.to_container(value, resolve=True)
+                if OmegaConf.is_config(value)
+                else str(value)
+            )
     if cfg.get("calibration"):
         model.info["calibration"] = read_calibration(cfg.calibration, cfg.get("interval"))
     model.info["config"] = OmegaConf.to_container(cfg, resolve=True)

@@ -22,10 +22,10 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from werest.cli import compose
-from werest.features.agreement import add_dataset_context, pairwise_agreement
+from werest.features.agreement import KEY, add_dataset_context, pairwise_agreement
 from werest.lodo import cross_conformal, domain_summary, overall_summary
-from werest.lodo_report import _points
 from werest.reports import markdown_table
+from werest.text import percent
 from werest.training import (
     build_regressor,
     domain_of,
@@ -41,7 +41,6 @@ log = logging.getLogger("lodo_ablation")
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / "outputs" / "lodo_cache"
 RESULTS = REPO / "experiments" / "results"
-KEY = ["dataset", "utt_id", "system"]
 
 OLD_TEXT = [
     "pwer", "pcer", "pwer_sub_rate", "pwer_del_rate", "pwer_ins_rate", "pcer_sub_rate",
@@ -209,15 +208,15 @@ def main(names: list[str]) -> None:
         rows.append(
             {
                 "variant": name,
-                "mean err": _points(overall["mean_abs_error"]),
-                "max err": _points(overall["max_abs_error"]),
-                "domain-mean err": _points(overall["domain_mean_abs_error"]),
-                "raw mean err": _points(overall["mean_abs_error_raw"]),
+                "mean err": percent(overall["mean_abs_error"]),
+                "max err": percent(overall["max_abs_error"]),
+                "domain-mean err": percent(overall["domain_mean_abs_error"]),
+                "raw mean err": percent(overall["mean_abs_error_raw"]),
                 "beats raw": f"{overall['domains_beating_raw']}/{overall['domains']}",
                 "Spearman": f"{overall['mean_spearman']:.3f}",
                 "utt MAE": f"{overall['mae']:.4f}",
                 "coverage": f"{overall['coverage']:.1%}",
-                "width": _points(overall["mean_width"]),
+                "width": percent(overall["mean_width"]),
                 "worst domain": domains.sort_values("mean_abs_error").iloc[-1]["domain"],
                 "seconds": round(time.perf_counter() - start),
             }

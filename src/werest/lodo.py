@@ -38,6 +38,7 @@ from werest.estimate import (
     summarise,
 )
 from werest.features.agreement import (
+    KEY,
     add_dataset_context,
     agreement_features,
     pairwise_agreement,
@@ -56,9 +57,6 @@ from werest.training import (
 )
 
 log = logging.getLogger(__name__)
-
-KEY = ["dataset", "utt_id", "system"]
-UTTERANCE = ["dataset", "utt_id"]
 
 
 @dataclass

@@ -18,8 +18,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from werest.config import json_default
 from werest.lodo import LodoResult
-from werest.reports import markdown_table
+from werest.reports import markdown_table, number
 from werest.table import atomic_path
+from werest.text import percent
 
 log = logging.getLogger(__name__)
 
@@ -34,14 +35,6 @@ BAR = {
 }
 LOW_WER = 0.05
 LOW_WER_DOMAIN = "librispeech"
-
-
-def _points(value: float, digits: int = 2) -> str:
-    return "" if value is None or pd.isna(value) else f"{100 * value:.{digits}f}"
-
-
-def _number(value: float, digits: int = 3) -> str:
-    return "" if value is None or pd.isna(value) else f"{value:.{digits}f}"
 
 
 def bar_checks(result: LodoResult) -> pd.DataFrame:
@@ -59,19 +52,19 @@ def bar_checks(result: LodoResult) -> pd.DataFrame:
         ),
         (
             "mean corpus |aWER − WER| (points, all cells)",
-            _points(overall["mean_abs_error"]),
+            percent(overall["mean_abs_error"]),
             "≤ 1.50",
             overall["mean_abs_error"] <= BAR["mean_abs_error"],
         ),
         (
             "max corpus |aWER − WER| (points)",
-            _points(overall["max_abs_error"]),
+            percent(overall["max_abs_error"]),
             "≤ 5.00",
             overall["max_abs_error"] <= BAR["max_abs_error"],
         ),
         (
             "mean Spearman (domains with ≥ 3 systems)",
-            _number(overall["mean_spearman"]),
+            number(overall["mean_spearman"]),
             "≥ 0.900",
             overall["mean_spearman"] >= BAR["mean_spearman"],
         ),
@@ -83,7 +76,7 @@ def bar_checks(result: LodoResult) -> pd.DataFrame:
         ),
         (
             f"{LOW_WER_DOMAIN}: max error of systems under 5 % WER ({len(low)} systems)",
-            _points(low_max),
+            percent(low_max),
             "≤ 1.50",
             bool(len(low)) and low_max <= BAR["low_wer_error"],
         ),
@@ -99,18 +92,18 @@ def domain_table(domains: pd.DataFrame) -> pd.DataFrame:
         {
             "held-out domain": domains["domain"],
             "systems": domains["systems"],
-            "mean err": domains["mean_abs_error"].map(_points),
-            "raw mean err": domains["mean_abs_error_raw"].map(_points),
-            "max err": domains["max_abs_error"].map(_points),
-            "raw max err": domains["max_abs_error_raw"].map(_points),
-            "bias": domains["mean_error"].map(_points),
-            "Spearman": domains["spearman"].map(_number),
-            "raw Spearman": domains["spearman_raw"].map(_number),
-            "utt MAE": domains["mae"].map(_number),
-            "raw utt MAE": domains["mae_raw"].map(_number),
+            "mean err": domains["mean_abs_error"].map(percent),
+            "raw mean err": domains["mean_abs_error_raw"].map(percent),
+            "max err": domains["max_abs_error"].map(percent),
+            "raw max err": domains["max_abs_error_raw"].map(percent),
+            "bias": domains["mean_error"].map(percent),
+            "Spearman": domains["spearman"].map(number),
+            "raw Spearman": domains["spearman_raw"].map(number),
+            "utt MAE": domains["mae"].map(number),
+            "raw utt MAE": domains["mae_raw"].map(number),
             "coverage": domains["coverage"].map(lambda v: f"{v:.0%}"),
-            "interval width": domains["mean_width"].map(_points),
-            "bootstrap width": domains["mean_ci_width"].map(_points),
+            "interval width": domains["mean_width"].map(percent),
+            "bootstrap width": domains["mean_ci_width"].map(percent),
             "beats raw": domains["beats_raw"].map({True: "yes", False: "no"}),
         }
     )
@@ -126,15 +119,15 @@ def cell_table(cells: pd.DataFrame) -> pd.DataFrame:
             "system": cells["system"],
             "proxy": cells["proxy"],
             "n": cells["n_scored"],
-            "WER": cells["wer"].map(_points),
-            "aWER": cells["awer"].map(_points),
-            "raw pWER": cells["pwer"].map(_points),
+            "WER": cells["wer"].map(percent),
+            "aWER": cells["awer"].map(percent),
+            "raw pWER": cells["pwer"].map(percent),
             "interval": [
-                f"[{_points(lo)}, {_points(hi)}]"
+                f"[{percent(lo)}, {percent(hi)}]"
                 for lo, hi in zip(cells["interval_low"], cells["interval_high"], strict=True)
             ],
             "bootstrap CI": [
-                f"[{_points(lo)}, {_points(hi)}]"
+                f"[{percent(lo)}, {percent(hi)}]"
                 for lo, hi in zip(cells["ci_low"], cells["ci_high"], strict=True)
             ],
             "in": cells["covered"].map({True: "yes", False: "no"}),

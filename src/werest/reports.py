@@ -54,7 +54,7 @@ def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and np.isnan(value))
 
 
-def _number(value: float, digits: int = 3) -> str:
+def number(value: float, digits: int = 3) -> str:
     return "" if _missing(value) else f"{value:.{digits}f}"
 
 
@@ -101,8 +101,8 @@ def format_bar_table(cells: pd.DataFrame) -> str:
             "system": table["eval_system"],
             "dataset": table["dataset"],
             "n": table["n"],
-            "MAE": table["mae"].map(_number),
-            "raw MAE": table["raw_mae"].map(_number),
+            "MAE": table["mae"].map(number),
+            "raw MAE": table["raw_mae"].map(number),
             "WER %": table["wer"].map(percent),
             "aWER %": table["awer"].map(percent),
             "|err| pts": table["abs_corpus_error"].map(percent),
@@ -132,8 +132,8 @@ def bar_section(cells: pd.DataFrame) -> str:
             "system": table["eval_system"],
             "dataset": table["dataset"],
             "n": table["n"],
-            "werest MAE": table["mae"].map(_number),
-            "raw_pwer MAE": table["raw_mae"].map(_number),
+            "werest MAE": table["mae"].map(number),
+            "raw_pwer MAE": table["raw_mae"].map(number),
             "WER %": table["wer"].map(percent),
             "werest aWER %": table["awer"].map(percent),
             "raw_pwer aWER %": table["raw_awer"].map(percent),
@@ -173,11 +173,11 @@ def case_table(cells: pd.DataFrame, case: int, methods: Sequence[str] = MAIN_MET
     view = pd.DataFrame({"n": first["n"], "WER %": first["wer"].map(percent)}, index=first.index)
     for method in methods:
         rows = subset[subset["method"] == method].set_index(keys)
-        view[f"{method} MAE"] = rows["mae"].map(_number)
+        view[f"{method} MAE"] = rows["mae"].map(number)
         view[f"{method} aWER %"] = rows["awer"].map(percent)
         view[f"{method} err"] = rows["abs_corpus_error"].map(percent)
-    view[f"{methods[0]} pearson"] = first["pearson"].map(_number)
-    view[f"{methods[0]} spearman"] = first["spearman"].map(_number)
+    view[f"{methods[0]} pearson"] = first["pearson"].map(number)
+    view[f"{methods[0]} spearman"] = first["spearman"].map(number)
     view = view.reset_index().rename(columns={"eval_system": "system"})
     return markdown_table(view.sort_values(["dataset", "system"]))
 
@@ -193,8 +193,8 @@ def per_fold_table(cells: pd.DataFrame, case: int) -> str:
         {
             "n": ours["n"],
             "WER %": ours["wer"].map(percent),
-            "werest MAE": ours["mae"].map(_number),
-            "raw_pwer MAE": raw["mae"].map(_number),
+            "werest MAE": ours["mae"].map(number),
+            "raw_pwer MAE": raw["mae"].map(number),
             "werest aWER %": ours["awer"].map(percent),
             "werest err": ours["abs_corpus_error"].map(percent),
             "raw_pwer err": raw["abs_corpus_error"].map(percent),
@@ -236,8 +236,8 @@ def ranking_section(rankings: pd.DataFrame) -> str:
             "method": shown["method"],
             "cases": shown["cases"],
             "systems": shown["n_systems"],
-            "spearman": shown["spearman"].map(_number),
-            "kendall": shown["kendall"].map(_number),
+            "spearman": shown["spearman"].map(number),
+            "kendall": shown["kendall"].map(number),
             "by WER (best first)": shown["systems_by_wer"],
             "by aWER": shown["systems_by_awer"],
             "note": shown["note"],
@@ -286,7 +286,7 @@ def ablation_section(cells: pd.DataFrame, cfg: DictConfig | None) -> str:
             "method": summary["method"],
             "model": summary["model"],
             "cells": summary["cells"],
-            "mean MAE": summary["mean_mae"].map(_number),
+            "mean MAE": summary["mean_mae"].map(number),
             "median err (pts)": summary["median_error"].map(percent),
             "max err (pts)": summary["max_error"].map(percent),
         }

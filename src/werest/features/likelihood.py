@@ -68,13 +68,12 @@ from omegaconf import DictConfig
 from tqdm.auto import tqdm
 
 from werest.errors import ConfigError, InputError
+from werest.features.agreement import KEY, UTTERANCE
 from werest.features.audio import AudioPolicy, load_audio
 from werest.features.cache import EmbeddingCache, file_key, normalise_text
 
 log = logging.getLogger(__name__)
 
-KEY = ["dataset", "utt_id", "system"]
-UTTERANCE = ["dataset", "utt_id"]
 #: the cached statistics of one (clip, text), in this order
 STATS = ("wl_mean_logprob", "wl_min_logprob", "wl_low_share", "wl_expected_errors", "wl_tokens")
 DIFFS = ("wl_mean_logprob_vs_proxy", "wl_expected_errors_vs_proxy")

@@ -55,12 +55,22 @@ def transcribe(source: Path, out: Path, *overrides: str) -> None:
     transcribe_run(cfg)
 
 
-def an4_tables(splits: list[str]) -> Path:
-    """AN4 utterances of ``splits`` transcribed by the three systems into one table."""
+def an4_tables(splits: list[str], train_utterances: int | None = None) -> Path:
+    """AN4 utterances of ``splits`` transcribed by the three systems into one table; at most
+    ``train_utterances`` of the train split (a seeded sample across its speakers)."""
     out = OUT / "an4.parquet"
     utterances = OUT / "an4_utterances.parquet"
     table = import_table("sphinx", [SHARED / "an4"])
-    write_table(table[table["dataset"].isin([f"an4-{s}" for s in splits])], utterances)
+    table = table[table["dataset"].isin([f"an4-{s}" for s in splits])]
+    train = table["dataset"] == "an4-train"
+    if train_utterances and train.sum() > train_utterances:
+        sample = table[train].sample(train_utterances, random_state=0)
+        table = pd.concat([table[~train], sample]).sort_index()
+    write_table(table, utterances)
+    if out.exists():  # a smaller sample than last time: drop rows outside it
+        done = read_table(out)
+        keep = done.merge(table[["dataset", "utt_id"]], on=["dataset", "utt_id"])
+        write_table(keep, out)
     etc = SHARED / "an4" / "etc"
     tuned = [f"asr.lm={_quote(str(etc / 'an4.ug.lm'))}", f"asr.dict={_quote(str(etc / 'an4.dic'))}"]
     transcribe(utterances, out, "asr=pocketsphinx")
@@ -80,26 +90,36 @@ def thennal10_table() -> Path:
     return out
 
 
-def likelihood(transcripts: Path, name: str) -> tuple[pd.DataFrame, float]:
-    """Feature table with the wl_* columns (proxy: ranked on the references); scoring seconds."""
-    features = OUT / f"{name}_features.parquet"
-    features_run(
-        compose("features", [f"input={_quote(str(transcripts))}", f"out={_quote(str(features))}"])
-    )
-    started = time.perf_counter()
+def embed_likelihood(input_path: Path, transcripts: Path, out: Path) -> None:
+    """``werest embed embedder=whisper_likelihood`` with the shared cache (a pair scored once)."""
     embed_run(
         compose(
             "embed",
             [
                 "embedder=whisper_likelihood",
-                f"input={_quote(str(features))}",
+                f"input={_quote(str(input_path))}",
                 f"transcripts={_quote(str(transcripts))}",
+                f"out={_quote(str(out))}",
                 "default_language=en",
                 f"cache_dir={_quote(str(OUT / 'cache'))}",
             ],
         )
     )
+
+
+def likelihood(transcripts: Path, name: str) -> tuple[pd.DataFrame, float]:
+    """Feature table with the wl_* columns (proxy: ranked on the references); scoring seconds.
+
+    Also writes ``<name>_scored.parquet``: the transcripts with each row's wl_* statistics
+    (no proxy), the input of ``werest train data=audio_shared features=audio``."""
+    features = OUT / f"{name}_features.parquet"
+    features_run(
+        compose("features", [f"input={_quote(str(transcripts))}", f"out={_quote(str(features))}"])
+    )
+    started = time.perf_counter()
+    embed_likelihood(features, transcripts, features)
     seconds = time.perf_counter() - started
+    embed_likelihood(transcripts, transcripts, OUT / f"{name}_scored.parquet")
     return read_table(features, required=FEATURE_KEY), seconds
 
 
@@ -109,18 +129,7 @@ def pair_likelihood(transcripts: pd.DataFrame, a: str, b: str, name: str) -> pd.
     rows["proxy"] = rows["system"].map({a: b, b: a})
     path = OUT / f"{name}_pair.parquet"
     write_table(rows, path)
-    embed_run(
-        compose(
-            "embed",
-            [
-                "embedder=whisper_likelihood",
-                f"input={_quote(str(path))}",
-                f"transcripts={_quote(str(OUT / f'{name}.parquet'))}",
-                "default_language=en",
-                f"cache_dir={_quote(str(OUT / 'cache'))}",
-            ],
-        )
-    )
+    embed_likelihood(path, OUT / f"{name}.parquet", path)
     return read_table(path, required=FEATURE_KEY)
 
 
@@ -205,12 +214,16 @@ def report(sections: list[tuple[str, pd.DataFrame, list[dict], float]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--an4-splits", nargs="+", default=["test"], choices=["test", "train"])
+    parser.add_argument(
+        "--an4-train-utterances", type=int, default=None, help="sample of the train split"
+    )
     args = parser.parse_args()
     if not SHARED.exists():
         raise SystemExit(f"needs the shared data at {SHARED} (../shared beside the repo)")
     OUT.mkdir(parents=True, exist_ok=True)
     sections = []
-    for name, path in (("an4", an4_tables(args.an4_splits)), ("thennal10_en", thennal10_table())):
+    an4 = an4_tables(args.an4_splits, args.an4_train_utterances)
+    for name, path in (("an4", an4), ("thennal10_en", thennal10_table())):
         transcripts = read_table(path)
         scored, seconds = likelihood(path, name)
         summary = system_summary(transcripts, scored, name)

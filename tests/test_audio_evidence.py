@@ -319,3 +319,64 @@ def test_embed_cli_with_whisper_likelihood_on_thennal10(thennal10_table, tmp_pat
     assert (out["wl_status"] == "ok").all() and out["wl_mean_logprob_vs_proxy"].notna().all()
     by_system = out.groupby("system")["wl_expected_errors"].mean()
     assert by_system["reference"] <= by_system.drop("reference").max()
+
+
+def test_audio_model_trains_and_estimates_from_a_scored_transcripts_table(an4_systems, tmp_path):
+    """features=audio end to end on real AN4 systems: werest embed writes the wl_* columns
+    onto the transcripts table, werest train fits on them (deriving *_vs_proxy after choosing
+    each row's proxy), werest estimate derives them again for its own proxies; a table
+    without the columns gets the one-line error that says how to add them."""
+    from werest.estimate import run as estimate
+    from werest.features.similarity import run as embed
+    from werest.model import load_model
+    from werest.training import run as train
+
+    scored = tmp_path / "scored.parquet"
+    embed(
+        compose(
+            "embed",
+            [
+                "embedder=whisper_likelihood",
+                f"input={_quote(str(an4_systems))}",
+                f"transcripts={_quote(str(an4_systems))}",
+                f"out={_quote(str(scored))}",
+                "default_language=en",
+                f"cache_dir={_quote(str(tmp_path / 'cache'))}",
+            ],
+        )
+    )
+    assert read_table(scored)["wl_mean_logprob"].notna().sum() >= 2 * N_CLIPS
+    train(
+        compose(
+            "train",
+            [
+                "data=table",
+                f"data.sources.0.table={_quote(str(scored))}",
+                "features=audio",
+                "model=ridge",
+                f"output_dir={_quote(str(tmp_path))}",
+                "name=audio",
+            ],
+        )
+    )
+    model = load_model(tmp_path / "audio.skops")
+    assert "wl_mean_logprob_vs_proxy" in model.feature_names
+    overrides = [f"model_path={_quote(str(tmp_path / 'audio.skops'))}", "target=pocketsphinx-an4"]
+    overrides.append("proxy=pocketsphinx-en-us")
+    records = estimate(
+        compose(
+            "estimate", [f"input={_quote(str(scored))}", f"output_dir={tmp_path}/e", *overrides]
+        )
+    )
+    (record,) = records
+    assert record["n_estimated"] >= N_CLIPS - 1 and 0 <= record["estimated_wer"] <= 1
+    utterances = pd.read_csv(tmp_path / "e" / "utterances.csv")
+    # every row but one with an empty hypothesis (no likelihood: NaN, as in training)
+    assert utterances["wl_mean_logprob_vs_proxy"].notna().sum() >= N_CLIPS - 1
+    with pytest.raises(ConfigError, match=r"wl_expected_errors.*embedder=whisper_likelihood"):
+        estimate(
+            compose(
+                "estimate",
+                [f"input={_quote(str(an4_systems))}", f"output_dir={tmp_path}/f", *overrides],
+            )
+        )

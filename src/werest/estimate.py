@@ -37,12 +37,16 @@ from tqdm.auto import tqdm
 from werest.config import int_setting, json_default, save_config
 from werest.errors import ConfigError, InputError
 from werest.features.agreement import (
-    AGREEMENT_FEATURES,
-    CONTEXT_FEATURES,
     STATUS_NO_PROXY,
     STATUS_OK,
     add_dataset_context,
     agreement_features,
+)
+from werest.features.inputs import (
+    COMPUTED,
+    input_columns,
+    join_input_features,
+    missing_input_error,
 )
 from werest.intervals import conformal_interval
 from werest.model import TrainedModel, load_model
@@ -146,7 +150,8 @@ def estimate_utterances(
     extra = _extra_features(models, table)
     # Each distinct hypothesis is normalised once for the whole table, not once per chunk.
     normalised = normalised_columns(table, first.normaliser, ("hypothesis",), n_jobs=n_jobs)
-    table = table[[*KEY, *extra]].assign(hypothesis=normalised["hypothesis"].to_numpy())
+    columns = input_columns(extra)
+    table = table[[*KEY, *columns]].assign(hypothesis=normalised["hypothesis"].to_numpy())
     codes, _ = pd.factorize(pd.MultiIndex.from_frame(table[UTTERANCE]))
     n_utterances = int(codes.max()) + 1 if len(codes) else 0
     bounds = range(0, n_utterances, chunk_utterances)
@@ -198,9 +203,7 @@ def _estimate_chunk(
         unseen_order=unseen_order,
     )
     features = agreement_features(chunk, proxies, normaliser="none")
-    if extra:
-        features = features.merge(chunk[[*KEY, *extra]], on=KEY, how="left")
-    return features
+    return join_input_features(features, chunk, extra)
 
 
 def _present(chunk: pd.DataFrame, targets: list[str]) -> list[str]:
@@ -209,17 +212,13 @@ def _present(chunk: pd.DataFrame, targets: list[str]) -> list[str]:
 
 
 def _extra_features(models: dict[str, TrainedModel], table: pd.DataFrame) -> list[str]:
-    """Model features that are not agreement features: they must come with the input."""
-    needed = {f for m in models.values() for f in m.feature_names}
-    needed -= set(AGREEMENT_FEATURES) | set(CONTEXT_FEATURES)
-    missing = sorted(needed - set(table.columns))
+    """Model features that are not computed from text: they (or, for ``*_vs_proxy``, the
+    columns they derive from) must come with the input (:mod:`werest.features.inputs`)."""
+    needed = sorted({f for m in models.values() for f in m.feature_names} - COMPUTED)
+    missing = [c for c in input_columns(needed) if c not in table.columns]
     if missing:
-        raise ConfigError(
-            f"the model needs feature(s) {', '.join(missing)} that werest estimate does not "
-            "compute from text and the input does not hold (e.g. run werest embed for "
-            "similarity), or use a text-only model"
-        )
-    return sorted(needed)
+        raise missing_input_error(missing, "werest estimate")
+    return needed
 
 
 def predict_features(features: pd.DataFrame, models: dict[str, TrainedModel]) -> pd.DataFrame:
@@ -404,9 +403,9 @@ def _non_english(table: pd.DataFrame) -> list[str]:
 
 
 def _input_features(models: dict[str, TrainedModel]) -> tuple[str, ...]:
-    """Features the models need that must come with the input (e.g. ``similarity``)."""
+    """Columns the models need from the input (e.g. ``similarity``, ``wl_mean_logprob``)."""
     needed = {f for m in models.values() for f in m.feature_names}
-    return tuple(sorted(needed - set(AGREEMENT_FEATURES) - set(CONTEXT_FEATURES)))
+    return tuple(input_columns(sorted(needed)))
 
 
 def _nothing_estimated(utterances: pd.DataFrame, path) -> InputError:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -316,6 +316,7 @@ def run_fold(
     train_table = table[table["dataset"].isin(train_datasets)]
     ranking = rank_on(train_table, normaliser, labels=labels)
     log.info("fold %s: ranking on %s: %s", held_out, train_datasets, ranking.systems)
+    inputs = sorted({name for method in methods for name in method.features})
     train = training_frame(
         train_table,
         ranking,
@@ -324,6 +325,7 @@ def run_fold(
         labels=labels,
         two_system_views=two_system_views,
         n_jobs=n_jobs,
+        input_features=inputs,
     )
     if train.empty:
         raise ConfigError(
@@ -339,6 +341,7 @@ def run_fold(
         systems_by_dataset,
         normaliser=normaliser,
         n_jobs=n_jobs,
+        input_features=inputs,
     )
     timings = []
     for method in methods:
@@ -369,8 +372,10 @@ def evaluation_rows(
     *,
     normaliser: str,
     n_jobs: int,
+    input_features: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """Features and labels of the fold's evaluation rows (held-out B and every W), with cases."""
+    """Features and labels of the fold's evaluation rows (held-out B and every W), with cases;
+    ``input_features`` as in :func:`werest.training.training_frame`."""
     cases = protocol.case_of(systems_by_dataset, held_out)
     eval_table = table[table["dataset"].isin([held_out, *protocol.wild_datasets])]
     frame = training_frame(
@@ -380,6 +385,7 @@ def evaluation_rows(
         targets=sorted(cases["system"].unique()),
         labels=labels,
         n_jobs=n_jobs,
+        input_features=input_features,
     )
     frame = frame.merge(cases, on=["dataset", "system"], how="inner")
     return frame.assign(fold=held_out).reset_index(drop=True)

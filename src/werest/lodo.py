@@ -43,6 +43,7 @@ from werest.features.agreement import (
     agreement_features,
     pairwise_agreement,
 )
+from werest.features.inputs import join_input_features
 from werest.intervals import conformal_interval, conformity, domain_weights, weighted_quantile
 from werest.proxy import choose_proxies
 from werest.training import (
@@ -140,6 +141,7 @@ def evaluate_lodo(
             labels=labels,
             two_system_views=two_system_views,
             pairs=pairs[pairs["domain"] != domain],
+            input_features=features,
         )
         frame = prepare_training_rows(frame, data, seed=seed)
         fitted = fit_model(
@@ -197,7 +199,8 @@ def _held_out_cells(
     else:
         proxies = choose_proxies(table, ranking)
         features = agreement_features(table, proxies, normaliser=normaliser, pairs=pairs)
-        utterances = predict_features(add_dataset_context(features), models)
+        features = join_input_features(add_dataset_context(features), table, fitted.feature_names)
+        utterances = predict_features(features, models)
     records = pd.DataFrame(
         summarise(utterances, table, normaliser=normaliser, n_resamples=n_resamples, seed=seed)
     )

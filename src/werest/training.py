@@ -16,7 +16,7 @@ import fnmatch
 import logging
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -31,6 +31,12 @@ from werest.features.agreement import (
     add_dataset_context,
     agreement_features,
     two_system_view,
+)
+from werest.features.inputs import (
+    COMPUTED,
+    input_columns,
+    join_input_features,
+    missing_input_error,
 )
 from werest.importers import import_table
 from werest.model import TrainedModel, fingerprint, save_model
@@ -112,8 +118,11 @@ def training_frame(
     two_system_views: bool = False,
     n_jobs: int = 1,
     pairs: pd.DataFrame | None = None,
+    input_features: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """Agreement features of ``targets``' rows joined with their labels.
+    """Agreement features of ``targets``' rows, plus ``input_features`` (features that come
+    with the table, e.g. ``similarity`` or ``wl_*``, and their ``*_vs_proxy`` differences:
+    :mod:`werest.features.inputs`), joined with their labels.
 
     ``pairs`` (:func:`werest.features.agreement.pairwise_agreement` of a table holding
     ``table``) saves aligning the hypotheses again.
@@ -127,6 +136,11 @@ def training_frame(
     proxies = choose_proxies(table, ranking, targets=targets)
     features = agreement_features(table, proxies, normaliser=normaliser, n_jobs=n_jobs, pairs=pairs)
     features = add_dataset_context(features)
+    from_input = [name for name in input_features if name not in COMPUTED]
+    missing = [c for c in input_columns(from_input) if c not in table.columns]
+    if missing:
+        raise missing_input_error(missing, "werest train")
+    features = join_input_features(features, table, from_input)
     if labels is None:
         labels = utterance_labels(table, normaliser, n_jobs)
     frame = features.merge(labels, on=KEY, how="inner")
@@ -217,8 +231,8 @@ def fit_model(
     missing = [name for name in feature_names if name not in frame.columns]
     if missing:
         raise ConfigError(
-            f"features {missing} are not computed by werest train; "
-            "add them with werest embed first or choose another features= set"
+            f"features {missing} are not in the training rows: build them with "
+            "training_frame(..., input_features=...) or choose another features= set"
         )
     if target not in ("wer", "cer"):
         raise ConfigError(f"target must be wer or cer, got {target!r}")
@@ -322,6 +336,7 @@ def run(cfg: DictConfig) -> TrainedModel:
         labels=labels,
         two_system_views=bool(cfg.two_system_views),
         n_jobs=n_jobs,
+        input_features=list(cfg.features.columns),
     )
     if frame.empty:
         raise InputError("no training rows: no target row has both a proxy and a reference")

@@ -71,6 +71,7 @@ from werest.errors import ConfigError, InputError
 from werest.features.agreement import KEY, UTTERANCE
 from werest.features.audio import AudioPolicy, load_audio
 from werest.features.cache import EmbeddingCache, file_key, normalise_text
+from werest.features.inputs import join_input_features
 
 log = logging.getLogger(__name__)
 
@@ -422,24 +423,9 @@ def add_likelihood(
     scored["wl_status"] = status.astype(str)
     out = features.drop(columns=list(LIKELIHOOD_COLUMNS), errors="ignore").reset_index(drop=True)
     out["system"] = out["system"].astype(str)
-    out = out.merge(scored, on=KEY, how="left", validate="many_to_one")
-    out = _add_proxy_differences(out, scored)
+    out = out.merge(scored[[*KEY, "wl_status"]], on=KEY, how="left", validate="many_to_one")
+    out = join_input_features(out, scored, (*STATS, *DIFFS))
     _log_statuses(out["wl_status"])
-    return out
-
-
-def _add_proxy_differences(out: pd.DataFrame, scored: pd.DataFrame) -> pd.DataFrame:
-    """``*_vs_proxy``: the row's statistic minus its proxy's on the same utterance."""
-    for column in DIFFS:
-        out[column] = np.nan
-    if "proxy" not in out.columns:
-        return out
-    proxy = scored[[*KEY, "wl_mean_logprob", "wl_expected_errors"]].rename(
-        columns={"system": "proxy", "wl_mean_logprob": "_p_mean", "wl_expected_errors": "_p_err"}
-    )
-    joined = out[[*UTTERANCE, "proxy"]].merge(proxy, on=[*UTTERANCE, "proxy"], how="left")
-    out["wl_mean_logprob_vs_proxy"] = out["wl_mean_logprob"].to_numpy() - joined["_p_mean"]
-    out["wl_expected_errors_vs_proxy"] = out["wl_expected_errors"].to_numpy() - joined["_p_err"]
     return out
 
 

@@ -1,0 +1,80 @@
+"""Features that come with the input, and their differences from the proxy's.
+
+werest computes the agreement features from text. Others need the audio and arrive as columns
+of the transcripts table, one value per (dataset, utt_id, system): SONAR ``similarity``
+(``werest embed``), the Whisper likelihood ``wl_*`` (``werest embed
+embedder=whisper_likelihood`` on the transcripts table). Such a column is proxy-independent,
+so it is stored once per system row and a feature ``<column>_vs_proxy`` is derived here, after
+the proxy is chosen: the row's value minus its proxy's on the same utterance. That difference
+is what tells the two sides of a disagreement apart (pWER is one number seen from either
+side), and deriving it here keeps it right whichever proxy train, evaluate or estimate picks.
+
+One function, :func:`join_input_features`, serves ``werest train``, ``evaluate`` and
+``estimate`` alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+from werest.errors import ConfigError
+from werest.features.agreement import AGREEMENT_FEATURES, CONTEXT_FEATURES, KEY, UTTERANCE
+
+VS_PROXY = "_vs_proxy"
+#: What werest computes from text (agreement and dataset context): never an input column.
+COMPUTED: frozenset[str] = frozenset((*AGREEMENT_FEATURES, *CONTEXT_FEATURES))
+
+
+def input_columns(feature_names: Iterable[str]) -> list[str]:
+    """The table columns that features not computed from text need: the feature itself, or
+    for ``<column>_vs_proxy`` the ``<column>`` it is derived from."""
+    columns = []
+    for name in feature_names:
+        if name in COMPUTED:
+            continue
+        base = name.removesuffix(VS_PROXY)
+        if base not in columns:
+            columns.append(base)
+    return columns
+
+
+def missing_input_error(missing: list[str], command: str) -> ConfigError:
+    """The one-line error for features the input does not carry, with how to add them."""
+    hints = []
+    if any(m.startswith("wl_") for m in missing):
+        hints.append("werest embed embedder=whisper_likelihood input=<transcripts>")
+    if any(not m.startswith("wl_") for m in missing):
+        hints.append("werest embed (SONAR similarity)")
+    return ConfigError(
+        f"the model needs feature(s) {', '.join(missing)} that {command} does not compute from "
+        f"text and the input does not hold: add them with {' or '.join(hints)}, "
+        "or use a text-only model"
+    )
+
+
+def join_input_features(
+    features: pd.DataFrame, table: pd.DataFrame, feature_names: Iterable[str]
+) -> pd.DataFrame:
+    """``features`` with the input-borne ``feature_names``: plain columns joined from
+    ``table`` by key; ``<column>_vs_proxy`` the row's value minus its proxy's (NaN when either
+    is missing, or when ``features`` has no ``proxy`` column). Base columns are kept."""
+    names = [n for n in feature_names if n not in features.columns]
+    if not names:
+        return features
+    bases = input_columns(names)
+    values = table[[*KEY, *bases]].drop_duplicates(KEY)
+    values = values.astype({"system": str}).astype(dict.fromkeys(bases, float))
+    out = features.drop(columns=bases, errors="ignore").reset_index(drop=True)
+    out = out.merge(values, on=KEY, how="left", validate="many_to_one")
+    derived = [n for n in names if n.endswith(VS_PROXY)]
+    if derived and "proxy" not in out.columns:  # rows without a proxy: no difference
+        out[derived] = float("nan")
+    elif derived:
+        proxy = values.rename(columns={"system": "proxy"})
+        joined = out[[*UTTERANCE, "proxy"]].merge(proxy, on=[*UTTERANCE, "proxy"], how="left")
+        for name in derived:
+            base = name.removesuffix(VS_PROXY)
+            out[name] = out[base].to_numpy(dtype=float) - joined[base].to_numpy(dtype=float)
+    return out

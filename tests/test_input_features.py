@@ -1,0 +1,130 @@
+"""Features that come with the input (similarity, Whisper likelihood) and their proxy
+differences: one join for train, evaluate and estimate (werest.features.inputs)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import Ridge
+
+from werest.cli import compose
+from werest.demo import demo_table_path
+from werest.errors import ConfigError
+from werest.estimate import run as estimate
+from werest.features.inputs import input_columns, join_input_features
+from werest.model import save_model
+from werest.scoring import score_utterances
+from werest.table import read_table, write_table
+from werest.training import fit_model, rank_on, training_frame
+
+
+def test_input_columns_are_the_bases_of_what_text_does_not_give():
+    names = ["pwer", "tri_wer", "ctx_pwer", "similarity", "wl_mean_logprob_vs_proxy"]
+    names += ["wl_mean_logprob", "similarity_vs_proxy"]
+    assert input_columns(names) == ["similarity", "wl_mean_logprob"]
+
+
+def test_join_takes_the_row_value_and_subtracts_the_proxys():
+    features = pd.DataFrame(
+        {
+            "dataset": ["d"] * 3,
+            "utt_id": ["u1", "u1", "u2"],
+            "system": ["a", "b", "a"],
+            "proxy": ["b", "a", "b"],
+            "pwer": [0.1, 0.1, 0.0],
+        }
+    )
+    table = pd.DataFrame(
+        {
+            "dataset": ["d"] * 4,
+            "utt_id": ["u1", "u1", "u2", "u2"],
+            "system": ["a", "b", "a", "b"],
+            "score": [-1.0, -3.5, -2.0, np.nan],  # b has no score on u2
+        }
+    )
+    out = join_input_features(features, table, ["pwer", "score", "score_vs_proxy"])
+    assert out["score"].tolist() == [-1.0, -3.5, -2.0]
+    # a on u1: -1.0 - (-3.5); b on u1: -3.5 - (-1.0); a on u2: its proxy has no score
+    assert out["score_vs_proxy"].tolist()[:2] == [2.5, -2.5]
+    assert np.isnan(out["score_vs_proxy"].iloc[2])
+    assert out["pwer"].tolist() == [0.1, 0.1, 0.0]  # computed features are left alone
+    without_proxy = join_input_features(features.drop(columns="proxy"), table, ["score_vs_proxy"])
+    assert without_proxy["score"].tolist() == [-1.0, -3.5, -2.0]
+    assert without_proxy["score_vs_proxy"].isna().all()
+
+
+@pytest.fixture(scope="module")
+def scored_demo(tmp_path_factory):
+    """The demo table with a per-row input column ``quality`` = minus the true utterance WER:
+    a perfect audio score, so a model that uses its proxy difference must beat pWER alone."""
+    demo = read_table(demo_table_path())
+    truth = score_utterances(demo, "whisper_english")[["dataset", "utt_id", "system", "wer"]]
+    demo = demo.merge(truth, on=["dataset", "utt_id", "system"])
+    demo["quality"] = -demo.pop("wer")
+    path = tmp_path_factory.mktemp("scored") / "demo_scored.parquet"
+    write_table(demo, path)
+    return demo, path
+
+
+def test_train_joins_input_features_and_their_proxy_difference(scored_demo):
+    demo, _ = scored_demo
+    ranking = rank_on(demo, "whisper_english")
+    names = ["pwer", "quality", "quality_vs_proxy"]
+    frame = training_frame(demo, ranking, normaliser="whisper_english", input_features=names)
+    quality = demo.set_index(["dataset", "utt_id", "system"])["quality"]
+    for row in frame.head(20).itertuples():
+        own = quality[(row.dataset, row.utt_id, row.system)]
+        proxy = quality[(row.dataset, row.utt_id, row.proxy)]
+        assert row.quality == own
+        assert row.quality_vs_proxy == pytest.approx(own - proxy)
+    # quality = -WER, so WER = -quality exactly: a linear fit recovers it
+    model = fit_model(frame, ["quality"], Ridge(alpha=1e-9), ranking=ranking)
+    assert np.abs(model.predict(frame) - frame["wer"]).max() < 1e-6
+
+
+def test_training_without_the_input_column_says_how_to_add_it():
+    demo = read_table(demo_table_path())
+    ranking = rank_on(demo, "whisper_english")
+    with pytest.raises(ConfigError, match=r"wl_mean_logprob .*whisper_likelihood"):
+        training_frame(
+            demo,
+            ranking,
+            normaliser="whisper_english",
+            input_features=["pwer", "wl_mean_logprob_vs_proxy"],
+        )
+
+
+def test_estimate_derives_the_proxy_difference_the_model_needs(scored_demo, tmp_path):
+    demo, scored_path = scored_demo
+    ranking = rank_on(demo, "whisper_english")
+    names = ["pwer", "quality_vs_proxy"]
+    frame = training_frame(demo, ranking, normaliser="whisper_english", input_features=names)
+    model = fit_model(frame, names, Ridge(alpha=1e-6), ranking=ranking)
+    model_path = save_model(model, tmp_path / "m.skops")
+
+    def run(input_path, out):
+        return estimate(
+            compose(
+                "estimate",
+                [
+                    f"input={input_path}",
+                    f"model_path={model_path}",
+                    f"output_dir={out}",
+                    "target=tiny",
+                    "proxy=base",
+                ],
+            )
+        )
+
+    records = run(scored_path, tmp_path / "est")
+    utterances = pd.read_csv(tmp_path / "est" / "utterances.csv")
+    quality = demo.set_index(["dataset", "utt_id", "system"])["quality"]
+    expected = [
+        quality[(r.dataset, r.utt_id, "tiny")] - quality[(r.dataset, r.utt_id, "base")]
+        for r in utterances.itertuples()
+    ]
+    assert utterances["quality_vs_proxy"].to_numpy() == pytest.approx(expected)
+    assert all(r["proxy"] == "base" for r in records)
+    with pytest.raises(ConfigError, match=r"quality .*does not hold"):
+        run(demo_table_path(), tmp_path / "est2")

@@ -52,16 +52,19 @@ LABELS = ("wer", "cer", "ref_words", "word_errors", "ref_chars", "char_errors")
 
 
 def load_sources(data: DictConfig) -> pd.DataFrame:
-    """The transcripts of a ``conf/data`` config: importer sources and/or table files,
-    restricted to ``datasets`` and without ``exclude_datasets``, with datasets renamed by
+    """The transcripts of a ``conf/data`` config: importer sources and/or table files (each
+    optionally restricted to its own ``datasets``), restricted to ``datasets`` and without ``exclude_datasets``, with datasets renamed by
     ``rename`` (``{old: new}``: two sources of one corpus become one dataset, e.g. dighr's and
     AfriSpeech's LibriSpeech test-clean runs; their systems must differ)."""
     frames = []
     for source in data.sources:
         if source.get("table"):
-            frames.append(read_table(source.table))
+            frame = read_table(source.table)
         else:
-            frames.append(import_table(source.format, list(source.paths)))
+            frame = import_table(source.format, list(source.paths))
+        if source.get("datasets"):  # this source's datasets only (another gives the rest)
+            frame = frame[frame["dataset"].isin(list(source.datasets))]
+        frames.append(frame)
     if not frames:
         raise ConfigError("data.sources is empty: nothing to train on")
     table = pd.concat(frames, ignore_index=True, sort=False)

@@ -20,6 +20,7 @@ from tests.conftest import shared_path
 from werest.asr.faster_whisper_asr import FasterWhisperTranscriber, whisper_model_path
 from werest.asr.transcribe import merge_details
 from werest.cli import _quote, compose
+from werest.cli import main as cli_main
 from werest.errors import ConfigError
 from werest.features.cache import EmbeddingCache
 from werest.features.likelihood import (
@@ -32,7 +33,9 @@ from werest.features.likelihood import (
     format_text,
     share_words,
 )
+from werest.lid import lid_report
 from werest.scoring import score_utterances
+from werest.segmentation import read_words, write_json
 from werest.table import read_table, write_table
 from werest.text import corpus_rate
 
@@ -85,9 +88,13 @@ def test_split_clip_details_are_merged_with_offsets():
         {"hypothesis": "a", "asr_avg_logprob": -1.0, "asr_words": words[0]},
         {"hypothesis": "b", "asr_avg_logprob": -3.0, "asr_words": words[1]},
     ]
+    parts[0] |= {"detected_language": "de", "detected_language_probability": 0.5}
+    parts[1] |= {"detected_language": "en", "detected_language_probability": 0.9}
     merged = merge_details(parts, [16000, 48000])
     assert merged["asr_avg_logprob"] == pytest.approx(-2.5)
     assert json.loads(merged["asr_words"]) == [["a", 0.0, 0.5, 0.9], ["b", 1.1, 1.4, 0.5]]
+    assert merged["detected_language"] == "en"  # the longer segment's
+    assert merged["detected_language_probability"] == pytest.approx(0.8)
 
 
 def test_missing_model_folder_is_a_config_error(tmp_path):
@@ -158,6 +165,53 @@ def test_faster_whisper_transcribes_an4_with_its_confidence(an4_systems):
     assert wer < 0.7  # spelled letters and digits are hard for tiny.en, but it is a recogniser
     rtfx = {r["system"]: r for r in json.loads(Path(f"{an4_systems}.rtfx.json").read_text())}
     assert rtfx["whisper-tiny.en"]["utterances"] == N_CLIPS and rtfx["whisper-tiny.en"]["rtfx"] > 0
+
+
+def test_faster_whisper_records_the_language_for_the_lid_report(an4_systems, tmp_path):
+    table = read_table(an4_systems).assign(language="en")  # AN4's true language
+    whisper = table["system"] == "whisper-tiny.en"
+    assert (table.loc[whisper, "detected_language"] == "en").all()
+    # English-only tiny.en: faster-whisper reports en with probability 1 (no detection)
+    assert (table.loc[whisper, "detected_language_probability"] == 1.0).all()
+    assert table.loc[~whisper, "detected_language"].isna().all()  # pocketsphinx detects none
+    write_table(table, tmp_path / "an4_systems.csv")  # CSV: the probability is read back a number
+    report = lid_report(read_table(tmp_path / "an4_systems.csv"))
+    overall = report.accuracy[report.accuracy["language"] == "all"].set_index("system")
+    assert list(overall.index) == ["whisper-tiny.en"]
+    assert (overall.loc["whisper-tiny.en", "n"], overall.loc["whisper-tiny.en", "accuracy"]) == (
+        N_CLIPS,
+        1.0,
+    )
+    confidence = report.confidence.set_index("system").loc["whisper-tiny.en"]
+    assert confidence["mean_confidence_right"] == 1.0
+    assert np.isnan(confidence["mean_confidence_wrong"])
+
+
+def test_whisper_word_timings_feed_werest_segmentation(an4_systems, tmp_path, capsys):
+    table = read_table(an4_systems)
+    rows = table[table["system"] == "whisper-tiny.en"]
+    timings = read_words(an4_systems)  # the only system with asr_words
+    expected = [json.loads(w) for w in rows["asr_words"]]
+    assert len(timings) == sum(len(w) for w in expected)
+    assert set(timings["utt_id"]) == set(rows.loc[rows["asr_words"] != "[]", "utt_id"])
+    assert (timings["start"] <= timings["end"]).all()
+    write_json(timings, tmp_path / "whisper.json")
+    shifted = timings.assign(start=timings["start"] + 0.015, end=timings["end"] + 0.015)
+    write_json(shifted, tmp_path / "shifted.json")
+    out = tmp_path / "seg"
+    for reference in ("shifted.json", "whisper.json"):  # 15 ms off: all within 20 ms
+        status = cli_main(["segmentation", f"reference={tmp_path / reference}",
+                           f"hypothesis={an4_systems}", f"output_dir={out}"])  # fmt: skip
+        assert status == 0
+        corpus = pd.read_csv(out / "segmentation.csv").iloc[0]
+        assert corpus["utterances"] == timings["utt_id"].nunique()
+        assert corpus["hits"] == corpus["n_ref"] == corpus["n_hyp"] and corpus["ned"] == 0.0
+    status = cli_main(["segmentation", f"reference={tmp_path / 'shifted.json'}",
+                       f"hypothesis={an4_systems}", "tolerance=0.01",
+                       f"output_dir={out}"])  # fmt: skip
+    corpus = pd.read_csv(out / "segmentation.csv").iloc[0]
+    assert status == 0 and corpus["hits"] < corpus["n_ref"]  # 15 ms off misses at 10 ms
+    assert "R-value" in capsys.readouterr().out
 
 
 def test_faster_whisper_rerun_resumes(an4_systems, an4_clips, capsys):

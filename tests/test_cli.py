@@ -227,6 +227,9 @@ def test_score_writes_scores_and_ranking(workdir):
     assert scores["n_utterances"].tolist() == [2, 2]
     assert scores["ref_words"].tolist() == [4, 4]
     assert scores.loc["beta", "empty_hypotheses"] == 1
+    resources = json.loads((out / "resources.json").read_text(encoding="utf-8"))
+    assert resources["rss_mb_peak"] >= resources["rss_mb_mean"] > 0
+    assert resources["cpu_seconds"] > 0 and resources["wall_seconds"] > 0
     ranking = json.loads((out / "ranking.json").read_text(encoding="utf-8"))
     assert ranking["systems"] == ["alpha", "beta"]
     assert ranking["macro_wer"] == pytest.approx({"alpha": 0.0, "beta": 0.75})
@@ -283,6 +286,7 @@ def test_demo_prints_a_table(tmp_path):
     assert {p.name for p in (tmp_path / "outputs" / "demo").iterdir()} == {
         "utterances.csv",
         "summary.json",
+        "resources.json",
         "config.yaml",
     }
 

@@ -62,6 +62,9 @@ def test_estimate_with_references_reports_true_wer(model_path, tmp_path):
     assert len(utterances) == 14 and (utterances["status"] == "ok").all()
     assert {"pwer", "pcer", "predicted_wer", "proxy"} <= set(utterances.columns)
     assert json.loads((tmp_path / "summary.json").read_text()) == json.loads(json.dumps(records))
+    resources = json.loads((tmp_path / "resources.json").read_text())  # what the run cost
+    assert resources["rss_mb_peak"] >= resources["rss_mb_mean"] > 0
+    assert resources["cpu_seconds"] > 0 and resources["wall_seconds"] > 0
 
 
 def test_estimate_without_references_and_an_explicit_proxy(model_path, demo, tmp_path):

@@ -1,14 +1,16 @@
 """Word-segmentation metrics by hand: R-value points, tolerance edges, one-to-one hits,
-the three input formats, and the command."""
+the input formats (CTM, TextGrid, JSON, a transcripts table's asr_words), and the command."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
 import pytest
 
 from werest.cli import main
+from werest.errors import InputError
 from werest.segmentation import (
     BoundaryCounts,
     evaluate,
@@ -17,8 +19,10 @@ from werest.segmentation import (
     r_value,
     read_words,
     scores,
+    words_from_table,
     write_json,
 )
+from werest.table import write_table
 
 
 def words(utt: str, *items: tuple[str, float, float]) -> pd.DataFrame:
@@ -126,3 +130,72 @@ def test_command_writes_scores(tmp_path, capsys):
     missing = main(["segmentation", f"reference={tmp_path / 'nope.ctm'}",
                     f"hypothesis={tmp_path / 'hyp.json'}", f"output_dir={out}"])  # fmt: skip
     assert missing == 2
+
+
+def test_labels_are_compared_without_case_and_edge_punctuation():
+    reference = words("u1", ("two", 0.0, 0.5), ("don't", 0.5, 1.0))
+    hypothesis = words("u1", ("Two,", 0.0, 0.5), ("Don't.", 0.5, 1.0))
+    assert evaluate(reference, hypothesis, 0.02)[0]["ned"] == 0.0
+    other = words("u1", ("2", 0.0, 0.5), ("dont", 0.5, 1.0))
+    assert evaluate(reference, other, 0.02)[0]["ned"] == 1.0  # spelling still counts
+
+
+def transcripts(**systems: list) -> pd.DataFrame:
+    """A transcripts table: per system, per utterance ``(utt_id, asr_words or None)``."""
+    rows = [
+        {"dataset": "d", "utt_id": utt, "system": system, "hypothesis": "x",
+         "asr_words": None if timed is None else json.dumps(timed)}
+        for system, items in systems.items()
+        for utt, timed in items
+    ]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_a_transcripts_table_gives_its_asr_words(tmp_path):
+    table = transcripts(
+        whisper=[("u1", [["Hello,", 0.1, 0.5, 0.9], [" world", 0.6, 1.0, 0.8]]), ("u2", [])],
+        sphinx=[("u1", None)],
+    )
+    expected = words("u1", ("Hello,", 0.1, 0.5), ("world", 0.6, 1.0))
+    for name in ("t.parquet", "t.csv", "t.jsonl", "t.json"):
+        write_table(table, tmp_path / name)
+        got = read_words(tmp_path / name)  # the only system with timings
+        pd.testing.assert_frame_equal(got, expected, check_dtype=False)
+    write_json(read_words(tmp_path / "t.csv"), tmp_path / "w.json")
+    pd.testing.assert_frame_equal(read_words(tmp_path / "w.json"), expected, check_dtype=False)
+
+
+def test_transcripts_table_errors_name_the_setting_row_and_column(tmp_path):
+    two = transcripts(a=[("u1", [["x", 0, 1, 1]])], b=[("u1", [["y", 0, 1, 1]])])
+    with pytest.raises(InputError, match=r"several systems.*give hypothesis_system=NAME"):
+        words_from_table(two, None, "hypothesis_system", tmp_path / "t.csv")
+    with pytest.raises(InputError, match=r"reference_system=c: no word timings.*a, b"):
+        words_from_table(two, "c", "reference_system", tmp_path / "t.csv")
+    assert list(words_from_table(two, "b", "s", tmp_path)["word"]) == ["y"]
+    bad = transcripts(a=[("u1", [["x", 0, 1, 1]]), ("u2", [["y", "soon"]])])
+    with pytest.raises(InputError, match=r"row 2.*asr_words"):
+        words_from_table(bad, None, "s", tmp_path / "t.csv")
+    with pytest.raises(InputError, match=r"no word timings.*faster_whisper"):
+        words_from_table(bad.drop(columns="asr_words"), None, "s", tmp_path / "t.csv")
+    twice = pd.concat([two.iloc[:1], two.iloc[:1].assign(dataset="e")], ignore_index=True)
+    with pytest.raises(InputError, match="several datasets"):
+        words_from_table(twice, None, "s", tmp_path / "t.csv")
+
+
+def test_command_picks_systems_of_a_transcripts_table(tmp_path, capsys):
+    table = transcripts(
+        a=[("u1", [["a", 0.0, 0.5, 1], ["b", 0.5, 1.0, 1]])],
+        b=[("u1", [["a", 0.0, 0.51, 1], ["b", 0.51, 1.1, 1]])],
+    )
+    write_table(table, tmp_path / "t.parquet")
+    out = tmp_path / "seg"
+    status = main(["segmentation", f"reference={tmp_path / 't.parquet'}", "reference_system=a",
+                   f"hypothesis={tmp_path / 't.parquet'}", "hypothesis_system=b",
+                   f"output_dir={out}"])  # fmt: skip
+    assert status == 0
+    corpus = pd.read_csv(out / "segmentation.csv").iloc[0]
+    assert (corpus["hits"], corpus["n_hyp"], corpus["n_ref"]) == (2, 3, 3)
+    ambiguous = main(["segmentation", f"reference={tmp_path / 't.parquet'}",
+                      f"hypothesis={tmp_path / 't.parquet'}", f"output_dir={out}"])  # fmt: skip
+    assert ambiguous == 2
+    assert "several systems have word timings (a, b)" in capsys.readouterr().err

@@ -251,6 +251,8 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "hypothesis": _PATH,
         "tolerance": _SECONDS,
         "tier": Setting(str),
+        "reference_system": Setting(str, nullable=True),
+        "hypothesis_system": Setting(str, nullable=True),
     },
 }
 

@@ -15,7 +15,8 @@ utterances are processed in chunks, so features are held for one chunk at a time
 Outputs (written atomically): ``DIR/utterances.csv`` (one row per target utterance: key,
 proxy, features, ``predicted_wer`` [and ``predicted_cer``], ``status``), ``DIR/summary.json``
 (per dataset and system: ``estimated_wer`` with a bootstrap 95 % CI, counts, and the true WER
-when the input has references) and ``DIR/config.yaml``.
+when the input has references), ``DIR/resources.json`` (the run's CPU %, memory and GPU use:
+:mod:`werest.resources`) and ``DIR/config.yaml``.
 
 A corpus estimate weights utterances by their estimated length n̂ (``est_ref_words``: the
 median word count of the other systems, which is the proxy's word count when the proxy is the
@@ -51,6 +52,7 @@ from werest.features.inputs import (
 from werest.intervals import conformal_interval
 from werest.model import TrainedModel, load_model
 from werest.proxy import Ranking, choose_proxies, consensus_order
+from werest.resources import ResourceMonitor, write_resources
 from werest.scoring import dataset_units, normalised_columns, scoring_units
 from werest.table import atomic_path, read_table
 from werest.text import bootstrap_ci, corpus_rate, percent, percent_interval
@@ -421,7 +423,20 @@ def _nothing_estimated(utterances: pd.DataFrame, path) -> InputError:
 
 
 def run(cfg: DictConfig) -> list[dict]:
-    """``werest estimate``: write utterances.csv, summary.json and config.yaml; print."""
+    """``werest estimate``: write utterances.csv, summary.json, resources.json (CPU %, memory
+    and GPU use of the run: :mod:`werest.resources`) and config.yaml; print."""
+    with ResourceMonitor() as monitor:
+        utterances, records = _estimate(cfg)
+    output_dir = Path(cfg.output_dir)
+    write_outputs(utterances, records, output_dir)
+    write_resources(monitor.summary, output_dir / "resources.json")
+    save_config(cfg, output_dir / "config.yaml")
+    print(format_summary(records))
+    return records
+
+
+def _estimate(cfg: DictConfig) -> tuple[pd.DataFrame, list[dict]]:
+    """The per-utterance estimates and the summary records of a ``werest estimate`` run."""
     models = load_models(cfg)
     table = read_table(cfg.input, numeric=_input_features(models))
     proxy = cfg.get("proxy")
@@ -448,8 +463,4 @@ def run(cfg: DictConfig) -> list[dict]:
         seed=int_setting(cfg, "seed"),
         calibration=models["wer"].info.get("calibration"),
     )
-    output_dir = Path(cfg.output_dir)
-    write_outputs(utterances, records, output_dir)
-    save_config(cfg, output_dir / "config.yaml")
-    print(format_summary(records))
-    return records
+    return utterances, records

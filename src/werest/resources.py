@@ -16,6 +16,9 @@ where a backend forks workers) while a block runs:
   memory in use, all processes) and ``gpu_utilization_mean`` (%), per device summed / averaged.
   Without NVML these keys are absent (not zero: unknown is not idle).
 
+``werest transcribe`` stores the summary in ``<out>.rtfx.json``; ``werest score`` and
+``werest estimate`` write it to ``<output_dir>/resources.json`` (:func:`write_resources`).
+
 psutil is the field's library for this (a werest dependency); ``pynvml`` (the
 ``nvidia-ml-py`` distribution, extra ``[gpu]``) is imported only when present.
 """
@@ -26,6 +29,7 @@ import contextlib
 import logging
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -152,3 +156,14 @@ def _peak_memory_mb() -> float | None:
         return round(peak / (MB if sys.platform == "darwin" else 1024.0), 1)
     except (ImportError, OSError):  # Windows has no resource module
         return None
+
+
+def write_resources(summary: dict[str, Any], path: Path) -> Path:
+    """A run's resource summary as JSON (``werest score``/``estimate``: ``resources.json``)."""
+    import json
+
+    from werest.table import atomic_path
+
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return path

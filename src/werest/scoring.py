@@ -1,7 +1,8 @@
 """Score systems against human references: per-utterance counts, corpus WER/CER with CIs.
 
 ``werest score input=table.parquet output_dir=DIR`` writes ``DIR/scores.csv`` (one row per
-dataset and system), ``DIR/ranking.json`` (the proxy ranking, see :mod:`werest.proxy`) and
+dataset and system), ``DIR/ranking.json`` (the proxy ranking, see :mod:`werest.proxy`),
+``DIR/resources.json`` (the run's CPU %, memory and GPU use: :mod:`werest.resources`) and
 the run's config, and prints the table.
 """
 
@@ -14,6 +15,7 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from werest.errors import ConfigError, InputError
+from werest.resources import ResourceMonitor, write_resources
 from werest.table import read_table, write_table
 from werest.text import (
     bootstrap_ci,
@@ -195,18 +197,20 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     n_jobs = int_setting(cfg, "n_jobs")
     n_resamples = int_setting(cfg, "bootstrap.n_resamples")
     seed = int_setting(cfg, "bootstrap.seed")
-    table = read_table(cfg.input)
-    scored = score_utterances(table, cfg.normaliser, n_jobs=n_jobs)
-    scores = corpus_scores(
-        scored,
-        n_resamples=n_resamples,
-        seed=seed,
-        confidence=float_setting(cfg, "bootstrap.confidence"),
-    )
-    ranking = rank_systems(scores, normaliser=cfg.normaliser)
+    with ResourceMonitor() as monitor:
+        table = read_table(cfg.input)
+        scored = score_utterances(table, cfg.normaliser, n_jobs=n_jobs)
+        scores = corpus_scores(
+            scored,
+            n_resamples=n_resamples,
+            seed=seed,
+            confidence=float_setting(cfg, "bootstrap.confidence"),
+        )
+        ranking = rank_systems(scores, normaliser=cfg.normaliser)
     output_dir = Path(cfg.output_dir)
     write_table(scores, output_dir / "scores.csv")
     ranking.save(output_dir / "ranking.json")
+    write_resources(monitor.summary, output_dir / "resources.json")
     save_config(cfg, output_dir / "config.yaml")
     print(format_scores(scores))
     if (scores["unit"] == "character").any():

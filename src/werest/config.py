@@ -229,6 +229,8 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         **_BOOTSTRAP,
         "datasets": Setting("names", nullable=True),
         "exclude_datasets": Setting("names", nullable=True),
+        "ranking": _OPTIONAL_PATH,
+        "system_order": Setting("list", nullable=True),
         "model_path": _OPTIONAL_PATH,
         "cer_model_path": _OPTIONAL_PATH,
         "trust_model": Setting(bool),

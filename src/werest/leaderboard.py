@@ -426,10 +426,15 @@ def build(
     fairness: FairnessSettings | None,
     chunk_utterances: int = 50_000,
     n_jobs: int = 1,
+    ranking: str | None = None,
+    system_order: list[str] | None = None,
 ) -> Leaderboard:
-    """Estimate every system's WER and assemble the leaderboard (no files written)."""
+    """Estimate every system's WER and assemble the leaderboard (no files written).
+
+    ``ranking``/``system_order`` choose the proxy order as in ``werest estimate``
+    (:func:`werest.estimate.choose_ranking`; default: label-free)."""
     systems = sorted(table["system"].unique())
-    ranking = choose_ranking(models, table)
+    ranking = choose_ranking(models, table, ranking=ranking, system_order=system_order)
     utterances = estimate_utterances(
         table, models, systems, ranking=ranking, chunk_utterances=chunk_utterances, n_jobs=n_jobs
     )
@@ -470,6 +475,8 @@ def run(cfg: DictConfig) -> Leaderboard:
         fairness=fairness_settings(cfg) if enabled else None,
         chunk_utterances=int_setting(cfg, "chunk_utterances"),
         n_jobs=int_setting(cfg, "n_jobs"),
+        ranking=cfg.get("ranking"),
+        system_order=list(cfg.system_order) if cfg.get("system_order") is not None else None,
     )
     output_dir = Path(cfg.output_dir)
     context = {

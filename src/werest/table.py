@@ -421,7 +421,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it into place only on success.
 
     Nothing half-written is ever left at ``path``: an exception (or an interrupt) removes
-    the temporary file and leaves any previous ``path`` untouched.
+    the temporary file and leaves any previous ``path`` untouched. Inside
+    :func:`recorded_writes`, each file put in place is recorded (the CLI's "wrote ..." line).
     """
     path = Path(path)
     if path.is_dir():
@@ -442,8 +443,24 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             os.replace(tmp, path)
         except OSError as error:
             raise InputError(f"cannot write: {error.strerror}", path=path) from None
+        for record in _RECORDERS:
+            record.append(path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+_RECORDERS: list[list[Path]] = []
+
+
+@contextmanager
+def recorded_writes() -> Iterator[list[Path]]:
+    """Collect the paths :func:`atomic_path` puts in place while the block runs."""
+    written: list[Path] = []
+    _RECORDERS.append(written)
+    try:
+        yield written
+    finally:
+        _RECORDERS.remove(written)
 
 
 def write_table(frame: pd.DataFrame, path: str | Path) -> Path:

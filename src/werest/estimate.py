@@ -34,6 +34,8 @@ import pandas as pd
 from omegaconf import DictConfig
 from tqdm.auto import tqdm
 
+from werest.api import estimate as api_estimate
+from werest.api import make_callable
 from werest.config import int_setting, json_default, save_config
 from werest.errors import ConfigError, InputError
 from werest.features.agreement import (
@@ -473,47 +475,78 @@ def _nothing_estimated(utterances: pd.DataFrame, path) -> InputError:
     return InputError(f"{reason}: nothing to estimate ({summary})", path=path)
 
 
-def run(cfg: DictConfig) -> list[dict]:
-    """``werest estimate``: write utterances.csv, summary.json and config.yaml; print."""
-    models = load_models(cfg)
-    table = read_table(cfg.input, numeric=_input_features(models))
-    proxy = cfg.get("proxy")
-    check_normaliser(models, cfg.get("normaliser"), table)
-    targets = resolve_targets(table, cfg.get("target"), proxy)
+def estimate_table(
+    table: pd.DataFrame,
+    models: dict[str, TrainedModel],
+    *,
+    target=None,
+    proxy: str | None = None,
+    ranking: str | Path | None = None,
+    system_order: list[str] | None = None,
+    normaliser: str | None = None,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    chunk_utterances: int = 50_000,
+    n_jobs: int = 1,
+    source: str | Path | None = None,
+) -> tuple[pd.DataFrame, list[dict], list[dict]]:
+    """The main job on a validated table: (utterance rows, summary records, warnings).
+
+    ``target`` is one system, a list, or None (every system but the proxy); ``proxy``,
+    ``ranking`` and ``system_order`` choose the proxies (:func:`choose_ranking`); ``source``
+    names the input in errors. No file is written (:func:`run` writes them).
+    """
+    check_normaliser(models, normaliser, table)
+    targets = resolve_targets(table, target, proxy)
     if proxy is not None and proxy not in set(table["system"]):
         raise ConfigError(f"proxy system {proxy!r} is not in the input")
-    pairs = sample_pairs(table, normaliser=models["wer"].normaliser, seed=int_setting(cfg, "seed"))
-    ranking = (
+    pairs = sample_pairs(table, normaliser=models["wer"].normaliser, seed=seed)
+    order = (
         None
         if proxy
-        else choose_ranking(
-            models,
-            table,
-            ranking=cfg.get("ranking"),
-            system_order=_names(cfg.get("system_order")),
-            pairs=pairs,
-        )
+        else choose_ranking(models, table, ranking=ranking, system_order=system_order, pairs=pairs)
     )
     utterances = estimate_utterances(
         table,
         models,
         targets,
         proxy=proxy,
-        ranking=ranking,
-        chunk_utterances=int_setting(cfg, "chunk_utterances"),
-        n_jobs=int_setting(cfg, "n_jobs"),
+        ranking=order,
+        chunk_utterances=chunk_utterances,
+        n_jobs=n_jobs,
     )
     if not (utterances["status"] == STATUS_OK).any():
-        raise _nothing_estimated(utterances, cfg.input)
+        raise _nothing_estimated(utterances, source)
     records = summarise(
         utterances,
         table,
         normaliser=models["wer"].normaliser,
-        seed=int_setting(cfg, "seed"),
+        n_resamples=n_resamples,
+        seed=seed,
         calibration=models["wer"].info.get("calibration"),
     )
     warnings = guard_warnings(table, utterances, pairs)
     attach_warnings(records, warnings)
+    return utterances, records, warnings
+
+
+def run(cfg: DictConfig) -> list[dict]:
+    """``werest estimate``: write utterances.csv, summary.json and config.yaml; print."""
+    models = load_models(cfg)
+    table = read_table(cfg.input, numeric=_input_features(models))
+    utterances, records, warnings = estimate_table(
+        table,
+        models,
+        target=cfg.get("target"),
+        proxy=cfg.get("proxy"),
+        ranking=cfg.get("ranking"),
+        system_order=_names(cfg.get("system_order")),
+        normaliser=cfg.get("normaliser"),
+        seed=int_setting(cfg, "seed"),
+        chunk_utterances=int_setting(cfg, "chunk_utterances"),
+        n_jobs=int_setting(cfg, "n_jobs"),
+        source=cfg.input,
+    )
     output_dir = Path(cfg.output_dir)
     write_outputs(utterances, records, output_dir)
     save_config(cfg, output_dir / "config.yaml")
@@ -528,3 +561,7 @@ def _names(value) -> list[str] | None:
     if value is None:
         return None
     return [str(v) for v in value] if not isinstance(value, str) else [value]
+
+
+# ``werest.estimate(table, ...)`` calls the Python API (:func:`werest.api.estimate`).
+make_callable(__name__, api_estimate)

@@ -46,6 +46,8 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
+from werest.api import leaderboard as api_leaderboard
+from werest.api import make_callable
 from werest.config import float_setting, int_setting, save_config
 from werest.errors import ConfigError, InputError
 from werest.estimate import check_normaliser, choose_ranking, estimate_utterances, load_models
@@ -783,3 +785,7 @@ def write_outputs(result: Leaderboard, output_dir: Path, context: dict | None = 
         tmp.write_text(markdown_report(result), encoding="utf-8")
     plot_board(result.board, output_dir / "leaderboard.png")
     write_page(result, output_dir / "leaderboard.html", context)
+
+
+# ``werest.leaderboard(table, ...)`` calls the Python API (:func:`werest.api.leaderboard`).
+make_callable(__name__, api_leaderboard)

@@ -84,6 +84,7 @@ def estimate(
     seed: int = 0,
     n_resamples: int = 1000,
     n_jobs: int = 1,
+    missing_hypotheses: str = "exclude",
 ) -> Estimates:
     """Label-free WER of the ``targets`` systems (None: every system), as ``werest estimate``.
 
@@ -95,6 +96,8 @@ def estimate(
     proxy, ranking, system_order : how proxies are chosen (README "Which system is the
         proxy"); by default the systems' label-free order, which ignores their names.
     cer_model : a CER model, for ``estimated_cer``.
+    missing_hypotheses : ``exclude`` (default; warned when systems differ in utterances) or
+        ``deletions`` (a missing hypothesis counts as an empty output).
     """
     from werest.estimate import _input_features, estimate_table
 
@@ -112,6 +115,7 @@ def estimate(
         seed=seed,
         n_resamples=n_resamples,
         n_jobs=n_jobs,
+        missing_hypotheses=missing_hypotheses,
     )
     return Estimates(pd.DataFrame(records), utterances, warnings)
 

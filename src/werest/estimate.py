@@ -46,7 +46,13 @@ from werest.features.agreement import (
     add_dataset_context,
     agreement_features,
 )
-from werest.guards import attach_warnings, format_warnings, guard_warnings, sample_pairs
+from werest.guards import (
+    attach_warnings,
+    count_missing_as_deletions,
+    format_warnings,
+    guard_warnings,
+    sample_pairs,
+)
 from werest.intervals import conformal_interval
 from werest.model import TrainedModel, load_model
 from werest.proxy import Ranking, choose_proxies, consensus_order
@@ -318,6 +324,7 @@ def summarise(
             "dataset": dataset,
             "system": system,
             "proxy": done["proxy"].mode().iat[0] if len(done) else None,
+            "proxies": {str(k): int(v) for k, v in done["proxy"].value_counts().items()},
             "unit": units.get(dataset, "word"),
             "estimated_wer": _weighted(done["predicted_wer"], weight),
             "ci_low": None,
@@ -384,8 +391,8 @@ def format_summary(records: list[dict]) -> str:
         row = {
             "dataset": r["dataset"],
             "system": r["system"],
-            "proxy": r["proxy"],
-            "utts": r["n_utterances"],
+            "proxies": _proxies(r),
+            "estimated/utts": f"{r['n_estimated']}/{r['n_utterances']}",
             "est. WER %": percent(r["estimated_wer"])
             + (" (chars)" if r.get("unit") == "character" else ""),
             "95% interval": percent_interval(r.get("interval_low"), r.get("interval_high"))
@@ -397,6 +404,42 @@ def format_summary(records: list[dict]) -> str:
             row["true WER %"] = percent(r["wer"])
         rows.append(row)
     return pd.DataFrame(rows).to_string(index=False)
+
+
+def _proxies(record: dict) -> str:
+    """Every proxy of a summary record, with its utterance count when there are several."""
+    proxies = record.get("proxies") or {}
+    if len(proxies) <= 1:
+        return record.get("proxy") or ""
+    return ", ".join(f"{name} {count}" for name, count in proxies.items())
+
+
+def readable_utterances(
+    utterances: pd.DataFrame, table: pd.DataFrame, normaliser: str
+) -> pd.DataFrame:
+    """The estimated rows with what a person needs to check them: the target's and the
+    proxy's hypothesis as written, and where the input has a reference, the reference and the
+    true utterance WER with its S/D/I (``wer, substitutions, deletions, insertions,
+    ref_words``; under the model's normaliser, as ``werest score`` counts them)."""
+    text = table[[*KEY, "hypothesis"]]
+    out = utterances.merge(text, on=KEY, how="left")
+    proxy_text = text.rename(columns={"system": "proxy", "hypothesis": "proxy_hypothesis"})
+    out = out.merge(proxy_text, on=[*UTTERANCE, "proxy"], how="left")
+    predicted = [c for c in out.columns if c.startswith("predicted_")]
+    columns = [*KEY, "proxy", "status", *predicted, "hypothesis", "proxy_hypothesis"]
+    if "reference" in table.columns and table["reference"].notna().any():
+        from werest.scoring import score_utterances
+
+        labelled = table.merge(utterances[KEY], on=KEY)
+        labelled = labelled[labelled["reference"].notna()]
+        truth = ["wer", "substitutions", "deletions", "insertions", "ref_words"]
+        if not labelled.empty:
+            scored = score_utterances(labelled, normaliser)[[*KEY, *truth]]
+            scored = scored.merge(labelled[[*KEY, "reference"]], on=KEY)
+            out = out.merge(scored, on=KEY, how="left")
+            columns += ["reference", *truth]
+    rest = [c for c in out.columns if c not in columns]
+    return out[columns + rest]
 
 
 def write_outputs(utterances: pd.DataFrame, records: list[dict], output_dir: Path) -> None:
@@ -489,13 +532,24 @@ def estimate_table(
     chunk_utterances: int = 50_000,
     n_jobs: int = 1,
     source: str | Path | None = None,
+    missing_hypotheses: str = "exclude",
 ) -> tuple[pd.DataFrame, list[dict], list[dict]]:
     """The main job on a validated table: (utterance rows, summary records, warnings).
 
     ``target`` is one system, a list, or None (every system but the proxy); ``proxy``,
     ``ranking`` and ``system_order`` choose the proxies (:func:`choose_ranking`); ``source``
-    names the input in errors. No file is written (:func:`run` writes them).
+    names the input in errors; ``missing_hypotheses="deletions"`` counts a system's missing
+    hypothesis for an utterance of a dataset it ran on as an empty output
+    (:func:`werest.guards.count_missing_as_deletions`; default ``exclude``: such rows are
+    absent, and a warning says the systems are compared on different utterance sets). No file
+    is written (:func:`run` writes them).
     """
+    if missing_hypotheses not in ("exclude", "deletions"):
+        raise ConfigError(
+            f"missing_hypotheses must be exclude or deletions, got {missing_hypotheses!r}"
+        )
+    if missing_hypotheses == "deletions":
+        table = count_missing_as_deletions(table)
     check_normaliser(models, normaliser, table)
     targets = resolve_targets(table, target, proxy)
     if proxy is not None and proxy not in set(table["system"]):
@@ -527,7 +581,7 @@ def estimate_table(
     )
     warnings = guard_warnings(table, utterances, pairs)
     attach_warnings(records, warnings)
-    return utterances, records, warnings
+    return readable_utterances(utterances, table, models["wer"].normaliser), records, warnings
 
 
 def run(cfg: DictConfig) -> list[dict]:
@@ -546,6 +600,7 @@ def run(cfg: DictConfig) -> list[dict]:
         chunk_utterances=int_setting(cfg, "chunk_utterances"),
         n_jobs=int_setting(cfg, "n_jobs"),
         source=cfg.input,
+        missing_hypotheses=cfg.get("missing_hypotheses", "exclude"),
     )
     output_dir = Path(cfg.output_dir)
     write_outputs(utterances, records, output_dir)

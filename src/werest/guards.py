@@ -10,7 +10,10 @@ mislead without any error being raised:
   agrees with the other far more than any other pair does, each becomes the other's proxy and
   its estimate collapses towards 0 (29 % true, 9.7 % estimated in one case);
 * **a proxy with many empty or very short outputs** (a service that returned nothing, a
-  truncating one): pWER against it counts the target's correct words as insertions.
+  truncating one): pWER against it counts the target's correct words as insertions;
+* **different utterance sets**: a system without a hypothesis for some utterances (not run
+  there) is estimated on fewer utterances than the others, so their numbers are not
+  comparable; :func:`count_missing_as_deletions` is the alternative a user can choose.
 
 :func:`guard_warnings` finds them from the sample's pairwise agreement and the estimated rows;
 each warning names its dataset and systems, and :func:`attach_warnings` puts it on the summary
@@ -72,6 +75,7 @@ def guard_warnings(
             warnings.append(_two_systems(dataset, sorted(systems)))
         warnings += _near_duplicates(dataset, pairs[pairs["dataset"] == dataset])
     warnings += _short_proxies(utterances)
+    warnings += _different_sets(table, targets)
     return warnings
 
 
@@ -196,6 +200,57 @@ def _short_proxies(utterances: pd.DataFrame) -> list[dict]:
                 }
             )
     return found
+
+
+def _different_sets(table: pd.DataFrame, targets: pd.Series) -> list[dict]:
+    """Datasets whose target systems did not all transcribe the same utterances."""
+    found = []
+    for dataset, group in table.groupby("dataset"):
+        if dataset not in targets.index:
+            continue
+        total = group["utt_id"].nunique()
+        counts = group.groupby("system")["utt_id"].nunique()
+        short = counts[(counts < total) & counts.index.isin(targets[dataset])]
+        if short.empty:
+            continue
+        listed = ", ".join(f"{name} {total - n}" for name, n in short.items())
+        found.append(
+            {
+                "dataset": dataset,
+                "systems": sorted(short.index),
+                "message": (
+                    f"systems lack hypotheses for some of the {total} utterances ({listed} "
+                    "missing): they are estimated on different utterance sets, so their "
+                    "numbers are not comparable; missing_hypotheses=deletions counts a missing "
+                    "hypothesis as an empty output (every reference word deleted)"
+                ),
+            }
+        )
+    return found
+
+
+def count_missing_as_deletions(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with an empty hypothesis for every (utterance, system) of a dataset that
+    lacks one, for the systems that have any row in that dataset; the utterance's own columns
+    (reference, audio, duration, speaker, language, ...) are copied from another system's row.
+    A system that was not run on an utterance then scores as if it returned nothing."""
+    utterance_columns = [
+        c
+        for c in table.columns
+        if c not in ("system", "hypothesis")
+        and table.groupby(UTTERANCE, sort=False)[c].nunique(dropna=False).max() <= 1
+    ]
+    utterances = table[utterance_columns].drop_duplicates(UTTERANCE)
+    systems = table[["dataset", "system"]].drop_duplicates()
+    grid = utterances.merge(systems, on="dataset")
+    present = table[[*UTTERANCE, "system"]].assign(_present=True)
+    grid = grid.merge(present, on=[*UTTERANCE, "system"], how="left")
+    missing = grid[grid["_present"].isna()].drop(columns="_present").assign(hypothesis="")
+    if missing.empty:
+        return table
+    return pd.concat(
+        [table, missing[[c for c in table.columns if c in missing.columns]]], ignore_index=True
+    )
 
 
 def attach_warnings(records: list[dict], warnings: list[dict]) -> list[dict]:

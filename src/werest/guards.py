@@ -52,7 +52,9 @@ def sample_pairs(
     utterances = table[UTTERANCE].drop_duplicates().sort_values(UTTERANCE, ignore_index=True)
     draw = np.random.default_rng(seed).random(len(utterances))
     sample = utterances.iloc[np.argsort(draw, kind="stable")].groupby("dataset").head(per_dataset)
-    return pairwise_agreement(table, sample, normaliser=normaliser, n_jobs=n_jobs)
+    # only the sample's rows are normalised and aligned, however large the table
+    rows = table.merge(sample, on=UTTERANCE)
+    return pairwise_agreement(rows, sample, normaliser=normaliser, n_jobs=n_jobs)
 
 
 def guard_warnings(

@@ -167,9 +167,9 @@ def system_distances(
     if pairs is None:
         from werest.features.agreement import pairwise_agreement
 
-        pairs = pairwise_agreement(
-            table, sample_utterances(table, max_utterances, seed), normaliser=normaliser
-        )
+        sample = sample_utterances(table, max_utterances, seed)
+        rows = table.merge(sample, on=["dataset", "utt_id"])  # normalise the sample only
+        pairs = pairwise_agreement(rows, sample, normaliser=normaliser)
     if pairs.empty:
         return pd.DataFrame(columns=["system", "other", "distance", "shared"])
     frame = pd.DataFrame(

@@ -92,3 +92,12 @@ def test_missing_hypotheses_as_deletions(tmp_path, demo):
     assert meetings(counted)["wer"] > meetings(excluded)["wer"]  # 9 more deleted words
     assert any("different utterance sets" in w["message"] for w in excluded.warnings)
     assert not any("different utterance sets" in w["message"] for w in counted.warnings)
+
+
+def test_a_transcript_file_passed_as_a_table_suggests_its_importer(tmp_path, capsys):
+    (tmp_path / "text").write_text("utt1 hello world\n", encoding="utf-8")
+    (tmp_path / "sysA.trn").write_text("hello world (utt1)\n", encoding="utf-8")
+    for name, importer in (("text", "werest import kaldi"), ("sysA.trn", "werest import sclite")):
+        assert main(["estimate", f"input={tmp_path / name}", f"output_dir={tmp_path}"]) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and importer in err, err

@@ -62,9 +62,25 @@ def table_format(path: str | Path) -> str:
     if suffix in _PARQUET_SUFFIXES:
         return "parquet"
     raise InputError(
-        f"unknown table format {suffix or '(no suffix)'!r}; use .csv, .tsv, .jsonl or .parquet",
+        f"unknown table format {suffix or '(no suffix)'!r}; use .csv, .tsv, .jsonl or .parquet"
+        + _IMPORT_HINTS.get(suffix, ""),
         path=path,
     )
+
+
+# Transcript files a user may pass where a table is expected: the importer that reads them.
+_KALDI_HINT = (
+    "; a Kaldi `text` file (utt-id words...)? make a table first: werest import kaldi "
+    "exp/<system>/text ... --out table.parquet"
+)
+_IMPORT_HINTS = {
+    "": _KALDI_HINT,
+    ".txt": _KALDI_HINT,
+    ".trn": (
+        "; an sclite .trn file (words (utt-id))? make a table first: werest import sclite "
+        "sysA.trn sysB.trn reference=ref.trn --out table.parquet"
+    ),
+}
 
 
 # --------------------------------------------------------------------------- reading

@@ -307,6 +307,7 @@ def summarise(
     n_resamples: int = 1000,
     seed: int = 0,
     calibration: dict | None = None,
+    scored: pd.DataFrame | None = None,
 ) -> list[dict]:
     """One record per dataset and system: the corpus estimate with its CI (and true WER).
 
@@ -314,7 +315,7 @@ def summarise(
     ``calibration`` (:mod:`werest.intervals`), ``interval_low``/``interval_high`` add the
     model's own error on new domains: the interval to read.
     """
-    truth = _true_wer(table, utterances, normaliser)
+    truth = _true_wer(table, utterances, normaliser, scored)
     units = dataset_units(scoring_units(table, normaliser), table["dataset"])
     records = []
     for (dataset, system), group in utterances.groupby(["dataset", "system"], sort=True):
@@ -364,17 +365,33 @@ def _weighted(values: pd.Series, weight: np.ndarray) -> float | None:
     return float(np.sum(values.to_numpy() * weight) / weight.sum()) if len(weight) else None
 
 
-def _true_wer(table: pd.DataFrame, utterances: pd.DataFrame, normaliser: str):
-    """True corpus WER of the estimated rows, where the input has references."""
+def scored_rows(
+    table: pd.DataFrame, utterances: pd.DataFrame, normaliser: str
+) -> pd.DataFrame | None:
+    """True per-utterance counts (:func:`werest.scoring.score_utterances`) of the estimated
+    rows that have a reference, with the reference; None when there is none."""
     if "reference" not in table.columns or table["reference"].isna().all():
         return None
     from werest.scoring import score_utterances
 
     rows = table.merge(utterances[KEY], on=KEY)
-    rows = rows[rows["reference"].notna()]
+    rows = rows[rows["reference"].notna()].reset_index(drop=True)
     if rows.empty:
         return None
-    scored = score_utterances(rows, normaliser)
+    return score_utterances(rows, normaliser).assign(reference=rows["reference"].to_numpy())
+
+
+def _true_wer(
+    table: pd.DataFrame,
+    utterances: pd.DataFrame,
+    normaliser: str,
+    scored: pd.DataFrame | None = None,
+):
+    """True corpus WER of the estimated rows, where the input has references."""
+    if scored is None:
+        scored = scored_rows(table, utterances, normaliser)
+    if scored is None:
+        return None
     grouped = scored.groupby(["dataset", "system"])
     return pd.DataFrame(
         {
@@ -415,7 +432,10 @@ def _proxies(record: dict) -> str:
 
 
 def readable_utterances(
-    utterances: pd.DataFrame, table: pd.DataFrame, normaliser: str
+    utterances: pd.DataFrame,
+    table: pd.DataFrame,
+    normaliser: str,
+    scored: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """The estimated rows with what a person needs to check them: the target's and the
     proxy's hypothesis as written, and where the input has a reference, the reference and the
@@ -427,17 +447,12 @@ def readable_utterances(
     out = out.merge(proxy_text, on=[*UTTERANCE, "proxy"], how="left")
     predicted = [c for c in out.columns if c.startswith("predicted_")]
     columns = [*KEY, "proxy", "status", *predicted, "hypothesis", "proxy_hypothesis"]
-    if "reference" in table.columns and table["reference"].notna().any():
-        from werest.scoring import score_utterances
-
-        labelled = table.merge(utterances[KEY], on=KEY)
-        labelled = labelled[labelled["reference"].notna()]
-        truth = ["wer", "substitutions", "deletions", "insertions", "ref_words"]
-        if not labelled.empty:
-            scored = score_utterances(labelled, normaliser)[[*KEY, *truth]]
-            scored = scored.merge(labelled[[*KEY, "reference"]], on=KEY)
-            out = out.merge(scored, on=KEY, how="left")
-            columns += ["reference", *truth]
+    if scored is None:
+        scored = scored_rows(table, utterances, normaliser)
+    if scored is not None:
+        truth = ["reference", "wer", "substitutions", "deletions", "insertions", "ref_words"]
+        out = out.merge(scored[[*KEY, *truth]], on=KEY, how="left")
+        columns += truth
     rest = [c for c in out.columns if c not in columns]
     return out[columns + rest]
 
@@ -571,17 +586,20 @@ def estimate_table(
     )
     if not (utterances["status"] == STATUS_OK).any():
         raise _nothing_estimated(utterances, source)
+    used = models["wer"].normaliser
+    scored = scored_rows(table, utterances, used)  # once, for the summary and the rows
     records = summarise(
         utterances,
         table,
-        normaliser=models["wer"].normaliser,
+        normaliser=used,
         n_resamples=n_resamples,
         seed=seed,
         calibration=models["wer"].info.get("calibration"),
+        scored=scored,
     )
     warnings = guard_warnings(table, utterances, pairs)
     attach_warnings(records, warnings)
-    return readable_utterances(utterances, table, models["wer"].normaliser), records, warnings
+    return readable_utterances(utterances, table, used, scored), records, warnings
 
 
 def run(cfg: DictConfig) -> list[dict]:

@@ -162,3 +162,12 @@ def test_a_short_proxy_is_warned_about(tmp_path, capsys):
     assert "proxy mostly_empty of good is empty or under half" in out
     assert main([*args, "target=good"]) == 0
     assert "is empty or under half" not in capsys.readouterr().out
+
+
+def test_the_leaderboard_carries_the_same_warnings(tmp_path, capsys):
+    table = read_table(demo_table_path())
+    two = table[table["system"].isin(["tiny", "edge-kws"])]
+    write_table(two, tmp_path / "two.csv")
+    args = ["leaderboard", f"input={tmp_path / 'two.csv'}", f"output_dir={tmp_path / 'lb'}"]
+    assert main([*args, "fairness.enabled=false"]) == 0
+    assert "warning: demo-calls: only two systems (edge-kws, tiny)" in capsys.readouterr().out

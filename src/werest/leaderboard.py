@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +53,7 @@ from werest.errors import ConfigError, InputError
 from werest.estimate import check_normaliser, choose_ranking, estimate_utterances, load_models
 from werest.fairness import FairnessSettings, audit, audit_frames, compare_audits
 from werest.features.agreement import STATUS_OK
+from werest.guards import format_warnings, guard_warnings, sample_pairs
 from werest.lid import LidReport, has_lid, lid_report
 from werest.stats import (
     RateSample,
@@ -92,6 +93,7 @@ class Leaderboard:
     fairness: dict[str, pd.DataFrame]
     lid: LidReport | None = None
     utterances: pd.DataFrame | None = None  # the estimated utterances (status ok)
+    warnings: list[dict] = field(default_factory=list)  # werest.guards, as in werest estimate
 
 
 # --------------------------------------------------------------------------- inputs
@@ -436,7 +438,10 @@ def build(
     ``ranking``/``system_order`` choose the proxy order as in ``werest estimate``
     (:func:`werest.estimate.choose_ranking`; default: label-free)."""
     systems = sorted(table["system"].unique())
-    ranking = choose_ranking(models, table, ranking=ranking, system_order=system_order)
+    pairs_sample = sample_pairs(table, normaliser=models["wer"].normaliser, seed=boot.seed)
+    ranking = choose_ranking(
+        models, table, ranking=ranking, system_order=system_order, pairs=pairs_sample
+    )
     utterances = estimate_utterances(
         table, models, systems, ranking=ranking, chunk_utterances=chunk_utterances, n_jobs=n_jobs
     )
@@ -456,7 +461,10 @@ def build(
     audits = fairness_audits(done, scored, table, fairness) if fairness else {}
     board = add_faas(board, audits)
     lid = lid_report(table) if has_lid(table) else None
-    return Leaderboard(board, per_dataset, pairs, descriptive, agreement, audits, lid, done)
+    warnings = guard_warnings(table, utterances, pairs_sample)
+    return Leaderboard(
+        board, per_dataset, pairs, descriptive, agreement, audits, lid, done, warnings
+    )
 
 
 def run(cfg: DictConfig) -> Leaderboard:
@@ -490,6 +498,8 @@ def run(cfg: DictConfig) -> Leaderboard:
     write_outputs(result, output_dir, context)
     save_config(cfg, output_dir / "config.yaml")
     print(format_board(result))
+    if result.warnings:
+        print(format_warnings(result.warnings))
     return result
 
 

@@ -1,16 +1,53 @@
-"""werest: label-free estimation of ASR word and character error rates."""
+"""werest: label-free estimation of ASR word and character error rates.
+
+The Python API (:mod:`werest.api`)::
+
+    import werest
+
+    result = werest.estimate(table, model=werest.load_model(), targets=["my-asr"])
+    result.summary, result.utterances          # DataFrames
+    werest.score(table)                        # true corpus WER/CER where labelled
+    werest.leaderboard(table).board            # every system ranked label-free
+    werest.text.wer("the cat sat", "the cat sat down")
+
+``werest.estimate`` and ``werest.leaderboard`` are also the modules of those commands; calling
+them calls :func:`werest.api.estimate` and :func:`werest.api.leaderboard`. Everything is
+imported on first use, so ``import werest`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
 
 from werest.errors import ConfigError, InputError, WerestError
 from werest.table import read_table, validate_table, write_table
 
 __version__ = "0.1.0"
 
+_API = ("Estimates", "load_model", "score")
+_MODULES = ("estimate", "leaderboard", "text", "api")
+
 __all__ = [
     "ConfigError",
+    "Estimates",
     "InputError",
     "WerestError",
     "__version__",
+    "estimate",
+    "leaderboard",
+    "load_model",
     "read_table",
+    "score",
+    "text",
     "validate_table",
     "write_table",
 ]
+
+
+def __getattr__(name: str):
+    """The API's functions and modules, imported on first use."""
+    if name in _API:
+        return getattr(importlib.import_module("werest.api"), name)
+    if name in _MODULES:
+        return importlib.import_module(f"werest.{name}")
+    raise AttributeError(f"module 'werest' has no attribute {name!r}")

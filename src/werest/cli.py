@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -23,6 +24,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from werest.config import check_settings
 from werest.errors import ConfigError, WerestError
+from werest.table import recorded_writes
 
 log = logging.getLogger("werest")
 
@@ -62,13 +64,34 @@ def compose(command: str, overrides: Sequence[str] = ()) -> DictConfig:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
             return hydra_compose(config_name=command, overrides=list(overrides))
     except (HydraException, OmegaConfBaseException) as error:
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
-        if first_line.startswith("Could not override"):
-            first_line = (
-                f"{first_line.rstrip('.')}: werest {command} has no such setting "
-                f"(werest {command} --cfg lists them)"
+        message = hydra_message(error)
+        if message.startswith("Could not override"):
+            head, _, hint = message.partition("; ")
+            message = (
+                f"{head}: werest {command} has no such setting (werest {command} --help lists "
+                f"them){'; ' + hint if hint else ''}"
             )
-        raise ConfigError(f"bad configuration for 'werest {command}': {first_line}") from None
+        raise ConfigError(f"bad configuration for 'werest {command}': {message}") from None
+
+
+def hydra_message(error: BaseException) -> str:
+    """Hydra's message on one line, with its hints ("use key=[value1,value2]", "+key=value",
+    the available options of a config group) and without what does not apply to werest
+    (``--multirun`` sweeps, the config search path)."""
+    lines = [line.strip() for line in str(error).splitlines()]
+    kept: list[str] = []
+    for line in lines:
+        if line.startswith("Config search path"):
+            break
+        if not line or "--multirun" in line or set(line) <= {"^", " "}:
+            continue
+        if kept and kept[-1].endswith(":") and kept[-1].startswith("Available options"):
+            kept[-1] += f" {line}"
+        elif kept and kept[-1].startswith("Available options"):
+            kept[-1] += f", {line}"
+        else:
+            kept.append(line)
+    return "; ".join(part.rstrip(".;") for part in kept) or repr(error)
 
 
 def _import_argv(argv: list[str]) -> list[str]:
@@ -107,8 +130,24 @@ def _usage() -> str:
     width = max(len(name) for name in COMMANDS)
     lines = ["usage: werest <command> [key=value ...]", "", "commands:"]
     lines += [f"  {name:<{width}}  {about}" for name, (_, about) in COMMANDS.items()]
-    lines += ["", "Each command composes conf/<command>.yaml; `werest <command> --cfg` prints it."]
+    lines += [
+        "",
+        "Each command composes conf/<command>.yaml; `werest <command> --help` lists its",
+        "settings with their comments, `werest <command> --cfg` prints the composed config.",
+        "`werest --version` prints the version.",
+    ]
     return "\n".join(lines)
+
+
+def _wrote(paths: list[Path]) -> str:
+    """One "wrote ..." line for the files a command wrote (grouped by folder when many)."""
+    unique = list(dict.fromkeys(paths))
+    if len(unique) <= 4:
+        return "wrote " + ", ".join(str(p) for p in unique)
+    folders = dict.fromkeys(p.parent for p in unique)
+    return "wrote " + "; ".join(
+        f"{sum(p.parent == f for p in unique)} files in {f}" for f in folders
+    )
 
 
 def _setup_logging(level: str) -> None:
@@ -127,10 +166,27 @@ def _runner(command: str) -> Callable[[DictConfig], object]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point; returns the exit status (0 ok, 2 user error)."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        status = _main(list(sys.argv[1:] if argv is None else argv))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`werest embed --cfg | head`): not an error of werest's.
+        # Point stdout at devnull so the interpreter's final flush does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a process killed by the signal returns
+    return status
+
+
+def _main(args: list[str]) -> int:
     if not args or args[0] in ("-h", "--help", "help"):
         print(_usage())
         return 0 if args else 2
+    if args[0] in ("--version", "-V", "version"):
+        from werest import __version__
+
+        print(f"werest {__version__}")
+        return 0
     command, rest = args[0], args[1:]
     if command not in COMMANDS:
         print(
@@ -139,21 +195,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     show_config = "--cfg" in rest
-    rest = [arg for arg in rest if arg != "--cfg"]
+    show_help = "--help" in rest or "-h" in rest
+    rest = [arg for arg in rest if arg not in ("--cfg", "--help", "-h")]
     try:
         overrides = _import_argv(rest) if command == "import" else rest
         cfg = compose(command, overrides)
+        if show_help:
+            from werest.help import command_help
+
+            print(command_help(command, COMMANDS[command][1], cfg, conf_dir(), overrides))
+            return 0
         missing = sorted(OmegaConf.missing_keys(cfg))
         if missing and not show_config:
             raise ConfigError(
-                f"missing required setting(s) {', '.join(missing)}, e.g. {missing[0]}=..."
+                f"missing required setting(s) {', '.join(missing)}, e.g. {missing[0]}=... "
+                f"(werest {command} --help lists the settings)"
             )
         if show_config:
             print(OmegaConf.to_yaml(cfg))
             return 0
         check_settings(command, cfg)
         _setup_logging(cfg.get("log_level", "WARNING"))
-        _runner(command)(cfg)
+        with recorded_writes() as written:
+            _runner(command)(cfg)
+        if written:
+            print(_wrote(written))
     except WerestError as error:
         print(f"werest {command}: error: {error}", file=sys.stderr)
         return 2

@@ -35,6 +35,8 @@ import pandas as pd
 from omegaconf import DictConfig
 from tqdm.auto import tqdm
 
+from werest.api import estimate as api_estimate
+from werest.api import make_callable
 from werest.config import int_setting, json_default, save_config
 from werest.errors import ConfigError, InputError
 from werest.features.agreement import (
@@ -48,6 +50,13 @@ from werest.features.inputs import (
     input_columns,
     join_input_features,
     missing_input_error,
+)
+from werest.guards import (
+    attach_warnings,
+    count_missing_as_deletions,
+    format_warnings,
+    guard_warnings,
+    sample_pairs,
 )
 from werest.intervals import conformal_interval
 from werest.model import TrainedModel, load_model
@@ -102,31 +111,82 @@ def proxy_ranking(model: TrainedModel, table: pd.DataFrame) -> Ranking | list[st
     """The model's ranking, else a ranking on the input's own references."""
     if model.ranking is not None:
         return model.ranking
+    return reference_ranking(model, table)
+
+
+def reference_ranking(model: TrainedModel, table: pd.DataFrame) -> Ranking:
+    """The systems ranked on the input's own references (``ranking=references``)."""
     if "reference" in table.columns and table["reference"].notna().any():
         from werest.training import rank_on
 
-        log.info("the model has no ranking: ranking the input's systems on its references")
+        log.info("ranking the input's systems on its references")
         return rank_on(table, model.normaliser)
     raise ConfigError(
-        "the model has no saved ranking and the input has no references: pass proxy=SYSTEM"
+        "the input has no references to rank its systems on: leave ranking unset "
+        "(label-free), or pass system_order=[best,...] or proxy=SYSTEM"
     )
 
 
-def choose_ranking(models: dict[str, TrainedModel], table: pd.DataFrame) -> Ranking | list[str]:
-    """The order proxies are chosen in: the model's ranking (or one on the input's references)
-    when it knows every system of the input, else all systems by label-free agreement."""
-    ranking = proxy_ranking(models["wer"], table)
-    unseen = set(table["system"]) - set(ranking.systems) if isinstance(ranking, Ranking) else set()
+#: ``ranking=`` values that are not a ranking file.
+LABEL_FREE, MODEL_RANKING, REFERENCE_RANKING = "label_free", "model", "references"
+
+
+def choose_ranking(
+    models: dict[str, TrainedModel],
+    table: pd.DataFrame,
+    *,
+    ranking: str | Path | None = None,
+    system_order: list[str] | None = None,
+    pairs: pd.DataFrame | None = None,
+) -> Ranking | list[str]:
+    """The order proxies are chosen in (best first).
+
+    By default (``ranking`` null or ``label_free``) the systems' label-free order
+    (:func:`werest.proxy.consensus_order`): it needs no reference, and it never looks at the
+    systems' names. The model's saved ranking is *not* used by default: it was measured on
+    other domains, and using it only when it knows every name made the estimates change
+    when a system was renamed. Users who know their systems choose:
+
+    * ``system_order=[best, ..., worst]``: their own order; systems it does not list come
+      after, in label-free order;
+    * ``ranking=model``: the model's saved ranking (systems it never saw come after, in
+      label-free order);
+    * ``ranking=references``: the input's own references (the true order where labelled);
+    * ``ranking=PATH``: a ``ranking.json`` written by ``werest score``.
+
+    ``pairs`` (:func:`werest.features.agreement.pairwise_agreement` of a sample) saves
+    aligning the sample again.
+    """
+    if system_order is not None and ranking not in (None, LABEL_FREE):
+        raise ConfigError("give ranking= or system_order=, not both")
+    normaliser = models["wer"].normaliser
+    consensus = consensus_order(table, normaliser=normaliser, pairs=pairs)
+    if system_order is None and ranking in (None, LABEL_FREE):
+        log.info("proxies follow the systems' label-free order: %s", consensus)
+        return consensus
+    if system_order is not None:
+        order = [str(name) for name in system_order]
+        unknown = sorted(set(order) - set(table["system"]))
+        if unknown:
+            raise ConfigError(
+                f"system_order names {unknown[0]!r}, which is not in the input "
+                f"(systems: {', '.join(sorted(table['system'].unique()))})"
+            )
+        return order + [name for name in consensus if name not in order]
+    if ranking == MODEL_RANKING:
+        known = proxy_ranking(models["wer"], table)
+    elif ranking == REFERENCE_RANKING:
+        known = reference_ranking(models["wer"], table)
+    else:
+        known = Ranking.load(ranking)
+    ranked = [name for name in known.systems if name in set(table["system"])]
+    unseen = [name for name in consensus if name not in set(ranked)]
     if unseen:
-        # A labelled ranking and unseen systems share no scale: order them all label-free.
-        ranking = consensus_order(table, normaliser=models["wer"].normaliser)
         log.warning(
-            "systems %s are not in the model's ranking: proxies follow the systems' "
-            "agreement with each other instead: %s",
-            sorted(unseen),
-            ranking,
+            "systems %s are not in the ranking: they follow the ranked ones in label-free order",
+            unseen,
         )
-    return ranking
+    return ranked + unseen
 
 
 def estimate_utterances(
@@ -248,6 +308,7 @@ def summarise(
     n_resamples: int = 1000,
     seed: int = 0,
     calibration: dict | None = None,
+    scored: pd.DataFrame | None = None,
 ) -> list[dict]:
     """One record per dataset and system: the corpus estimate with its CI (and true WER).
 
@@ -255,7 +316,7 @@ def summarise(
     ``calibration`` (:mod:`werest.intervals`), ``interval_low``/``interval_high`` add the
     model's own error on new domains: the interval to read.
     """
-    truth = _true_wer(table, utterances, normaliser)
+    truth = _true_wer(table, utterances, normaliser, scored)
     units = dataset_units(scoring_units(table, normaliser), table["dataset"])
     records = []
     for (dataset, system), group in utterances.groupby(["dataset", "system"], sort=True):
@@ -265,6 +326,7 @@ def summarise(
             "dataset": dataset,
             "system": system,
             "proxy": done["proxy"].mode().iat[0] if len(done) else None,
+            "proxies": {str(k): int(v) for k, v in done["proxy"].value_counts().items()},
             "unit": units.get(dataset, "word"),
             "estimated_wer": _weighted(done["predicted_wer"], weight),
             "ci_low": None,
@@ -304,17 +366,33 @@ def _weighted(values: pd.Series, weight: np.ndarray) -> float | None:
     return float(np.sum(values.to_numpy() * weight) / weight.sum()) if len(weight) else None
 
 
-def _true_wer(table: pd.DataFrame, utterances: pd.DataFrame, normaliser: str):
-    """True corpus WER of the estimated rows, where the input has references."""
+def scored_rows(
+    table: pd.DataFrame, utterances: pd.DataFrame, normaliser: str
+) -> pd.DataFrame | None:
+    """True per-utterance counts (:func:`werest.scoring.score_utterances`) of the estimated
+    rows that have a reference, with the reference; None when there is none."""
     if "reference" not in table.columns or table["reference"].isna().all():
         return None
     from werest.scoring import score_utterances
 
     rows = table.merge(utterances[KEY], on=KEY)
-    rows = rows[rows["reference"].notna()]
+    rows = rows[rows["reference"].notna()].reset_index(drop=True)
     if rows.empty:
         return None
-    scored = score_utterances(rows, normaliser)
+    return score_utterances(rows, normaliser).assign(reference=rows["reference"].to_numpy())
+
+
+def _true_wer(
+    table: pd.DataFrame,
+    utterances: pd.DataFrame,
+    normaliser: str,
+    scored: pd.DataFrame | None = None,
+):
+    """True corpus WER of the estimated rows, where the input has references."""
+    if scored is None:
+        scored = scored_rows(table, utterances, normaliser)
+    if scored is None:
+        return None
     grouped = scored.groupby(["dataset", "system"])
     return pd.DataFrame(
         {
@@ -331,8 +409,8 @@ def format_summary(records: list[dict]) -> str:
         row = {
             "dataset": r["dataset"],
             "system": r["system"],
-            "proxy": r["proxy"],
-            "utts": r["n_utterances"],
+            "proxies": _proxies(r),
+            "estimated/utts": f"{r['n_estimated']}/{r['n_utterances']}",
             "est. WER %": percent(r["estimated_wer"])
             + (" (chars)" if r.get("unit") == "character" else ""),
             "95% interval": percent_interval(r.get("interval_low"), r.get("interval_high"))
@@ -344,6 +422,40 @@ def format_summary(records: list[dict]) -> str:
             row["true WER %"] = percent(r["wer"])
         rows.append(row)
     return pd.DataFrame(rows).to_string(index=False)
+
+
+def _proxies(record: dict) -> str:
+    """Every proxy of a summary record, with its utterance count when there are several."""
+    proxies = record.get("proxies") or {}
+    if len(proxies) <= 1:
+        return record.get("proxy") or ""
+    return ", ".join(f"{name} {count}" for name, count in proxies.items())
+
+
+def readable_utterances(
+    utterances: pd.DataFrame,
+    table: pd.DataFrame,
+    normaliser: str,
+    scored: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """The estimated rows with what a person needs to check them: the target's and the
+    proxy's hypothesis as written, and where the input has a reference, the reference and the
+    true utterance WER with its S/D/I (``wer, substitutions, deletions, insertions,
+    ref_words``; under the model's normaliser, as ``werest score`` counts them)."""
+    text = table[[*KEY, "hypothesis"]]
+    out = utterances.merge(text, on=KEY, how="left")
+    proxy_text = text.rename(columns={"system": "proxy", "hypothesis": "proxy_hypothesis"})
+    out = out.merge(proxy_text, on=[*UTTERANCE, "proxy"], how="left")
+    predicted = [c for c in out.columns if c.startswith("predicted_")]
+    columns = [*KEY, "proxy", "status", *predicted, "hypothesis", "proxy_hypothesis"]
+    if scored is None:
+        scored = scored_rows(table, utterances, normaliser)
+    if scored is not None:
+        truth = ["reference", "wer", "substitutions", "deletions", "insertions", "ref_words"]
+        out = out.merge(scored[[*KEY, *truth]], on=KEY, how="left")
+        columns += truth
+    rest = [c for c in out.columns if c not in columns]
+    return out[columns + rest]
 
 
 def write_outputs(utterances: pd.DataFrame, records: list[dict], output_dir: Path) -> None:
@@ -422,45 +534,111 @@ def _nothing_estimated(utterances: pd.DataFrame, path) -> InputError:
     return InputError(f"{reason}: nothing to estimate ({summary})", path=path)
 
 
-def run(cfg: DictConfig) -> list[dict]:
-    """``werest estimate``: write utterances.csv, summary.json, resources.json (CPU %, memory
-    and GPU use of the run: :mod:`werest.resources`) and config.yaml; print."""
-    with ResourceMonitor() as monitor:
-        utterances, records = _estimate(cfg)
-    output_dir = Path(cfg.output_dir)
-    write_outputs(utterances, records, output_dir)
-    write_resources(monitor.summary, output_dir / "resources.json")
-    save_config(cfg, output_dir / "config.yaml")
-    print(format_summary(records))
-    return records
+def estimate_table(
+    table: pd.DataFrame,
+    models: dict[str, TrainedModel],
+    *,
+    target=None,
+    proxy: str | None = None,
+    ranking: str | Path | None = None,
+    system_order: list[str] | None = None,
+    normaliser: str | None = None,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    chunk_utterances: int = 50_000,
+    n_jobs: int = 1,
+    source: str | Path | None = None,
+    missing_hypotheses: str = "exclude",
+) -> tuple[pd.DataFrame, list[dict], list[dict]]:
+    """The main job on a validated table: (utterance rows, summary records, warnings).
 
-
-def _estimate(cfg: DictConfig) -> tuple[pd.DataFrame, list[dict]]:
-    """The per-utterance estimates and the summary records of a ``werest estimate`` run."""
-    models = load_models(cfg)
-    table = read_table(cfg.input, numeric=_input_features(models))
-    proxy = cfg.get("proxy")
-    check_normaliser(models, cfg.get("normaliser"), table)
-    targets = resolve_targets(table, cfg.get("target"), proxy)
+    ``target`` is one system, a list, or None (every system but the proxy); ``proxy``,
+    ``ranking`` and ``system_order`` choose the proxies (:func:`choose_ranking`); ``source``
+    names the input in errors; ``missing_hypotheses="deletions"`` counts a system's missing
+    hypothesis for an utterance of a dataset it ran on as an empty output
+    (:func:`werest.guards.count_missing_as_deletions`; default ``exclude``: such rows are
+    absent, and a warning says the systems are compared on different utterance sets). No file
+    is written (:func:`run` writes them).
+    """
+    if missing_hypotheses not in ("exclude", "deletions"):
+        raise ConfigError(
+            f"missing_hypotheses must be exclude or deletions, got {missing_hypotheses!r}"
+        )
+    if missing_hypotheses == "deletions":
+        table = count_missing_as_deletions(table)
+    check_normaliser(models, normaliser, table)
+    targets = resolve_targets(table, target, proxy)
     if proxy is not None and proxy not in set(table["system"]):
         raise ConfigError(f"proxy system {proxy!r} is not in the input")
-    ranking = None if proxy else choose_ranking(models, table)
+    pairs = sample_pairs(table, normaliser=models["wer"].normaliser, seed=seed)
+    order = (
+        None
+        if proxy
+        else choose_ranking(models, table, ranking=ranking, system_order=system_order, pairs=pairs)
+    )
     utterances = estimate_utterances(
         table,
         models,
         targets,
         proxy=proxy,
-        ranking=ranking,
-        chunk_utterances=int_setting(cfg, "chunk_utterances"),
-        n_jobs=int_setting(cfg, "n_jobs"),
+        ranking=order,
+        chunk_utterances=chunk_utterances,
+        n_jobs=n_jobs,
     )
     if not (utterances["status"] == STATUS_OK).any():
-        raise _nothing_estimated(utterances, cfg.input)
+        raise _nothing_estimated(utterances, source)
+    used = models["wer"].normaliser
+    scored = scored_rows(table, utterances, used)  # once, for the summary and the rows
     records = summarise(
         utterances,
         table,
-        normaliser=models["wer"].normaliser,
-        seed=int_setting(cfg, "seed"),
+        normaliser=used,
+        n_resamples=n_resamples,
+        seed=seed,
         calibration=models["wer"].info.get("calibration"),
+        scored=scored,
     )
-    return utterances, records
+    warnings = guard_warnings(table, utterances, pairs)
+    attach_warnings(records, warnings)
+    return readable_utterances(utterances, table, used, scored), records, warnings
+
+
+def run(cfg: DictConfig) -> list[dict]:
+    """``werest estimate``: write utterances.csv, summary.json, resources.json (CPU %, memory
+    and GPU use of the run: :mod:`werest.resources`) and config.yaml; print."""
+    models = load_models(cfg)
+    table = read_table(cfg.input, numeric=_input_features(models))
+    with ResourceMonitor() as monitor:
+        utterances, records, warnings = estimate_table(
+            table,
+            models,
+            target=cfg.get("target"),
+            proxy=cfg.get("proxy"),
+            ranking=cfg.get("ranking"),
+            system_order=_names(cfg.get("system_order")),
+            normaliser=cfg.get("normaliser"),
+            seed=int_setting(cfg, "seed"),
+            chunk_utterances=int_setting(cfg, "chunk_utterances"),
+            n_jobs=int_setting(cfg, "n_jobs"),
+            source=cfg.input,
+            missing_hypotheses=cfg.get("missing_hypotheses", "exclude"),
+        )
+    output_dir = Path(cfg.output_dir)
+    write_outputs(utterances, records, output_dir)
+    write_resources(monitor.summary, output_dir / "resources.json")
+    save_config(cfg, output_dir / "config.yaml")
+    print(format_summary(records))
+    if warnings:
+        print(format_warnings(warnings))
+    return records
+
+
+def _names(value) -> list[str] | None:
+    """A list setting (``system_order``) as a list of names, or None."""
+    if value is None:
+        return None
+    return [str(v) for v in value] if not isinstance(value, str) else [value]
+
+
+# ``werest.estimate(table, ...)`` calls the Python API (:func:`werest.api.estimate`).
+make_callable(__name__, api_estimate)

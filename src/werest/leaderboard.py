@@ -39,18 +39,21 @@ from __future__ import annotations
 
 import itertools
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
+from werest.api import leaderboard as api_leaderboard
+from werest.api import make_callable
 from werest.config import float_setting, int_setting, save_config
 from werest.errors import ConfigError, InputError
 from werest.estimate import check_normaliser, choose_ranking, estimate_utterances, load_models
 from werest.fairness import FairnessSettings, audit, audit_frames, compare_audits
 from werest.features.agreement import STATUS_OK
+from werest.guards import format_warnings, guard_warnings, sample_pairs
 from werest.lid import LidReport, has_lid, lid_report
 from werest.stats import (
     RateSample,
@@ -90,6 +93,7 @@ class Leaderboard:
     fairness: dict[str, pd.DataFrame]
     lid: LidReport | None = None
     utterances: pd.DataFrame | None = None  # the estimated utterances (status ok)
+    warnings: list[dict] = field(default_factory=list)  # werest.guards, as in werest estimate
 
 
 # --------------------------------------------------------------------------- inputs
@@ -426,10 +430,18 @@ def build(
     fairness: FairnessSettings | None,
     chunk_utterances: int = 50_000,
     n_jobs: int = 1,
+    ranking: str | None = None,
+    system_order: list[str] | None = None,
 ) -> Leaderboard:
-    """Estimate every system's WER and assemble the leaderboard (no files written)."""
+    """Estimate every system's WER and assemble the leaderboard (no files written).
+
+    ``ranking``/``system_order`` choose the proxy order as in ``werest estimate``
+    (:func:`werest.estimate.choose_ranking`; default: label-free)."""
     systems = sorted(table["system"].unique())
-    ranking = choose_ranking(models, table)
+    pairs_sample = sample_pairs(table, normaliser=models["wer"].normaliser, seed=boot.seed)
+    ranking = choose_ranking(
+        models, table, ranking=ranking, system_order=system_order, pairs=pairs_sample
+    )
     utterances = estimate_utterances(
         table, models, systems, ranking=ranking, chunk_utterances=chunk_utterances, n_jobs=n_jobs
     )
@@ -449,7 +461,10 @@ def build(
     audits = fairness_audits(done, scored, table, fairness) if fairness else {}
     board = add_faas(board, audits)
     lid = lid_report(table) if has_lid(table) else None
-    return Leaderboard(board, per_dataset, pairs, descriptive, agreement, audits, lid, done)
+    warnings = guard_warnings(table, utterances, pairs_sample)
+    return Leaderboard(
+        board, per_dataset, pairs, descriptive, agreement, audits, lid, done, warnings
+    )
 
 
 def run(cfg: DictConfig) -> Leaderboard:
@@ -470,6 +485,8 @@ def run(cfg: DictConfig) -> Leaderboard:
         fairness=fairness_settings(cfg) if enabled else None,
         chunk_utterances=int_setting(cfg, "chunk_utterances"),
         n_jobs=int_setting(cfg, "n_jobs"),
+        ranking=cfg.get("ranking"),
+        system_order=list(cfg.system_order) if cfg.get("system_order") is not None else None,
     )
     output_dir = Path(cfg.output_dir)
     context = {
@@ -481,6 +498,8 @@ def run(cfg: DictConfig) -> Leaderboard:
     write_outputs(result, output_dir, context)
     save_config(cfg, output_dir / "config.yaml")
     print(format_board(result))
+    if result.warnings:
+        print(format_warnings(result.warnings))
     return result
 
 
@@ -776,3 +795,7 @@ def write_outputs(result: Leaderboard, output_dir: Path, context: dict | None = 
         tmp.write_text(markdown_report(result), encoding="utf-8")
     plot_board(result.board, output_dir / "leaderboard.png")
     write_page(result, output_dir / "leaderboard.html", context)
+
+
+# ``werest.leaderboard(table, ...)`` calls the Python API (:func:`werest.api.leaderboard`).
+make_callable(__name__, api_leaderboard)

@@ -3,8 +3,8 @@
 For each held-out domain (a group of datasets: ``data.domains``), the model is trained on every
 other domain exactly as ``werest train`` trains (ranking, features, balanced sample, fit), and
 every system of the held-out domain is then estimated exactly as ``werest estimate`` estimates
-for a user (:func:`werest.estimate.choose_ranking`: the fold model's ranking, or label-free
-consensus when the domain holds systems the training never saw; then
+for a user (:func:`werest.estimate.choose_ranking`: by default the systems' label-free order,
+whatever their names; then
 :func:`werest.estimate.estimate_utterances` and :func:`werest.estimate.summarise`).
 
 Per (domain, dataset, system) cell it records the true corpus WER, werest's estimate with its

@@ -121,26 +121,83 @@ def consensus_order(
     normaliser: str = "auto",
     max_utterances: int = 5000,
     seed: int = 0,
+    pairs: pd.DataFrame | None = None,
 ) -> list[str]:
-    """Systems ordered label-free: the one that agrees most with all the others first.
+    """Systems ordered label-free: the one closest to all the others first.
 
-    Each system's score is its mean corpus pWER against every other system on the utterances
-    they share (on a seeded sample of at most ``max_utterances`` utterances). No reference is
-    used, so this orders systems a ranking has never seen.
+    The distance of two systems is Σ word edit distance / Σ max(their two word counts) over
+    the utterances they share (on a seeded sample of at most ``max_utterances`` utterances;
+    ``pairs``, a :func:`werest.features.agreement.pairwise_agreement`, skips the alignment).
+    It is symmetric and lies in [0, 1]: a system that outputs one word per utterance, or
+    nothing, is at distance ~1 from every other system, so it comes last instead of first
+    (pWER against the *other* system's length, the former score, made such a system everyone's
+    proxy: the others' pWER against its one word is huge). A system's score is its mean
+    distance to the others; ties go to the system sharing more utterances, then to the name
+    (ties are exact only for identical outputs, whose order changes no feature). No reference
+    and no name is used, so this orders systems a ranking has never seen, and renaming the
+    systems does not change the order.
     """
-    from werest.features.agreement import pairwise_agreement
+    distance = system_distances(
+        table, normaliser=normaliser, max_utterances=max_utterances, seed=seed, pairs=pairs
+    )
+    if distance.empty:
+        return sorted(table["system"].unique())
+    score = distance.groupby("system")["distance"].mean()
+    shared = distance.groupby("system")["shared"].sum()
+    unpaired = sorted(set(table["system"]) - set(score.index))
+    ordered = sorted(score.index, key=lambda name: (score[name], -shared[name], name))
+    return ordered + unpaired
 
+
+def system_distances(
+    table: pd.DataFrame,
+    *,
+    normaliser: str = "auto",
+    max_utterances: int = 5000,
+    seed: int = 0,
+    pairs: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Symmetric word distance of every ordered pair of systems (see :func:`consensus_order`).
+
+    Returns
+    -------
+    ``system, other, distance, shared`` (utterances both transcribed in the sample), one row per
+    ordered pair that shares an utterance.
+    """
+    if pairs is None:
+        from werest.features.agreement import pairwise_agreement
+
+        sample = sample_utterances(table, max_utterances, seed)
+        rows = table.merge(sample, on=["dataset", "utt_id"])  # normalise the sample only
+        pairs = pairwise_agreement(rows, sample, normaliser=normaliser)
+    if pairs.empty:
+        return pd.DataFrame(columns=["system", "other", "distance", "shared"])
+    frame = pd.DataFrame(
+        {
+            "system": pairs["system"],
+            "other": pairs["other"],
+            "errors": pairs["w_sub"] + pairs["w_del"] + pairs["w_ins"],
+            "longer": np.maximum(pairs["hyp_words"], pairs["other_words"]),
+        }
+    )
+    grouped = frame.groupby(["system", "other"])
+    totals = grouped[["errors", "longer"]].sum()
+    return pd.DataFrame(
+        {
+            "distance": totals["errors"] / totals["longer"].clip(lower=1),
+            "shared": grouped.size(),
+        }
+    ).reset_index()
+
+
+def sample_utterances(table: pd.DataFrame, max_utterances: int, seed: int) -> pd.DataFrame:
+    """A seeded sample of at most ``max_utterances`` (dataset, utt_id), independent of the row
+    order and of the system names."""
     utterances = table[["dataset", "utt_id"]].drop_duplicates()
+    utterances = utterances.sort_values(["dataset", "utt_id"], ignore_index=True)
     if len(utterances) > max_utterances:
         utterances = utterances.sample(max_utterances, random_state=seed)
-    pairs = pairwise_agreement(table, utterances, normaliser=normaliser)
-    if pairs.empty:
-        return sorted(table["system"].unique())
-    pairs["errors"] = pairs["w_sub"] + pairs["w_del"] + pairs["w_ins"]
-    totals = pairs.groupby(["system", "other"])[["errors", "other_words"]].sum()
-    pwer = totals["errors"] / totals["other_words"].clip(lower=1)
-    score = pwer.groupby(level="system").mean()
-    return sorted(score.index, key=lambda name: (score[name], name))
+    return utterances
 
 
 def choose_proxies(

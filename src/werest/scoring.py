@@ -1,9 +1,10 @@
 """Score systems against human references: per-utterance counts, corpus WER/CER with CIs.
 
 ``werest score input=table.parquet output_dir=DIR`` writes ``DIR/scores.csv`` (one row per
-dataset and system), ``DIR/ranking.json`` (the proxy ranking, see :mod:`werest.proxy`),
-``DIR/resources.json`` (the run's CPU %, memory and GPU use: :mod:`werest.resources`) and
-the run's config, and prints the table.
+dataset and system), ``DIR/utterances.csv`` (one row per labelled utterance and system: WER,
+CER, S/D/I, lengths, reference and hypothesis), ``DIR/ranking.json`` (the proxy ranking, see
+:mod:`werest.proxy`), ``DIR/resources.json`` (the run's CPU %, memory and GPU use:
+:mod:`werest.resources`) and the run's config, and prints the table.
 """
 
 from __future__ import annotations
@@ -187,6 +188,16 @@ def format_scores(scores: pd.DataFrame) -> str:
     return view.to_string(index=False)
 
 
+def readable_scores(scored: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """Per-utterance scores (:func:`score_utterances`) with the reference and hypothesis as
+    written, for ``werest score``'s ``utterances.csv``."""
+    key = ["dataset", "utt_id", "system"]
+    text = table[[*key, "reference", "hypothesis"]]
+    out = scored.merge(text, on=key, how="left")
+    first = [*key, "wer", "cer", "reference", "hypothesis"]
+    return out[first + [c for c in out.columns if c not in first]]
+
+
 def run(cfg: DictConfig) -> pd.DataFrame:
     """``werest score``: corpus scores, the proxy ranking and the config, in ``output_dir``."""
     from werest.config import float_setting, int_setting, save_config
@@ -209,6 +220,7 @@ def run(cfg: DictConfig) -> pd.DataFrame:
         ranking = rank_systems(scores, normaliser=cfg.normaliser)
     output_dir = Path(cfg.output_dir)
     write_table(scores, output_dir / "scores.csv")
+    write_table(readable_scores(scored, table), output_dir / "utterances.csv")
     ranking.save(output_dir / "ranking.json")
     write_resources(monitor.summary, output_dir / "resources.json")
     save_config(cfg, output_dir / "config.yaml")

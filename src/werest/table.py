@@ -69,9 +69,25 @@ def table_format(path: str | Path) -> str:
     if suffix in _PARQUET_SUFFIXES:
         return "parquet"
     raise InputError(
-        f"unknown table format {suffix or '(no suffix)'!r}; use .csv, .tsv, .jsonl or .parquet",
+        f"unknown table format {suffix or '(no suffix)'!r}; use .csv, .tsv, .jsonl or .parquet"
+        + _IMPORT_HINTS.get(suffix, ""),
         path=path,
     )
+
+
+# Transcript files a user may pass where a table is expected: the importer that reads them.
+_KALDI_HINT = (
+    "; a Kaldi `text` file (utt-id words...)? make a table first: werest import kaldi "
+    "exp/<system>/text ... --out table.parquet"
+)
+_IMPORT_HINTS = {
+    "": _KALDI_HINT,
+    ".txt": _KALDI_HINT,
+    ".trn": (
+        "; an sclite .trn file (words (utt-id))? make a table first: werest import sclite "
+        "sysA.trn sysB.trn reference=ref.trn --out table.parquet"
+    ),
+}
 
 
 # --------------------------------------------------------------------------- reading
@@ -428,7 +444,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it into place only on success.
 
     Nothing half-written is ever left at ``path``: an exception (or an interrupt) removes
-    the temporary file and leaves any previous ``path`` untouched.
+    the temporary file and leaves any previous ``path`` untouched. Inside
+    :func:`recorded_writes`, each file put in place is recorded (the CLI's "wrote ..." line).
     """
     path = Path(path)
     if path.is_dir():
@@ -449,8 +466,24 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             os.replace(tmp, path)
         except OSError as error:
             raise InputError(f"cannot write: {error.strerror}", path=path) from None
+        for record in _RECORDERS:
+            record.append(path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+_RECORDERS: list[list[Path]] = []
+
+
+@contextmanager
+def recorded_writes() -> Iterator[list[Path]]:
+    """Collect the paths :func:`atomic_path` puts in place while the block runs."""
+    written: list[Path] = []
+    _RECORDERS.append(written)
+    try:
+        yield written
+    finally:
+        _RECORDERS.remove(written)
 
 
 def write_table(frame: pd.DataFrame, path: str | Path) -> Path:

@@ -363,6 +363,51 @@ def measure(reference: str, hypothesis: str, unit: str = "word") -> ErrorCounts:
     return ErrorCounts(*(int(row[c]) for c in COUNT_COLUMNS))
 
 
+def wer(
+    reference: str | Sequence[str],
+    hypothesis: str | Sequence[str],
+    *,
+    normaliser: str = "none",
+    language: str | None = None,
+) -> float:
+    """Corpus word error rate of one pair or of two equal-length lists of strings:
+    Σ (S + D + I) / Σ reference words, as ``jiwer.wer`` computes it.
+
+    ``normaliser`` is ``none`` by default, as in jiwer; the werest commands' convention is
+    ``whisper_english`` (or ``auto``, which is ``whisper_english`` without a ``language``).
+
+    >>> wer("the cat sat", "the cat sat down")
+    0.3333333333333333
+    """
+    return _rate(reference, hypothesis, "word", normaliser, language)
+
+
+def cer(
+    reference: str | Sequence[str],
+    hypothesis: str | Sequence[str],
+    *,
+    normaliser: str = "none",
+    language: str | None = None,
+) -> float:
+    """Corpus character error rate (spaces count, as in ``jiwer.cer``); see :func:`wer`."""
+    return _rate(reference, hypothesis, "char", normaliser, language)
+
+
+def _rate(reference, hypothesis, unit: str, normaliser: str, language: str | None) -> float:
+    references = [reference] if isinstance(reference, str) else list(reference)
+    hypotheses = [hypothesis] if isinstance(hypothesis, str) else list(hypothesis)
+    if len(references) != len(hypotheses):
+        raise ValueError(f"{len(references)} references but {len(hypotheses)} hypotheses")
+    normalise = get_normaliser(normaliser, language)
+    counts = count_errors(
+        [normalise(text) for text in references], [normalise(text) for text in hypotheses], unit
+    )
+    if counts["reference_length"].sum() == 0:
+        raise ValueError("the references are empty: the error rate is undefined")
+    errors = counts["substitutions"] + counts["deletions"] + counts["insertions"]
+    return corpus_rate(errors, counts["reference_length"])
+
+
 def error_rate(
     errors: np.ndarray | pd.Series, reference_length: np.ndarray | pd.Series
 ) -> np.ndarray:

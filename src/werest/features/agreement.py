@@ -112,6 +112,7 @@ def pairwise_agreement(
         keys = keys.merge(utterances[UTTERANCE].drop_duplicates(), on=UTTERANCE)
     pairs = keys.merge(keys, on=UTTERANCE, suffixes=("", "_other"))
     pairs = pairs[pairs["system"] < pairs["system_other"]].reset_index(drop=True)
+    pairs = _canonical_direction(pairs)
     words = count_errors(pairs["text_other"], pairs["text"], "word", n_jobs=n_jobs)
     chars = count_errors(pairs["text_other"], pairs["text"], "char", n_jobs=n_jobs)
     forward = pairs[KEY].assign(other=pairs["system_other"].to_numpy())
@@ -132,6 +133,19 @@ def pairwise_agreement(
     out["pwer"] = _rate(out, "w", "other_words")
     out["pcer"] = _rate(out, "c", "other_chars")
     return out
+
+
+def _canonical_direction(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Align each pair with the lexically smaller text as the reference, not the system whose
+    name sorts first: equally good alignments can split the same distance differently into
+    substitutions, deletions and insertions, so the direction must not depend on the names."""
+    flip = (pairs["text"] > pairs["text_other"]).to_numpy()
+    if flip.any():
+        swapped = {"system": "system_other", "system_other": "system"}
+        swapped |= {"text": "text_other", "text_other": "text"}
+        flipped = pairs.loc[flip].rename(columns=swapped)
+        pairs = pd.concat([pairs.loc[~flip], flipped[pairs.columns]]).sort_index()
+    return pairs
 
 
 # The same pair seen from the other system: roles, lengths and deletions/insertions swap.

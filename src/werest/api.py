@@ -1,0 +1,185 @@
+"""The Python API: the commands' jobs as functions on DataFrames, without configs or files.
+
+    import werest
+
+    model = werest.load_model()                      # the shipped default model
+    result = werest.estimate(table, model=model, targets=["tiny"])
+    result.summary                                   # one row per dataset and system
+    result.utterances                                # one row per target utterance
+    werest.score(table)                              # true corpus WER/CER where labelled
+    werest.text.wer("the cat sat", "the cat sat down")
+
+``table`` is a transcripts table (README "The transcripts table") as a DataFrame or a file
+path; it is validated exactly as the commands validate a file, so a bad table raises the same
+one-line :class:`werest.InputError`. Nothing here prints or writes a file.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+import pandas as pd
+
+from werest.model import TrainedModel
+from werest.table import read_table, validate_table
+
+
+@dataclass
+class Estimates:
+    """The result of :func:`estimate`.
+
+    Attributes
+    ----------
+    summary : one row per (dataset, system): ``estimated_wer`` (a fraction), ``interval_low``
+        and ``interval_high`` (the model's error on new domains included), ``ci_low`` and
+        ``ci_high`` (bootstrap), counts, the proxy, ``warnings``, and ``wer`` where the table
+        has references; the columns of ``summary.json``.
+    utterances : one row per target utterance: key, proxy, features, ``predicted_wer`` and
+        ``status``; the rows of ``utterances.csv``.
+    warnings : the run-time guards' warnings (:mod:`werest.guards`), each a dict with
+        ``dataset``, ``systems`` and ``message``.
+    """
+
+    summary: pd.DataFrame
+    utterances: pd.DataFrame
+    warnings: list[dict] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        from werest.estimate import format_summary
+
+        lines = [format_summary(self.summary.to_dict("records"))]
+        lines += [f"warning: {w['dataset']}: {w['message']}" for w in self.warnings]
+        return "\n".join(lines)
+
+
+def load_model(path: str | Path | None = None, *, trust_model: bool = False) -> TrainedModel:
+    """A model file (``.skops`` with its ``.json`` card) checked as the commands check it
+    (README "Model files and trust"); ``path`` None is the shipped default model."""
+    from werest.estimate import default_model_path
+    from werest.model import load_model as load
+
+    return load(path or default_model_path(), trust_model=trust_model)
+
+
+def as_table(table: pd.DataFrame | str | Path, numeric: tuple[str, ...] = ()) -> pd.DataFrame:
+    """A validated transcripts table from a DataFrame or a file path."""
+    if isinstance(table, pd.DataFrame):
+        return validate_table(table, numeric=numeric)
+    return read_table(table, numeric=numeric)
+
+
+def estimate(
+    table: pd.DataFrame | str | Path,
+    *,
+    model: TrainedModel | None = None,
+    targets: str | list[str] | None = None,
+    proxy: str | None = None,
+    ranking: str | Path | None = None,
+    system_order: list[str] | None = None,
+    cer_model: TrainedModel | None = None,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    n_jobs: int = 1,
+    missing_hypotheses: str = "exclude",
+) -> Estimates:
+    """Label-free WER of the ``targets`` systems (None: every system), as ``werest estimate``.
+
+    Parameters
+    ----------
+    table : transcripts table (DataFrame or path) with the targets' and at least one other
+        system's hypotheses for the same utterances; references are optional.
+    model : a :func:`load_model` result (default: the shipped model).
+    proxy, ranking, system_order : how proxies are chosen (README "Which system is the
+        proxy"); by default the systems' label-free order, which ignores their names.
+    cer_model : a CER model, for ``estimated_cer``.
+    missing_hypotheses : ``exclude`` (default; warned when systems differ in utterances) or
+        ``deletions`` (a missing hypothesis counts as an empty output).
+    """
+    from werest.estimate import _input_features, estimate_table
+
+    models = {"wer": model if model is not None else load_model()}
+    if cer_model is not None:
+        models["cer"] = cer_model
+    frame = as_table(table, numeric=_input_features(models))
+    utterances, records, warnings = estimate_table(
+        frame,
+        models,
+        target=targets,
+        proxy=proxy,
+        ranking=ranking,
+        system_order=system_order,
+        seed=seed,
+        n_resamples=n_resamples,
+        n_jobs=n_jobs,
+        missing_hypotheses=missing_hypotheses,
+    )
+    return Estimates(pd.DataFrame(records), utterances, warnings)
+
+
+def score(
+    table: pd.DataFrame | str | Path,
+    *,
+    normaliser: str = "auto",
+    n_resamples: int = 1000,
+    seed: int = 0,
+    n_jobs: int = 1,
+) -> pd.DataFrame:
+    """True corpus WER/CER per dataset and system with bootstrap CIs (``scores.csv`` of
+    ``werest score``): Σ errors / Σ reference words over the labelled rows."""
+    from werest.scoring import corpus_scores, score_utterances
+
+    scored = score_utterances(as_table(table), normaliser, n_jobs=n_jobs)
+    return corpus_scores(scored, n_resamples=n_resamples, seed=seed)
+
+
+def leaderboard(
+    table: pd.DataFrame | str | Path,
+    *,
+    model: TrainedModel | None = None,
+    ranking: str | Path | None = None,
+    system_order: list[str] | None = None,
+    fairness: bool = False,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    n_jobs: int = 1,
+):
+    """Every system ranked by label-free WER, as ``werest leaderboard`` (no files written).
+
+    Returns a :class:`werest.leaderboard.Leaderboard`: ``.board`` (one row per system),
+    ``.datasets``, ``.pairs`` (paired tests of neighbours) and, with ``fairness=True`` and
+    demographic columns, ``.fairness``.
+    """
+    from werest.fairness import FairnessSettings
+    from werest.leaderboard import Bootstrap, build
+
+    return build(
+        as_table(table),
+        {"wer": model if model is not None else load_model()},
+        boot=Bootstrap(n_resamples=n_resamples, seed=seed),
+        fairness=FairnessSettings() if fairness else None,
+        n_jobs=n_jobs,
+        ranking=ranking,
+        system_order=system_order,
+    )
+
+
+class _CallableModule(ModuleType):
+    """A command's module that can also be called as its API function."""
+
+    def __call__(self, *args, **kwargs):
+        return self.__api__(*args, **kwargs)
+
+
+def make_callable(module_name: str, function) -> None:
+    """Let ``werest.<module>(...)`` call ``function``: the package attribute ``werest.estimate``
+    is the module of ``werest estimate`` (the import system binds it on every first import,
+    so a function of that name in ``werest/__init__.py`` would be replaced), and the API
+    promises ``werest.estimate(table, ...)``. The module keeps its name and attributes."""
+    module = sys.modules[module_name]
+    module.__class__ = _CallableModule
+    module.__api__ = function
+    module.__signature__ = inspect.signature(function)

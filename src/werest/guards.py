@@ -1,0 +1,271 @@
+"""Run-time guards: warnings printed next to label-free estimates when they are likely wrong.
+
+Agreement between systems is all a label-free estimate sees, and three situations make it
+mislead without any error being raised:
+
+* **two systems only**: each is the other's proxy, so their disagreement is all there is and
+  nothing says which of the two made the errors; a paired comparison of the two can then be
+  confidently wrong (``experiments/results/two_systems.md``);
+* **near-duplicate systems** (two builds of one model, a system and its quantised copy): each
+  agrees with the other far more than any other pair does, each becomes the other's proxy and
+  its estimate collapses towards 0 (29 % true, 9.7 % estimated in one case);
+* **a proxy with many empty or very short outputs** (a service that returned nothing, a
+  truncating one): pWER against it counts the target's correct words as insertions;
+* **different utterance sets**: a system without a hypothesis for some utterances (not run
+  there) is estimated on fewer utterances than the others, so their numbers are not
+  comparable; :func:`count_missing_as_deletions` is the alternative a user can choose.
+
+:func:`guard_warnings` finds them from the sample's pairwise agreement and the estimated rows;
+each warning names its dataset and systems, and :func:`attach_warnings` puts it on the summary
+records it concerns (``summary.json``'s ``warnings``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from werest.features.agreement import STATUS_OK, UTTERANCE, pairwise_agreement
+
+#: utterances per dataset aligned pairwise for the label-free order and the guards.
+SAMPLE_PER_DATASET = 1000
+#: a pair is a near-duplicate when its distance is at most this share of the median distance
+#: of the dataset's other pairs, and at least ``DUPLICATE_GAP`` below it.
+DUPLICATE_RATIO = 0.25
+DUPLICATE_GAP = 0.05
+#: a proxy output is "short" below this share of the other systems' median word count.
+SHORT_RATIO = 0.5
+#: warn when at least this share of a target's rows have an empty or short proxy output.
+SHORT_SHARE = 0.10
+
+
+def sample_pairs(
+    table: pd.DataFrame,
+    *,
+    normaliser: str,
+    per_dataset: int = SAMPLE_PER_DATASET,
+    seed: int = 0,
+    n_jobs: int = 1,
+) -> pd.DataFrame:
+    """Pairwise agreement (:func:`pairwise_agreement`) on a seeded sample of at most
+    ``per_dataset`` utterances of each dataset (chosen independently of row order and names)."""
+    utterances = table[UTTERANCE].drop_duplicates().sort_values(UTTERANCE, ignore_index=True)
+    draw = np.random.default_rng(seed).random(len(utterances))
+    sample = utterances.iloc[np.argsort(draw, kind="stable")].groupby("dataset").head(per_dataset)
+    # only the sample's rows are normalised and aligned, however large the table
+    rows = table.merge(sample, on=UTTERANCE)
+    return pairwise_agreement(rows, sample, normaliser=normaliser, n_jobs=n_jobs)
+
+
+def guard_warnings(
+    table: pd.DataFrame, utterances: pd.DataFrame, pairs: pd.DataFrame
+) -> list[dict]:
+    """Warnings about the estimates: ``{"dataset", "systems", "message"}`` each.
+
+    Parameters
+    ----------
+    table : the transcripts table.
+    utterances : the estimated rows (features with ``status``).
+    pairs : :func:`sample_pairs` of ``table``.
+    """
+    warnings = []
+    targets = utterances.groupby("dataset")["system"].unique()
+    for dataset, systems in table.groupby("dataset")["system"].unique().items():
+        if dataset not in targets.index:
+            continue
+        if len(systems) == 2:
+            warnings.append(_two_systems(dataset, sorted(systems)))
+        warnings += _near_duplicates(dataset, pairs[pairs["dataset"] == dataset])
+    warnings += _short_proxies(utterances)
+    warnings += _different_sets(table, targets)
+    return warnings
+
+
+def _two_systems(dataset: str, systems: list[str]) -> dict:
+    return {
+        "dataset": dataset,
+        "systems": systems,
+        "message": (
+            f"only two systems ({', '.join(systems)}): each is the other's proxy and nothing "
+            "says which of them made the errors; do not compare these two on their estimates "
+            "(add a third system's hypotheses)"
+        ),
+    }
+
+
+def _near_duplicates(dataset: str, pairs: pd.DataFrame) -> list[dict]:
+    """Pairs of systems that agree far more than the dataset's other pairs do.
+
+    Two near-perfect systems also agree far more than the rest, and are not a problem. With
+    four systems or more the two cases differ: each system's own error is estimated from the
+    triangles it forms with two *other* systems, (d(a,c) + d(a,d) − d(c,d)) / 2, and a pair is
+    a near-duplicate only when its distance is below a quarter of the sum of its two errors
+    (independent errors would add up). With three systems nothing separates the cases, and the
+    warning says so.
+    """
+    distance = _distance_matrix(pairs)
+    if distance is None or len(distance) < 3:  # a duplicate needs other pairs to stand out
+        return []
+    found = []
+    names = list(distance.index)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            value = distance.at[a, b]
+            rest = _median_other_pairs(distance, a, b)
+            if not (value <= DUPLICATE_RATIO * rest and value <= rest - DUPLICATE_GAP):
+                continue
+            others = [c for c in names if c not in (a, b)]
+            if len(others) >= 2:
+                errors = _own_error(distance, a, others) + _own_error(distance, b, others)
+                if value >= DUPLICATE_RATIO * errors:
+                    continue  # both near-perfect: their agreement is explained
+                why = (
+                    f"their word distance ({100 * value:.1f} %) is far below the sum of their "
+                    f"own estimated errors ({100 * errors:.1f} %): they make the same errors"
+                )
+            else:
+                why = (
+                    f"their word distance ({100 * value:.1f} %) is far below the other pairs' "
+                    f"({100 * rest:.1f} %): either both are near-perfect or they make the same "
+                    "errors (two builds of one model), which three systems cannot tell apart"
+                )
+            found.append(
+                {
+                    "dataset": dataset,
+                    "systems": [a, b],
+                    "message": (
+                        f"{a} and {b} may be near-duplicates: {why}; if they are, each is the "
+                        "other's proxy and their estimates are too low: drop one, or set "
+                        "proxy= or system_order= to a third system"
+                    ),
+                }
+            )
+    return found
+
+
+def _distance_matrix(pairs: pd.DataFrame) -> pd.DataFrame | None:
+    """Symmetric word distance Σ edits / Σ longer length of each pair, as a square frame."""
+    if pairs.empty:
+        return None
+    errors = pairs["w_sub"] + pairs["w_del"] + pairs["w_ins"]
+    longer = np.maximum(pairs["hyp_words"], pairs["other_words"])
+    frame = pd.DataFrame(
+        {"a": pairs["system"], "b": pairs["other"], "errors": errors, "longer": longer}
+    )
+    summed = frame.groupby(["a", "b"])[["errors", "longer"]].sum()
+    return (summed["errors"] / summed["longer"].clip(lower=1)).unstack()
+
+
+def _median_other_pairs(distance: pd.DataFrame, a: str, b: str) -> float:
+    names = list(distance.index)
+    values = [
+        distance.at[x, y]
+        for i, x in enumerate(names)
+        for y in names[i + 1 :]
+        if {x, y} != {a, b} and pd.notna(distance.at[x, y])
+    ]
+    return float(np.median(values)) if values else float("nan")
+
+
+def _own_error(distance: pd.DataFrame, system: str, others: list[str]) -> float:
+    """The median over pairs of other systems (c, d) of (d(s,c) + d(s,d) − d(c,d)) / 2."""
+    values = [
+        (distance.at[system, c] + distance.at[system, d] - distance.at[c, d]) / 2
+        for i, c in enumerate(others)
+        for d in others[i + 1 :]
+    ]
+    values = [v for v in values if pd.notna(v)]
+    return max(float(np.median(values)), 0.0) if values else float("nan")
+
+
+def _short_proxies(utterances: pd.DataFrame) -> list[dict]:
+    """Targets whose proxy is empty or much shorter than the other systems on many rows."""
+    done = utterances[utterances["status"] == STATUS_OK]
+    if done.empty:
+        return []
+    short = (done["proxy_words"] == 0) | (done["proxy_words"] < SHORT_RATIO * done["est_ref_words"])
+    frame = done[["dataset", "system", "proxy"]].assign(short=short.to_numpy())
+    found = []
+    for (dataset, system, proxy), group in frame.groupby(["dataset", "system", "proxy"]):
+        share = float(group["short"].mean())
+        if share >= SHORT_SHARE and group["short"].sum() >= 2:
+            found.append(
+                {
+                    "dataset": dataset,
+                    "systems": [system, proxy],
+                    "message": (
+                        f"proxy {proxy} of {system} is empty or under half the other systems' "
+                        f"length on {100 * share:.0f} % of its {len(group)} utterances: pWER "
+                        "against it counts correct words as errors; choose another proxy "
+                        "(proxy= or system_order=)"
+                    ),
+                }
+            )
+    return found
+
+
+def _different_sets(table: pd.DataFrame, targets: pd.Series) -> list[dict]:
+    """Datasets whose target systems did not all transcribe the same utterances."""
+    found = []
+    for dataset, group in table.groupby("dataset"):
+        if dataset not in targets.index:
+            continue
+        total = group["utt_id"].nunique()
+        counts = group.groupby("system")["utt_id"].nunique()
+        short = counts[(counts < total) & counts.index.isin(targets[dataset])]
+        if short.empty:
+            continue
+        listed = ", ".join(f"{name} {total - n}" for name, n in short.items())
+        found.append(
+            {
+                "dataset": dataset,
+                "systems": sorted(short.index),
+                "message": (
+                    f"systems lack hypotheses for some of the {total} utterances ({listed} "
+                    "missing): they are estimated on different utterance sets, so their "
+                    "numbers are not comparable; missing_hypotheses=deletions counts a missing "
+                    "hypothesis as an empty output (every reference word deleted)"
+                ),
+            }
+        )
+    return found
+
+
+def count_missing_as_deletions(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with an empty hypothesis for every (utterance, system) of a dataset that
+    lacks one, for the systems that have any row in that dataset; the utterance's own columns
+    (reference, audio, duration, speaker, language, ...) are copied from another system's row.
+    A system that was not run on an utterance then scores as if it returned nothing."""
+    utterance_columns = [
+        c
+        for c in table.columns
+        if c not in ("system", "hypothesis")
+        and table.groupby(UTTERANCE, sort=False)[c].nunique(dropna=False).max() <= 1
+    ]
+    utterances = table[utterance_columns].drop_duplicates(UTTERANCE)
+    systems = table[["dataset", "system"]].drop_duplicates()
+    grid = utterances.merge(systems, on="dataset")
+    present = table[[*UTTERANCE, "system"]].assign(_present=True)
+    grid = grid.merge(present, on=[*UTTERANCE, "system"], how="left")
+    missing = grid[grid["_present"].isna()].drop(columns="_present").assign(hypothesis="")
+    if missing.empty:
+        return table
+    return pd.concat(
+        [table, missing[[c for c in table.columns if c in missing.columns]]], ignore_index=True
+    )
+
+
+def attach_warnings(records: list[dict], warnings: list[dict]) -> list[dict]:
+    """Add to each summary record the messages of the warnings on its dataset and system."""
+    for record in records:
+        record["warnings"] = [
+            w["message"]
+            for w in warnings
+            if w["dataset"] == record["dataset"] and record["system"] in w["systems"]
+        ]
+    return records
+
+
+def format_warnings(warnings: list[dict]) -> str:
+    """The warnings as console lines (empty when there are none)."""
+    return "\n".join(f"warning: {w['dataset']}: {w['message']}" for w in warnings)

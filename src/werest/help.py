@@ -1,0 +1,154 @@
+"""``werest <command> --help``: every setting of a command with its comment and an example.
+
+The settings and their defaults come from the composed config (``conf/<command>.yaml`` and the
+config groups it names), their comments from the YAML files themselves (the text after ``#``
+on the setting's line), so the help cannot drift from the configs: a setting added to a YAML
+file is listed with its comment, and one without a comment is listed with none.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+#: one real example per command (README "Commands").
+EXAMPLES: dict[str, list[str]] = {
+    "import": [
+        "werest import dighr ../shared/data/dighr/en --out dighr.parquet",
+        "werest import kaldi exp/sysA/text exp/sysB/text reference=data/test/text --out k.parquet",
+    ],
+    "score": ["werest score input=dighr.parquet output_dir=out/dighr"],
+    "features": [
+        "werest features input=dighr.parquet ranking=out/dighr/ranking.json out=features.parquet"
+    ],
+    "embed": ["werest embed input=features.parquet transcripts=an4.parquet out=f_sim.parquet"],
+    "transcribe": [
+        "werest transcribe input=an4.parquet dataset=an4-test asr=pocketsphinx out=an4_asr.parquet"
+    ],
+    "estimate": [
+        "werest estimate input=my_transcripts.parquet target=my-asr output_dir=out/est",
+        "werest estimate input=t.parquet target=[a,b] system_order=[large,base] output_dir=out",
+    ],
+    "leaderboard": ["werest leaderboard input=afrispeech.parquet output_dir=out/board"],
+    "train": ["werest train model=hgb name=quick output_dir=/tmp/models"],
+    "convert-model": ["werest convert-model model_path=OLD.joblib trust_model=true"],
+    "evaluate": ["werest evaluate experiment=lodo lodo.held_out=[phone-es,librispeech]"],
+    "demo": ["werest demo output_dir=outputs/demo"],
+    "segmentation": ["werest segmentation reference=ref.TextGrid hypothesis=hyp.TextGrid"],
+}
+
+_KEY = re.compile(r"^(\s*)([A-Za-z_][\w.-]*)\s*:(.*)$")
+
+
+def yaml_comments(path: Path, prefix: str = "") -> dict[str, str]:
+    """``{dotted key: comment}`` of a YAML config file, from the ``# ...`` after each key."""
+    comments: dict[str, str] = {}
+    stack: list[tuple[int, str]] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        match = _KEY.match(line)
+        if not match or line.lstrip().startswith(("#", "-")):
+            continue
+        indent, key, rest = len(match.group(1)), match.group(2), match.group(3)
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        dotted = ".".join([k for _, k in stack] + [key])
+        stack.append((indent, key))
+        comment = re.split(r"\s#\s?", rest, maxsplit=1)
+        if len(comment) == 2 and comment[1].strip():
+            comments[prefix + dotted] = comment[1].strip()
+    return comments
+
+
+def header(path: Path) -> list[str]:
+    """The comment lines at the top of a YAML config file (its usage and description)."""
+    lines = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line.lstrip("#").strip())
+    return lines
+
+
+def _flatten(node, prefix: str = "") -> list[tuple[str, object]]:
+    if isinstance(node, dict) and node:
+        items = []
+        for key, value in node.items():
+            items += _flatten(value, f"{prefix}{key}.")
+        return items
+    return [(prefix.rstrip("."), node)]
+
+
+def _shown(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return "[" + ",".join(_shown(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{}"
+    text = " ".join(str(value).split())
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+def _groups(conf: Path, command: str) -> dict[str, tuple[str, list[str]]]:
+    """Config groups named in the command's defaults list: ``{group: (default, options)}``."""
+    text = (conf / f"{command}.yaml").read_text(encoding="utf-8")
+    found = re.findall(r"^\s*-\s*(?:override\s+)?([\w/]+)\s*:\s*([\w./-]+)", text, flags=re.M)
+    groups = {}
+    for name, default in found:
+        folder = conf / name
+        if folder.is_dir():
+            groups[name] = (default, sorted(p.stem for p in folder.glob("*.yaml")))
+    return groups
+
+
+def command_help(
+    command: str, about: str, cfg: DictConfig, conf: Path, overrides: list[str] = ()
+) -> str:
+    """The ``--help`` text of ``command`` from its composed config ``cfg`` (composed with
+    ``overrides``, which may choose config group options such as ``asr=transformers``)."""
+    path = conf / f"{command}.yaml"
+    comments = yaml_comments(path)
+    groups = _groups(conf, command)
+    chosen = dict(o.split("=", 1) for o in overrides if "=" in o)
+    for group, (default, _options) in groups.items():
+        file = conf / group / f"{chosen.get(group, default)}.yaml"
+        if not file.is_file():
+            continue
+        package = "" if "@package _global_" in file.read_text(encoding="utf-8") else group
+        for key, comment in yaml_comments(file, f"{package}." if package else "").items():
+            comments.setdefault(key, comment)
+    container = OmegaConf.to_container(cfg, resolve=False, throw_on_missing=False)
+    settings = [(key, value) for key, value in _flatten(container) if key]
+    lines = [f"werest {command}: {about}", ""]
+    usage = header(path)
+    lines += [f"  {line}" for line in usage]
+    lines += ["", "settings (key=default; ??? = required; override with key=value):"]
+    width = min(max((len(f"{k}={_shown(v)}") for k, v in settings), default=0), 44)
+    sections: set[str] = set()
+    for key, value in settings:
+        parts = key.split(".")
+        for depth in range(1, len(parts)):  # a section's own comment, before its first key
+            section = ".".join(parts[:depth])
+            if section in comments and section not in sections:
+                sections.add(section)
+                lines.append(f"  {section + '.*':<{width}}  # {comments[section]}")
+        shown = f"{key}={_shown(value)}"
+        comment = comments.get(key, "")
+        lines.append(f"  {shown:<{width}}  {'# ' + comment if comment else ''}".rstrip())
+    if groups:
+        lines += ["", "config groups (group=option):"]
+        lines += [
+            f"  {name}={'|'.join(options)}   (default: {default})"
+            for name, (default, options) in groups.items()
+        ]
+    lines += ["", "examples:"] + [f"  {example}" for example in EXAMPLES.get(command, [])]
+    lines += [
+        "",
+        f"`werest {command} --cfg` prints the composed config; every run saves it beside its "
+        "outputs.",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,71 @@
+"""The Python API (issue 13, item 5): the README's example runs as it stands, and the
+functions agree with the commands."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import werest
+from werest.cli import main
+from werest.demo import demo_table_path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def readme_example() -> str:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"<!-- python-api-example -->\n```python\n(.*?)```", text, flags=re.S)
+    assert match, "README lost its Python API example"
+    return match.group(1)
+
+
+def test_the_readme_example_runs(tmp_path):
+    script = tmp_path / "example.py"
+    script.write_text(readme_example(), encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "estimated_wer" in result.stdout and "0.1666" in result.stdout
+
+
+def test_estimate_matches_the_command(tmp_path):
+    assert main(["estimate", f"input={demo_table_path()}", f"output_dir={tmp_path}"]) == 0
+    written = pd.DataFrame(json.loads((tmp_path / "summary.json").read_text()))
+    result = werest.estimate(werest.read_table(demo_table_path()))
+    assert isinstance(result, werest.Estimates)
+    np.testing.assert_allclose(result.summary["estimated_wer"], written["estimated_wer"])
+    assert len(result.utterances) == len(pd.read_csv(tmp_path / "utterances.csv"))
+
+
+def test_score_and_text_wer_agree_with_jiwer():
+    import jiwer
+
+    refs, hyps = ["the cat sat", "a dog ran off"], ["the cat sat down", "a dog ran"]
+    assert werest.text.wer(refs, hyps) == pytest.approx(jiwer.wer(refs, hyps))
+    assert werest.text.cer(refs, hyps) == pytest.approx(jiwer.cer(refs, hyps))
+    assert werest.text.wer("Hello, World!", "hello world", normaliser="whisper_english") == 0
+    with pytest.raises(ValueError, match="empty"):
+        werest.text.wer("", "words")
+    scores = werest.score(werest.read_table(demo_table_path()))
+    calls = scores.set_index(["dataset", "system"]).loc[("demo-calls", "tiny")]
+    assert calls["wer"] == pytest.approx(6 / 50)  # worked out by hand (test_estimate.py)
+
+
+def test_a_bad_table_is_the_commands_one_line_error():
+    bad = pd.DataFrame({"dataset": ["d"], "utt_id": ["u"], "hypothesis": ["x"]})
+    with pytest.raises(werest.InputError, match="system"):
+        werest.estimate(bad)

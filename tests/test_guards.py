@@ -1,0 +1,173 @@
+"""Run-time guards: the label-free proxy order, name-independent estimates, the ranking
+options and the warnings printed next to the numbers (issue 13, item 8)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from werest.cli import compose, main
+from werest.demo import demo_table_path
+from werest.errors import ConfigError
+from werest.estimate import choose_ranking, default_model_path, load_models
+from werest.estimate import run as estimate
+from werest.proxy import consensus_order
+from werest.table import read_table, write_table
+
+WORDS = [
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "jumps",
+    "over",
+    "a",
+    "lazy",
+    "dog",
+    "near",
+    "river",
+    "bank",
+    "under",
+    "grey",
+    "sky",
+    "today",
+]
+
+
+def _noisy(words: list[str], rate: float, rng: np.random.Generator) -> str:
+    """The reference with each word replaced by "x<n>" with probability ``rate``."""
+    return " ".join(w if rng.random() >= rate else f"x{rng.integers(1000)}" for w in words)
+
+
+def _table(n: int = 60, seed: int = 0) -> pd.DataFrame:
+    """Three honest systems (5, 15 and 30 % word errors), one that outputs one word per
+    utterance and one that returns nothing on 80 % of the utterances."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        words = list(rng.choice(WORDS, size=12))
+        reference = " ".join(words)
+        systems = {
+            name: _noisy(words, rate, rng)
+            for name, rate in (("good", 0.05), ("fair", 0.15), ("poor", 0.30))
+        }
+        systems["oneword"] = words[0]
+        systems["mostly_empty"] = "" if rng.random() < 0.8 else reference
+        for system, hypothesis in systems.items():
+            rows.append(("d", f"u{i:03d}", system, hypothesis, reference))
+    return pd.DataFrame(rows, columns=["dataset", "utt_id", "system", "hypothesis", "reference"])
+
+
+def test_degenerate_systems_cannot_win_the_label_free_order():
+    order = consensus_order(_table(), normaliser="none")
+    assert order[:3] == ["good", "fair", "poor"]
+    assert set(order[3:]) == {"oneword", "mostly_empty"}
+
+
+def test_the_label_free_order_ignores_names_and_row_order():
+    table = _table()
+    rename = {"good": "zz9", "fair": "aa1", "poor": "mm5", "oneword": "a0", "mostly_empty": "b2"}
+    renamed = table.assign(system=table["system"].map(rename)).sample(frac=1, random_state=3)
+    assert consensus_order(renamed, normaliser="none") == [
+        rename[s] for s in consensus_order(table, normaliser="none")
+    ]
+
+
+def _summary(table: pd.DataFrame, tmp_path, name: str, *overrides) -> pd.DataFrame:
+    write_table(table, tmp_path / f"{name}.csv")
+    cfg = compose(
+        "estimate",
+        [f"input={tmp_path / name}.csv", f"output_dir={tmp_path / name}", *overrides],
+    )
+    estimate(cfg)
+    utterances = pd.read_csv(tmp_path / name / "utterances.csv", keep_default_na=False)
+    return utterances.set_index(["dataset", "utt_id", "system"]).sort_index()
+
+
+@pytest.mark.parametrize(
+    "rename",
+    [
+        # names that sort in the opposite order
+        {"large-v3": "z-large", "base": "y-base", "tiny": "b-tiny", "edge-kws": "a-edge"},
+        # names the shipped model's ranking knows, in an order contradicting the true one
+        {
+            "large-v3": "speechbrain/asr-crdnn-rnnlm-librispeech",
+            "base": "deepspeech2",
+            "tiny": "openai/whisper-base",
+            "edge-kws": "facebook/wav2vec2-large-robust-ft-libri-960h",
+        },
+    ],
+)
+def test_renaming_every_system_leaves_every_estimate_unchanged(tmp_path, rename):
+    table = read_table(demo_table_path())
+    before = _summary(table, tmp_path, "before")
+    after = _summary(table.assign(system=table["system"].map(rename)), tmp_path, "after")
+    after = after.rename(index={new: old for old, new in rename.items()}, level="system")
+    after["proxy"] = after["proxy"].map({new: old for old, new in rename.items()})
+    after = after.sort_index()
+    assert list(after.index) == list(before.index)
+    assert (after["proxy"] == before["proxy"]).all()
+    numeric = before.select_dtypes("number").columns
+    np.testing.assert_allclose(after[numeric].to_numpy(float), before[numeric].to_numpy(float))
+
+
+def test_system_order_and_ranking_options(tmp_path):
+    table = read_table(demo_table_path())
+    models = load_models(compose("estimate", ["input=x"]))
+    assert choose_ranking(models, table)[0] == "large-v3"  # label-free
+    order = choose_ranking(models, table, system_order=["tiny"])
+    assert order[0] == "tiny" and set(order) == set(table["system"])
+    truth = choose_ranking(models, table, ranking="references")
+    assert truth[-1] == "edge-kws"
+    with pytest.raises(ConfigError, match="not in the input"):
+        choose_ranking(models, table, system_order=["whisper-huge"])
+    with pytest.raises(ConfigError, match="not both"):
+        choose_ranking(models, table, ranking="model", system_order=["tiny"])
+    utterances = _summary(table, tmp_path, "ordered", "system_order=[tiny,edge-kws]")
+    proxies = utterances["proxy"].groupby(level="system").unique()
+    assert list(proxies["large-v3"]) == ["tiny"] and list(proxies["tiny"]) == ["edge-kws"]
+
+
+def test_warnings_for_two_systems_duplicates_and_short_proxies(tmp_path, capsys):
+    table = read_table(demo_table_path())
+    # a near-duplicate of tiny: the same output but for the last word of one utterance
+    copy = table[table["system"] == "tiny"].assign(system="tiny-int8")
+    copy.iloc[0, copy.columns.get_loc("hypothesis")] += " extra"
+    # edge-kws keeps only its first word everywhere: a short proxy when forced
+    two = table[table["system"].isin(["tiny", "edge-kws"])]
+    write_table(pd.concat([table, copy]), tmp_path / "dup.csv")
+    write_table(two, tmp_path / "two.csv")
+    assert main(["estimate", f"input={tmp_path / 'dup.csv'}", f"output_dir={tmp_path / 'a'}"]) == 0
+    out = capsys.readouterr().out
+    assert "tiny and tiny-int8 may be near-duplicates" in out
+    records = json.loads((tmp_path / "a" / "summary.json").read_text())
+    flagged = {r["system"] for r in records if any("near-duplicates" in w for w in r["warnings"])}
+    assert flagged == {"tiny", "tiny-int8"}
+    assert main(["estimate", f"input={tmp_path / 'two.csv'}", f"output_dir={tmp_path / 'b'}"]) == 0
+    assert "only two systems (edge-kws, tiny)" in capsys.readouterr().out
+    records = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert all(any("only two systems" in w for w in r["warnings"]) for r in records)
+
+
+def test_a_short_proxy_is_warned_about(tmp_path, capsys):
+    table = _table()
+    assert default_model_path().exists()
+    write_table(table, tmp_path / "t.csv")
+    args = ["estimate", f"input={tmp_path / 't.csv'}", f"output_dir={tmp_path / 'o'}"]
+    assert main([*args, "target=good", "proxy=mostly_empty"]) == 0
+    out = capsys.readouterr().out
+    assert "proxy mostly_empty of good is empty or under half" in out
+    assert main([*args, "target=good"]) == 0
+    assert "is empty or under half" not in capsys.readouterr().out
+
+
+def test_the_leaderboard_carries_the_same_warnings(tmp_path, capsys):
+    table = read_table(demo_table_path())
+    two = table[table["system"].isin(["tiny", "edge-kws"])]
+    write_table(two, tmp_path / "two.csv")
+    args = ["leaderboard", f"input={tmp_path / 'two.csv'}", f"output_dir={tmp_path / 'lb'}"]
+    assert main([*args, "fairness.enabled=false"]) == 0
+    assert "warning: demo-calls: only two systems (edge-kws, tiny)" in capsys.readouterr().out

@@ -78,16 +78,18 @@ lodo-audio: $(VENV)/.core
 audio-model: $(VENV)/.core
 	@test -f experiments/results/lodo_audio_cells.csv || { echo "run make lodo-audio first"; exit 2; }
 	$(BIN)/werest train data=audio_shared 'data.exclude_datasets=[an4-test]' features=audio \
-	  model=hgb model.clip_max=3.0 name=audio calibration=experiments/results/lodo_audio_cells.csv
+	  model=hgb name=audio calibration=experiments/results/lodo_audio_cells.csv
 
 # Issue 10: leave one domain out over every shared domain, then the shipped model trained on all
 # of them with the conformal calibration of those held-out residuals (needs ../shared).
 lodo: $(VENV)/.core
 	$(BIN)/werest evaluate experiment=lodo
 
+# Calibration: the LODO cells of the shipped configuration (HGB stack, clip 3) from
+# `python experiments/lodo_ablation.py "text + tri, shipped stack (clip 3)"` (make lodo's folds).
 model: $(VENV)/.core
-	@test -f experiments/results/lodo_cells.csv || { echo "run make lodo first"; exit 2; }
-	$(BIN)/werest train data=all_shared model=hgb calibration=experiments/results/lodo_cells.csv
+	@test -f experiments/results/lodo_stack_clip3_cells.csv || { echo "run the LODO ablation first"; exit 2; }
+	$(BIN)/werest train data=all_shared model=hgb calibration=experiments/results/lodo_stack_clip3_cells.csv
 
 # Real systems on the shared audio (needs ../shared and the [audio] extra): pocketsphinx generic,
 # AN4-tuned and Whisper tiny.en on AN4 test + a 300-utterance sample of AN4 train; thennal10-en's

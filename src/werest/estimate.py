@@ -45,12 +45,7 @@ from werest.features.agreement import (
     add_dataset_context,
     agreement_features,
 )
-from werest.features.inputs import (
-    COMPUTED,
-    input_columns,
-    join_input_features,
-    missing_input_error,
-)
+from werest.features.inputs import input_columns, join_input_features, require_inputs
 from werest.guards import (
     attach_warnings,
     count_missing_as_deletions,
@@ -276,11 +271,8 @@ def _present(chunk: pd.DataFrame, targets: list[str]) -> list[str]:
 def _extra_features(models: dict[str, TrainedModel], table: pd.DataFrame) -> list[str]:
     """Model features that are not computed from text: they (or, for ``*_vs_proxy``, the
     columns they derive from) must come with the input (:mod:`werest.features.inputs`)."""
-    needed = sorted({f for m in models.values() for f in m.feature_names} - COMPUTED)
-    missing = [c for c in input_columns(needed) if c not in table.columns]
-    if missing:
-        raise missing_input_error(missing, "werest estimate")
-    return needed
+    needed = sorted({f for m in models.values() for f in m.feature_names})
+    return require_inputs(needed, table, "werest estimate")
 
 
 def predict_features(features: pd.DataFrame, models: dict[str, TrainedModel]) -> pd.DataFrame:

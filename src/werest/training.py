@@ -32,12 +32,7 @@ from werest.features.agreement import (
     agreement_features,
     two_system_view,
 )
-from werest.features.inputs import (
-    COMPUTED,
-    input_columns,
-    join_input_features,
-    missing_input_error,
-)
+from werest.features.inputs import join_input_features, require_inputs
 from werest.importers import import_table
 from werest.model import TrainedModel, fingerprint, save_model
 from werest.proxy import Ranking, choose_proxies, rank_systems
@@ -137,10 +132,7 @@ def training_frame(
     (:func:`werest.features.agreement.two_system_view`, column ``view`` = ``pair``; the
     others are ``all``).
     """
-    from_input = [name for name in input_features if name not in COMPUTED]
-    missing = [c for c in input_columns(from_input) if c not in table.columns]
-    if missing:
-        raise missing_input_error(missing, "werest train")
+    from_input = require_inputs(input_features, table, "werest train")
     proxies = choose_proxies(table, ranking, targets=targets)
     features = agreement_features(table, proxies, normaliser=normaliser, n_jobs=n_jobs, pairs=pairs)
     features = join_input_features(add_dataset_context(features), table, from_input)

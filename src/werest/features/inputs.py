@@ -54,6 +54,17 @@ def missing_input_error(missing: list[str], command: str) -> ConfigError:
     )
 
 
+def require_inputs(feature_names: Iterable[str], table: pd.DataFrame, command: str) -> list[str]:
+    """The features of ``feature_names`` that come with the input (not computed from text),
+    in order; the one-line error of :func:`missing_input_error` when ``table`` lacks a column
+    they need."""
+    names = [name for name in feature_names if name not in COMPUTED]
+    missing = [c for c in input_columns(names) if c not in table.columns]
+    if missing:
+        raise missing_input_error(missing, command)
+    return names
+
+
 def join_input_features(
     features: pd.DataFrame, table: pd.DataFrame, feature_names: Iterable[str]
 ) -> pd.DataFrame:

@@ -171,3 +171,28 @@ def test_the_leaderboard_carries_the_same_warnings(tmp_path, capsys):
     args = ["leaderboard", f"input={tmp_path / 'two.csv'}", f"output_dir={tmp_path / 'lb'}"]
     assert main([*args, "fairness.enabled=false"]) == 0
     assert "warning: demo-calls: only two systems (edge-kws, tiny)" in capsys.readouterr().out
+
+
+def test_two_system_warning_names_the_audio_evidence_when_the_model_has_it(tmp_path):
+    """With audio scores, the two sides of a disagreement are no longer indistinguishable:
+    the warning says what tells them apart instead of "nothing"."""
+    from werest.guards import guard_warnings, sample_pairs
+
+    table = read_table(demo_table_path())
+    two = table[table["system"].isin(["tiny", "edge-kws"])]
+    pairs = sample_pairs(two, normaliser="whisper_english")
+    write_table(two, tmp_path / "two.csv")
+    assert main(["estimate", f"input={tmp_path / 'two.csv'}", f"output_dir={tmp_path}"]) == 0
+    rows = pd.read_csv(tmp_path / "utterances.csv")
+
+    def two_systems(utterances):  # one per dataset of the demo
+        warnings = guard_warnings(two, utterances, pairs)
+        messages = [w["message"] for w in warnings if "only two systems" in w["message"]]
+        assert len(messages) == two["dataset"].nunique()
+        return set(message.split(": each is")[1] for message in messages)
+
+    (plain,) = two_systems(rows)
+    assert "nothing says which of them made the errors" in plain
+    scored = rows.assign(wl_attributed_pwer=0.1, wl_mean_logprob_vs_proxy=np.nan)
+    (audio,) = two_systems(scored)
+    assert "only the audio scores (wl_attributed_pwer) say which" in audio

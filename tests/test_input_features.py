@@ -54,6 +54,38 @@ def test_join_takes_the_row_value_and_subtracts_the_proxys():
     assert without_proxy["score_vs_proxy"].isna().all()
 
 
+def test_attributed_pwer_is_pwer_times_the_posterior_that_the_row_is_wrong():
+    """u1: a's hypothesis totals 2 × -1.0 = -2 nats, b's 4 × -1.0 = -4: the audio favours a by
+    2 nats, so P(a is the wrong side) = 1/(1 + e^2) and P(b is) = 1/(1 + e^-2), which add up to
+    one; u2: b is empty (no tokens), so nothing can be attributed."""
+    features = pd.DataFrame(
+        {
+            "dataset": ["d"] * 3,
+            "utt_id": ["u1", "u1", "u2"],
+            "system": ["a", "b", "a"],
+            "proxy": ["b", "a", "b"],
+            "pwer": [0.5, 0.4, 1.0],
+            "pcer": [0.2, 0.2, 1.0],
+        }
+    )
+    table = pd.DataFrame(
+        {
+            "dataset": ["d"] * 4,
+            "utt_id": ["u1", "u1", "u2", "u2"],
+            "system": ["a", "b", "a", "b"],
+            "wl_mean_logprob": [-1.0, -1.0, -0.5, np.nan],
+            "wl_tokens": [2.0, 4.0, 3.0, 0.0],
+        }
+    )
+    names = ["wl_attributed_pwer", "wl_attributed_pcer"]
+    assert input_columns(["pwer", *names]) == ["wl_mean_logprob", "wl_tokens"]
+    out = join_input_features(features, table, names)
+    a_wrong, b_wrong = 1 / (1 + np.exp(2.0)), 1 / (1 + np.exp(-2.0))
+    assert out["wl_attributed_pwer"].tolist()[:2] == pytest.approx([0.5 * a_wrong, 0.4 * b_wrong])
+    assert out["wl_attributed_pcer"].tolist()[:2] == pytest.approx([0.2 * a_wrong, 0.2 * b_wrong])
+    assert out[names].iloc[2].isna().all()
+
+
 @pytest.fixture(scope="module")
 def scored_demo(tmp_path_factory):
     """The demo table with a per-row input column ``quality`` = minus the true utterance WER:

@@ -318,7 +318,7 @@ def _crafted_tree(estimator, case: str) -> None:
     """Point one node of a fitted tree outside its arrays (skops checks types, not this)."""
     rf, gb, hgb = estimator.estimators_
     if case == "hgb: a child that loops back to the root":
-        nodes = hgb._predictors[0][0].nodes
+        nodes = hgb[-1]._predictors[0][0].nodes  # behind FillEmptyColumns
         nodes["right"][np.flatnonzero(nodes["is_leaf"] == 0)[-1]] = 0
         return
     tree = rf[-1].estimators_[0].tree_ if case.startswith("rf") else gb[-1].estimators_[0, 0].tree_

@@ -56,6 +56,24 @@ def test_learns_the_link_and_blends_non_negatively():
     assert set(model.cv_results_) == {"rf", "gb", "hgb", "stack"}
 
 
+def test_a_feature_missing_in_a_whole_training_fold_is_ignored_not_fatal():
+    """Grouped folds can leave a feature without a single value in a fold's training rows
+    (an audio score missing in one domain); HistGradientBoosting alone cannot bin such a
+    column. The stack fits, and a column empty in all training rows changes nothing: the
+    predictions equal those of the same model fitted without it."""
+    X, y, groups = _data()
+    domains = (groups % 2).astype(int)
+    with_audio = X.assign(audio=np.where(domains == 0, np.nan, X["pwer"]))
+    grids = {"hgb": TINY_GRIDS["hgb"]}
+    model = StackedWerRegressor(models=["hgb"], param_grids=grids, n_splits=2, random_state=0)
+    fitted = clone(model).fit(with_audio, y, groups=domains)  # fold 1 trains on domain 0 only
+    assert fitted.cv_results_["hgb"]["cv_mae"] < 0.2
+    empty = X.assign(audio=np.nan)
+    probe = X.assign(audio=X["pwer"])  # values at prediction time it never saw in training
+    expected = clone(model).fit(X, y, groups=domains).predict(X)
+    assert clone(model).fit(empty, y, groups=domains).predict(probe) == pytest.approx(expected)
+
+
 def test_seeded_fit_is_deterministic_and_clone_refits_the_same():
     X, y, groups = _data()
     first = StackedWerRegressor(param_grids=TINY_GRIDS, n_splits=4, random_state=3)

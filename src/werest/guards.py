@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from werest.features.agreement import STATUS_OK, UTTERANCE, pairwise_agreement
+from werest.features.inputs import ATTRIBUTED, VS_PROXY
 
 #: utterances per dataset aligned pairwise for the label-free order and the guards.
 SAMPLE_PER_DATASET = 1000
@@ -74,20 +75,38 @@ def guard_warnings(
         if dataset not in targets.index:
             continue
         if len(systems) == 2:
-            warnings.append(_two_systems(dataset, sorted(systems)))
+            warnings.append(_two_systems(dataset, sorted(systems), _side_evidence(utterances)))
         warnings += _near_duplicates(dataset, pairs[pairs["dataset"] == dataset])
     warnings += _short_proxies(utterances)
     warnings += _different_sets(table, targets)
     return warnings
 
 
-def _two_systems(dataset: str, systems: list[str]) -> dict:
+def _side_evidence(utterances: pd.DataFrame) -> list[str]:
+    """The estimated rows' features that say which side of a disagreement is wrong: input
+    scores' proxy differences and the attributed pWER (:mod:`werest.features.inputs`)."""
+    columns = [c for c in utterances.columns if c.endswith(VS_PROXY) or c in ATTRIBUTED]
+    return [c for c in columns if utterances[c].notna().any()]
+
+
+def _two_systems(dataset: str, systems: list[str], evidence: list[str]) -> dict:
+    if evidence:
+        named = ", ".join(evidence[:2]) + (", ..." if len(evidence) > 2 else "")
+        why = (
+            f"only the audio scores ({named}) say which of them made the errors, and they can "
+            "place the errors on the right side yet misjudge how many; compare these two on "
+            "their estimates with care"
+        )
+    else:
+        why = (
+            "nothing says which of them made the errors; do not compare these two on their "
+            "estimates"
+        )
     return {
         "dataset": dataset,
         "systems": systems,
         "message": (
-            f"only two systems ({', '.join(systems)}): each is the other's proxy and nothing "
-            "says which of them made the errors; do not compare these two on their estimates "
+            f"only two systems ({', '.join(systems)}): each is the other's proxy and {why} "
             "(add a third system's hypotheses)"
         ),
     }

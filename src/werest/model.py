@@ -101,6 +101,7 @@ ALLOWED_TYPES = frozenset(
         "numpy.random.mtrand.RandomState",
         "numpy.random._generator.Generator",
         "werest.regressor.StackedWerRegressor",
+        "werest.regressor.FillEmptyColumns",
         "sklearn.pipeline.Pipeline",
         "sklearn.impute._base.SimpleImputer",
         "sklearn.linear_model._ridge.Ridge",

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin, clone
 from sklearn.ensemble import (
     GradientBoostingRegressor,
     HistGradientBoostingRegressor,
@@ -48,8 +48,33 @@ DEFAULT_GRIDS: dict[str, dict[str, list]] = {
 }
 
 
+class FillEmptyColumns(TransformerMixin, BaseEstimator):
+    """Sets the columns that hold no value at all in the training data to 0, leaves every other
+    value (NaN included) alone.
+
+    HistGradientBoosting takes NaN natively but cannot bin a column without a single value
+    (scikit-learn 1.9 raises "window shape cannot be larger than input array shape"). That
+    happens whenever a feature is missing in every row of a training fold: an audio score
+    missing in one domain, a ``*_vs_proxy`` difference whose proxy was never scored. A column
+    empty at fit time is constant afterwards, so no tree splits on it.
+    """
+
+    def fit(self, X, y=None):
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
+        self.empty_ = np.isnan(X).all(axis=0)
+        return self
+
+    def transform(self, X):
+        check_is_fitted(self, "empty_")
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
+        X = X.copy()
+        X[:, self.empty_] = 0.0
+        return X
+
+
 def base_estimator(name: str, random_state: int | None, monotonic: Sequence[int] | None):
-    """A fresh base model; RF and GBM get a -1 imputer in front (they take no NaN)."""
+    """A fresh base model; RF and GBM get a -1 imputer in front (they take no NaN), HistGBM
+    a :class:`FillEmptyColumns`."""
     if name == "rf":
         model = RandomForestRegressor(random_state=random_state, n_jobs=1, monotonic_cst=monotonic)
         return make_pipeline(SimpleImputer(strategy="constant", fill_value=-1.0), model)
@@ -57,7 +82,8 @@ def base_estimator(name: str, random_state: int | None, monotonic: Sequence[int]
         model = GradientBoostingRegressor(random_state=random_state)
         return make_pipeline(SimpleImputer(strategy="constant", fill_value=-1.0), model)
     if name == "hgb":
-        return HistGradientBoostingRegressor(random_state=random_state, monotonic_cst=monotonic)
+        model = HistGradientBoostingRegressor(random_state=random_state, monotonic_cst=monotonic)
+        return make_pipeline(FillEmptyColumns(), model)
     raise ValueError(f"unknown base model {name!r}; choose from {', '.join(BASE_MODELS)}")
 
 

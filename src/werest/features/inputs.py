@@ -9,6 +9,15 @@ the proxy is chosen: the row's value minus its proxy's on the same utterance. Th
 is what tells the two sides of a disagreement apart (pWER is one number seen from either
 side), and deriving it here keeps it right whichever proxy train, evaluate or estimate picks.
 
+The Whisper likelihood also says *how much* of the disagreement is the row's own:
+``wl_attributed_pwer`` (and ``_pcer``) is pWER times the probability that the row, not its
+proxy, is the wrong side, ``σ(T_proxy − T_row)`` with ``T`` a hypothesis's total token
+log-probability under the audio (``wl_mean_logprob × wl_tokens``). That is the posterior of
+"the row is wrong" when exactly one of the two is right and both are a priori equally likely:
+a fixed formula, nothing fitted. Whisper's end-of-text probability is not part of ``T``
+(CTranslate2's forced alignment does not score it), so a hypothesis that leaves words out is
+favoured somewhat; an empty hypothesis has no ``T`` and the feature is NaN.
+
 One function, :func:`join_input_features`, serves ``werest train``, ``evaluate`` and
 ``estimate`` alike.
 """
@@ -17,12 +26,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
 import pandas as pd
+from scipy.special import expit
 
 from werest.errors import ConfigError
 from werest.features.agreement import AGREEMENT_FEATURES, CONTEXT_FEATURES, KEY, UTTERANCE
 
 VS_PROXY = "_vs_proxy"
+#: ``wl_attributed_<a>``: the agreement feature ``<a>`` times P(the row is the wrong side)
+ATTRIBUTED = {"wl_attributed_pwer": "pwer", "wl_attributed_pcer": "pcer"}
+#: the input columns a hypothesis's total log-probability is made of
+TOTAL_LOGPROB = ("wl_mean_logprob", "wl_tokens")
 #: What werest computes from text (agreement and dataset context): never an input column.
 COMPUTED: frozenset[str] = frozenset((*AGREEMENT_FEATURES, *CONTEXT_FEATURES))
 
@@ -34,9 +49,8 @@ def input_columns(feature_names: Iterable[str]) -> list[str]:
     for name in feature_names:
         if name in COMPUTED:
             continue
-        base = name.removesuffix(VS_PROXY)
-        if base not in columns:
-            columns.append(base)
+        bases = TOTAL_LOGPROB if name in ATTRIBUTED else (name.removesuffix(VS_PROXY),)
+        columns.extend(base for base in bases if base not in columns)
     return columns
 
 
@@ -69,8 +83,10 @@ def join_input_features(
     features: pd.DataFrame, table: pd.DataFrame, feature_names: Iterable[str]
 ) -> pd.DataFrame:
     """``features`` with the input-borne ``feature_names``: plain columns joined from
-    ``table`` by key; ``<column>_vs_proxy`` the row's value minus its proxy's (NaN when either
-    is missing, or when ``features`` has no ``proxy`` column). Base columns are kept."""
+    ``table`` by key; ``<column>_vs_proxy`` the row's value minus its proxy's and
+    ``wl_attributed_*`` (module docstring) from the row's and its proxy's total log-probability:
+    NaN when either is missing, or when ``features`` has no ``proxy`` column. Base columns are
+    kept."""
     names = [n for n in feature_names if n not in features.columns]
     if not names:
         return features
@@ -79,13 +95,23 @@ def join_input_features(
     values = values.astype({"system": str}).astype(dict.fromkeys(bases, float))
     out = features.drop(columns=bases, errors="ignore").reset_index(drop=True)
     out = out.merge(values, on=KEY, how="left", validate="many_to_one")
-    derived = [n for n in names if n.endswith(VS_PROXY)]
+    derived = [n for n in names if n.endswith(VS_PROXY) or n in ATTRIBUTED]
     if derived and "proxy" not in out.columns:  # rows without a proxy: no difference
         out[derived] = float("nan")
     elif derived:
         proxy = values.rename(columns={"system": "proxy"})
         joined = out[[*UTTERANCE, "proxy"]].merge(proxy, on=[*UTTERANCE, "proxy"], how="left")
         for name in derived:
-            base = name.removesuffix(VS_PROXY)
-            out[name] = out[base].to_numpy(dtype=float) - joined[base].to_numpy(dtype=float)
+            if name in ATTRIBUTED:
+                wrong = expit(_total_logprob(joined) - _total_logprob(out))
+                out[name] = out[ATTRIBUTED[name]].to_numpy(dtype=float) * wrong
+            else:
+                base = name.removesuffix(VS_PROXY)
+                out[name] = out[base].to_numpy(dtype=float) - joined[base].to_numpy(dtype=float)
     return out
+
+
+def _total_logprob(frame: pd.DataFrame) -> np.ndarray:
+    """A hypothesis's total token log-probability (NaN for an empty one: no tokens)."""
+    mean, tokens = (frame[c].to_numpy(dtype=float) for c in TOTAL_LOGPROB)
+    return mean * tokens

@@ -22,9 +22,12 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from werest.cli import compose
-from werest.features.agreement import KEY, add_dataset_context, pairwise_agreement
+from werest.features.agreement import add_dataset_context, pairwise_agreement
 from werest.lodo import cross_conformal, domain_summary, overall_summary
+from werest.proxy import rank_on
 from werest.reports import markdown_table
+from werest.scoring import utterance_labels
+from werest.table import KEY
 from werest.text import percent
 from werest.training import (
     build_regressor,
@@ -32,9 +35,7 @@ from werest.training import (
     fit_model,
     load_sources,
     prepare_training_rows,
-    rank_on,
     training_frame,
-    utterance_labels,
 )
 
 log = logging.getLogger("lodo_ablation")

@@ -23,8 +23,9 @@ from hydra.utils import instantiate
 from werest.cli import compose
 from werest.features.agreement import agreement_features
 from werest.importers import import_table
-from werest.proxy import choose_proxies
-from werest.training import fit_model, rank_on, training_frame, utterance_labels
+from werest.proxy import choose_proxies, rank_on
+from werest.scoring import utterance_labels
+from werest.training import fit_model, training_frame
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -14,9 +14,10 @@ from werest.errors import ConfigError
 from werest.estimate import run as estimate
 from werest.features.inputs import input_columns, join_input_features
 from werest.model import save_model
+from werest.proxy import rank_on
 from werest.scoring import score_utterances
 from werest.table import read_table, write_table
-from werest.training import fit_model, rank_on, training_frame
+from werest.training import fit_model, training_frame
 
 
 def test_input_columns_are_the_bases_of_what_text_does_not_give():

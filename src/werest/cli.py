@@ -24,7 +24,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from werest.config import check_settings
 from werest.errors import ConfigError, WerestError
-from werest.table import recorded_writes
+from werest.io import recorded_writes
 
 log = logging.getLogger("werest")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from werest.errors import ConfigError
-from werest.table import atomic_path
+from werest.io import atomic_path, first_line
 
 
 def int_setting(cfg: DictConfig, key: str) -> int:
@@ -44,12 +44,6 @@ def save_config(cfg: DictConfig, target: Path) -> Path:
     with atomic_path(target) as tmp:
         tmp.write_text(OmegaConf.to_yaml(cfg, resolve=True), encoding="utf-8")
     return target
-
-
-def first_line(error: BaseException) -> str:
-    """The first non-blank line of an exception's message (or its class name)."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return lines[0] if lines else type(error).__name__
 
 
 def instantiate_checked(cfg: DictConfig, protocol: type, setting: str, **kwargs):
@@ -388,12 +382,3 @@ def _check_range(key: str, number: float, setting: Setting) -> None:
         setting.nonzero and number == 0
     ):
         raise ConfigError(f"{key} must be {_describe(setting)}, got {number!r}")
-
-
-def json_default(value):
-    """``json.dumps(default=...)`` for numpy scalars and paths (cards, summaries)."""
-    if hasattr(value, "item"):
-        return value.item()
-    if isinstance(value, Path):
-        return str(value)
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")

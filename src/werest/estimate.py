@@ -37,7 +37,7 @@ from tqdm.auto import tqdm
 
 from werest.api import estimate as api_estimate
 from werest.api import make_callable
-from werest.config import int_setting, json_default, save_config
+from werest.config import int_setting, save_config
 from werest.errors import ConfigError, InputError
 from werest.features.agreement import (
     STATUS_NO_PROXY,
@@ -54,17 +54,16 @@ from werest.guards import (
     sample_pairs,
 )
 from werest.intervals import conformal_interval
+from werest.io import atomic_path, json_default
 from werest.model import TrainedModel, load_model
 from werest.proxy import Ranking, choose_proxies, consensus_order
 from werest.resources import ResourceMonitor, write_resources
-from werest.scoring import dataset_units, normalised_columns, scoring_units
-from werest.table import atomic_path, read_table
-from werest.text import bootstrap_ci, corpus_rate, percent, percent_interval
+from werest.scoring import dataset_units, scoring_units
+from werest.table import KEY, UTTERANCE, read_table
+from werest.text import bootstrap_ci, corpus_rate, normalised_columns, percent, percent_interval
 
 log = logging.getLogger(__name__)
 
-KEY = ["dataset", "utt_id", "system"]
-UTTERANCE = ["dataset", "utt_id"]
 STATUS_NO_FEATURE = "missing feature value"
 
 
@@ -112,7 +111,7 @@ def proxy_ranking(model: TrainedModel, table: pd.DataFrame) -> Ranking | list[st
 def reference_ranking(model: TrainedModel, table: pd.DataFrame) -> Ranking:
     """The systems ranked on the input's own references (``ranking=references``)."""
     if "reference" in table.columns and table["reference"].notna().any():
-        from werest.training import rank_on
+        from werest.proxy import rank_on
 
         log.info("ranking the input's systems on its references")
         return rank_on(table, model.normaliser)

@@ -36,14 +36,10 @@ from scipy import stats
 
 from werest.config import int_setting, save_config
 from werest.errors import ConfigError, InputError
+from werest.proxy import rank_on
+from werest.scoring import utterance_labels
 from werest.text import bootstrap_ci
-from werest.training import (
-    fit_model,
-    load_sources,
-    rank_on,
-    training_frame,
-    utterance_labels,
-)
+from werest.training import fit_model, load_sources, training_frame
 
 log = logging.getLogger(__name__)
 

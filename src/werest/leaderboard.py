@@ -54,6 +54,7 @@ from werest.estimate import check_normaliser, choose_ranking, estimate_utterance
 from werest.fairness import FairnessSettings, audit, audit_frames, compare_audits
 from werest.features.agreement import STATUS_OK
 from werest.guards import format_warnings, guard_warnings, sample_pairs
+from werest.io import atomic_path
 from werest.lid import LidReport, has_lid, lid_report
 from werest.stats import (
     RateSample,
@@ -64,12 +65,10 @@ from werest.stats import (
     paired_bootstrap,
     rank_agreement,
 )
-from werest.table import atomic_path, read_table
+from werest.table import KEY, UTTERANCE, read_table
 from werest.text import percent, percent_interval
 
 log = logging.getLogger(__name__)
-
-UTTERANCE = ["dataset", "utt_id"]
 
 
 @dataclass(frozen=True)
@@ -355,16 +354,16 @@ def audit_rows(
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """(estimated, true) audit rows: the same utterances (estimated, and labelled if any)."""
     meta = table[["dataset", "utt_id", "system", *columns]]
-    est = done.merge(meta, on=["dataset", "utt_id", "system"], how="left")
+    est = done.merge(meta, on=KEY, how="left")
     est = est.assign(
         words=est["est_ref_words"].clip(lower=1),
         errors=est["predicted_wer"] * est["est_ref_words"].clip(lower=1),
     )
     if scored is None:
         return est, None
-    true = scored.merge(meta, on=["dataset", "utt_id", "system"], how="inner")
+    true = scored.merge(meta, on=KEY, how="inner")
     true = true.assign(errors=true["word_errors"], words=true["ref_words"])
-    key = ["dataset", "utt_id", "system"]
+    key = KEY
     common = est[key].merge(true[key], on=key)
     return est.merge(common, on=key), true.merge(common, on=key)
 

@@ -37,24 +37,19 @@ from werest.estimate import (
     predict_features,
     summarise,
 )
-from werest.features.agreement import (
-    KEY,
-    add_dataset_context,
-    agreement_features,
-    pairwise_agreement,
-)
+from werest.features.agreement import add_dataset_context, agreement_features, pairwise_agreement
 from werest.features.inputs import join_input_features
 from werest.intervals import conformal_interval, conformity, domain_weights, weighted_quantile
-from werest.proxy import choose_proxies
+from werest.proxy import choose_proxies, rank_on
+from werest.scoring import utterance_labels
+from werest.table import KEY
 from werest.training import (
     build_regressor,
     domain_of,
     fit_model,
     load_sources,
     prepare_training_rows,
-    rank_on,
     training_frame,
-    utterance_labels,
 )
 
 log = logging.getLogger(__name__)

@@ -16,10 +16,9 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
-from werest.config import json_default
+from werest.io import atomic_path, json_default
 from werest.lodo import LodoResult
 from werest.reports import markdown_table, number
-from werest.table import atomic_path
 from werest.text import percent
 
 log = logging.getLogger(__name__)

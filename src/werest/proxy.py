@@ -22,7 +22,9 @@ import numpy as np
 import pandas as pd
 
 from werest.errors import ConfigError, InputError
-from werest.table import atomic_path
+from werest.io import atomic_path
+from werest.scoring import utterance_labels
+from werest.text import corpus_rate
 
 log = logging.getLogger(__name__)
 
@@ -258,3 +260,25 @@ def choose_proxies(
     best, runner_up = joined[0].astype("str"), joined[1].astype("str")
     target_rows["proxy"] = best.where(best != target_rows["system"], runner_up)
     return target_rows
+
+
+def rank_on(
+    table: pd.DataFrame,
+    normaliser: str,
+    n_jobs: int = 1,
+    *,
+    labels: pd.DataFrame | None = None,
+) -> Ranking:
+    """The proxy ranking from a labelled table's corpus WERs (Σ errors / Σ words per dataset
+    and system). ``labels`` (:func:`utterance_labels`, possibly of a larger table) saves
+    scoring the table again; only ``table``'s datasets count."""
+    if labels is None:
+        labels = utterance_labels(table, normaliser, n_jobs)
+    labels = labels[labels["dataset"].isin(table["dataset"].unique())]
+    totals = labels.groupby(["dataset", "system"], as_index=False)[
+        ["word_errors", "ref_words"]
+    ].sum()
+    totals["wer"] = [
+        corpus_rate(e, n) for e, n in zip(totals["word_errors"], totals["ref_words"], strict=True)
+    ]
+    return rank_systems(totals, normaliser=normaliser)

@@ -29,7 +29,7 @@ from werest.evaluation import (
     WEREST,
     FourCaseResult,
 )
-from werest.table import atomic_path
+from werest.io import atomic_path
 from werest.text import percent
 
 log = logging.getLogger(__name__)

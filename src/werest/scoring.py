@@ -17,48 +17,19 @@ from omegaconf import DictConfig
 
 from werest.errors import ConfigError, InputError
 from werest.resources import ResourceMonitor, write_resources
-from werest.table import read_table, write_table
+from werest.table import KEY, read_table, write_table
 from werest.text import (
     bootstrap_ci,
     corpus_rate,
     count_errors,
     error_rate,
-    normalise_many,
+    normalised_columns,
     percent,
     percent_interval,
     scoring_unit,
 )
 
 log = logging.getLogger(__name__)
-
-
-def normalised_columns(
-    table: pd.DataFrame,
-    normaliser: str,
-    columns: tuple[str, ...] = ("hypothesis", "reference"),
-    *,
-    n_jobs: int = 1,
-) -> pd.DataFrame:
-    """The table's text columns normalised (each distinct string once), per row language."""
-    languages = table["language"] if "language" in table.columns else None
-    if normaliser == "whisper_english" and languages is not None:
-        other = set(languages.dropna().unique()) - {"en", "eng", "en-US", "en-GB", "eng_Latn"}
-        if other:
-            log.warning(
-                "normaliser whisper_english on languages %s: use normaliser=auto", sorted(other)
-            )
-    present = [c for c in columns if c in table.columns]
-    if not present:
-        return pd.DataFrame(index=table.index)
-    stacked = pd.concat([table[c] for c in present], ignore_index=True)
-    stacked_languages = (
-        pd.concat([languages] * len(present), ignore_index=True) if languages is not None else None
-    )
-    normalised = normalise_many(stacked, normaliser, stacked_languages, n_jobs=n_jobs).to_numpy()
-    n = len(table)
-    return pd.DataFrame(
-        {c: normalised[i * n : (i + 1) * n] for i, c in enumerate(present)}, index=table.index
-    ).astype("str")
 
 
 def score_utterances(
@@ -191,7 +162,7 @@ def format_scores(scores: pd.DataFrame) -> str:
 def readable_scores(scored: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     """Per-utterance scores (:func:`score_utterances`) with the reference and hypothesis as
     written, for ``werest score``'s ``utterances.csv``."""
-    key = ["dataset", "utt_id", "system"]
+    key = KEY
     text = table[[*key, "reference", "hypothesis"]]
     out = scored.merge(text, on=key, how="left")
     first = [*key, "wer", "cer", "reference", "hypothesis"]
@@ -231,3 +202,12 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     print(ranking.describe())
     log.info("wrote %s", output_dir)
     return scores
+
+
+LABELS = ("wer", "cer", "ref_words", "word_errors", "ref_chars", "char_errors")
+
+
+def utterance_labels(table: pd.DataFrame, normaliser: str, n_jobs: int = 1) -> pd.DataFrame:
+    """Per (dataset, utt_id, system): utterance WER, CER and the counts behind them."""
+    scored = score_utterances(table, normaliser, n_jobs=n_jobs)
+    return scored[[*KEY, *LABELS]]

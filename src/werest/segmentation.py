@@ -58,7 +58,8 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from werest.errors import InputError
-from werest.table import atomic_path, read_table
+from werest.io import atomic_path
+from werest.table import read_table
 
 log = logging.getLogger(__name__)
 

@@ -38,6 +38,7 @@ per-utterance WERs (which over-weights short utterances).
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
@@ -48,6 +49,8 @@ import numpy as np
 import pandas as pd
 
 from werest.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 Normaliser = Callable[[str], str]
 
@@ -466,3 +469,32 @@ def bootstrap_ci(
     tail = (1 - confidence) / 2 * 100
     low, high = np.nanpercentile(rates, [tail, 100 - tail])
     return float(low), float(high)
+
+
+def normalised_columns(
+    table: pd.DataFrame,
+    normaliser: str,
+    columns: tuple[str, ...] = ("hypothesis", "reference"),
+    *,
+    n_jobs: int = 1,
+) -> pd.DataFrame:
+    """The table's text columns normalised (each distinct string once), per row language."""
+    languages = table["language"] if "language" in table.columns else None
+    if normaliser == "whisper_english" and languages is not None:
+        other = set(languages.dropna().unique()) - {"en", "eng", "en-US", "en-GB", "eng_Latn"}
+        if other:
+            log.warning(
+                "normaliser whisper_english on languages %s: use normaliser=auto", sorted(other)
+            )
+    present = [c for c in columns if c in table.columns]
+    if not present:
+        return pd.DataFrame(index=table.index)
+    stacked = pd.concat([table[c] for c in present], ignore_index=True)
+    stacked_languages = (
+        pd.concat([languages] * len(present), ignore_index=True) if languages is not None else None
+    )
+    normalised = normalise_many(stacked, normaliser, stacked_languages, n_jobs=n_jobs).to_numpy()
+    n = len(table)
+    return pd.DataFrame(
+        {c: normalised[i * n : (i + 1) * n] for i, c in enumerate(present)}, index=table.index
+    ).astype("str")

@@ -35,15 +35,11 @@ from werest.features.agreement import (
 from werest.features.inputs import join_input_features, require_inputs
 from werest.importers import import_table
 from werest.model import TrainedModel, fingerprint, save_model
-from werest.proxy import Ranking, choose_proxies, rank_systems
-from werest.scoring import score_utterances
-from werest.table import read_table
-from werest.text import corpus_rate
+from werest.proxy import Ranking, choose_proxies, rank_on
+from werest.scoring import utterance_labels
+from werest.table import KEY, read_table
 
 log = logging.getLogger(__name__)
-
-KEY = ["dataset", "utt_id", "system"]
-LABELS = ("wer", "cer", "ref_words", "word_errors", "ref_chars", "char_errors")
 
 
 def load_sources(data: DictConfig) -> pd.DataFrame:
@@ -77,34 +73,6 @@ def load_sources(data: DictConfig) -> pd.DataFrame:
     if table.empty:
         raise ConfigError("no rows left after the data config's dataset filters")
     return table.reset_index(drop=True)
-
-
-def utterance_labels(table: pd.DataFrame, normaliser: str, n_jobs: int = 1) -> pd.DataFrame:
-    """Per (dataset, utt_id, system): utterance WER, CER and the counts behind them."""
-    scored = score_utterances(table, normaliser, n_jobs=n_jobs)
-    return scored[[*KEY, *LABELS]]
-
-
-def rank_on(
-    table: pd.DataFrame,
-    normaliser: str,
-    n_jobs: int = 1,
-    *,
-    labels: pd.DataFrame | None = None,
-) -> Ranking:
-    """The proxy ranking from a labelled table's corpus WERs (Σ errors / Σ words per dataset
-    and system). ``labels`` (:func:`utterance_labels`, possibly of a larger table) saves
-    scoring the table again; only ``table``'s datasets count."""
-    if labels is None:
-        labels = utterance_labels(table, normaliser, n_jobs)
-    labels = labels[labels["dataset"].isin(table["dataset"].unique())]
-    totals = labels.groupby(["dataset", "system"], as_index=False)[
-        ["word_errors", "ref_words"]
-    ].sum()
-    totals["wer"] = [
-        corpus_rate(e, n) for e, n in zip(totals["word_errors"], totals["ref_words"], strict=True)
-    ]
-    return rank_systems(totals, normaliser=normaliser)
 
 
 def training_frame(
@@ -300,7 +268,7 @@ def _fit(estimator, X: pd.DataFrame, y: np.ndarray, fit_params: dict) -> None:
     """``estimator.fit``; a parameter scikit-learn rejects (a config mistake) is a ConfigError."""
     from sklearn.utils._param_validation import InvalidParameterError
 
-    from werest.config import first_line
+    from werest.io import first_line
 
     try:
         estimator.fit(X, y, **fit_params)

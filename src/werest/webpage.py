@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from werest.table import atomic_path
+from werest.io import atomic_path
 from werest.text import percent
 
 if TYPE_CHECKING:

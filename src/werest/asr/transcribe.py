@@ -57,22 +57,14 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 from tqdm.auto import tqdm
 
 from werest.asr.base import SAMPLE_RATE, Transcriber, build_transcriber
-from werest.config import first_line
+from werest.audio import AudioPolicy, LoadedAudio, load_audio
 from werest.errors import ConfigError, InputError, WerestError
-from werest.features.audio import AudioPolicy, LoadedAudio, load_audio
+from werest.io import atomic_path, first_line
 from werest.resources import ResourceMonitor
-from werest.table import (
-    KEY,
-    atomic_path,
-    read_raw_csv,
-    read_table,
-    validate_table,
-    write_table,
-)
+from werest.table import KEY, UTTERANCE, read_raw_csv, read_table, validate_table, write_table
 
 log = logging.getLogger(__name__)
 
-UTTERANCE = ["dataset", "utt_id"]
 PER_SYSTEM = ("system", "hypothesis", "processing_seconds")
 LEADING = (*KEY, "hypothesis", "reference", "audio", "duration", "processing_seconds")
 FAILURE_COLUMNS = [*KEY, "audio", "asr_status", "asr_message"]

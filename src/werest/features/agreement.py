@@ -32,14 +32,11 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from werest.errors import ConfigError
-from werest.scoring import normalised_columns
-from werest.table import read_table, write_table
-from werest.text import count_errors
+from werest.table import KEY, UTTERANCE, read_table, write_table
+from werest.text import count_errors, normalised_columns
 
 log = logging.getLogger(__name__)
 
-KEY = ["dataset", "utt_id", "system"]
-UTTERANCE = ["dataset", "utt_id"]
 PROXY_FEATURES: tuple[str, ...] = (
     "pwer",
     "pcer",
@@ -370,8 +367,7 @@ def _proxy_quality(features: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
 def run(cfg: DictConfig) -> pd.DataFrame:
     """``werest features``: choose proxies and write the agreement feature table."""
     from werest.config import int_setting, save_config
-    from werest.proxy import Ranking, choose_proxies
-    from werest.training import rank_on
+    from werest.proxy import Ranking, choose_proxies, rank_on
 
     table = read_table(cfg.input)
     if cfg.get("ranking"):

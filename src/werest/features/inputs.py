@@ -20,7 +20,8 @@ from collections.abc import Iterable
 import pandas as pd
 
 from werest.errors import ConfigError
-from werest.features.agreement import AGREEMENT_FEATURES, CONTEXT_FEATURES, KEY, UTTERANCE
+from werest.features.agreement import AGREEMENT_FEATURES, CONTEXT_FEATURES
+from werest.table import KEY, UTTERANCE
 
 VS_PROXY = "_vs_proxy"
 #: What werest computes from text (agreement and dataset context): never an input column.

@@ -67,11 +67,11 @@ import pandas as pd
 from omegaconf import DictConfig
 from tqdm.auto import tqdm
 
+from werest.audio import AudioPolicy, load_audio
 from werest.errors import ConfigError, InputError
-from werest.features.agreement import KEY, UTTERANCE
-from werest.features.audio import AudioPolicy, load_audio
 from werest.features.cache import EmbeddingCache, file_key, normalise_text
 from werest.features.inputs import join_input_features
+from werest.table import KEY, UTTERANCE
 
 log = logging.getLogger(__name__)
 

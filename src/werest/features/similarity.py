@@ -27,13 +27,13 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 from tqdm.auto import tqdm
 
+from werest.audio import AudioPolicy, AudioStatus, LoadedAudio, load_audio
 from werest.errors import ConfigError, InputError, WerestError
-from werest.features.audio import AudioPolicy, AudioStatus, LoadedAudio, load_audio
 from werest.features.cache import EmbeddingCache, file_key, normalise_text, text_key
+from werest.table import KEY
 
 log = logging.getLogger(__name__)
 
-KEY = ["dataset", "utt_id", "system"]
 SIMILARITY_COLUMNS = ["similarity", "similarity_status", "audio_duration"]
 
 WEIGHTS_HELP = (
@@ -529,7 +529,7 @@ def add_similarity(
         ``language`` (ISO 639-1; ``default_language`` fills gaps).
     embedder : an :class:`Embedder`.
     cache : where embeddings are kept (memory only when None).
-    policy : the audio policy (the long-clip rule of :mod:`werest.features.audio`).
+    policy : the audio policy (the long-clip rule of :mod:`werest.audio`).
 
     Returns
     -------

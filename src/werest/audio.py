@@ -1,4 +1,6 @@
-"""Audio loading for speech embeddings: any soundfile format to 16 kHz mono float32.
+"""Audio decoding for every stage that listens (ASR, speech embeddings, likelihoods).
+
+Any soundfile format to 16 kHz mono float32.
 
 :func:`load_audio` reads wav, flac, mp3, ogg and NIST SPHERE (anything ``soundfile`` reads),
 downmixes to mono (channel mean), resamples to 16 kHz with ``scipy.signal.resample_poly`` and

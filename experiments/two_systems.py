@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 from hydra.utils import instantiate
 
-from werest.cli import compose
+from werest.config import compose
+from werest.estimate import estimated_sample
 from werest.features.agreement import agreement_features
 from werest.importers import import_table
 from werest.proxy import choose_proxies, rank_on
@@ -35,8 +36,7 @@ NORMALISER = "whisper_english"
 
 
 def corpus(pred: np.ndarray, frame: pd.DataFrame) -> float:
-    weight = frame["est_ref_words"].clip(lower=1).to_numpy()
-    return float((pred * weight).sum() / weight.sum())
+    return estimated_sample(frame.assign(pred=pred), "pred").rate()
 
 
 def main() -> None:

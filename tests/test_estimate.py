@@ -13,9 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from werest.cli import compose, main
+from werest.cli import main
+from werest.commands.estimate import run as estimate
+from werest.config import compose
 from werest.demo import demo_table_path
-from werest.estimate import run as estimate
 from werest.model import save_model
 from werest.proxy import rank_on
 from werest.regressor import StackedWerRegressor

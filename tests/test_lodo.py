@@ -209,7 +209,7 @@ def test_weighted_quantile_and_conformal_interval():
 def test_all_shared_joins_librispeech_and_groups_domains():
     shared_path("afrispeech")
     shared_path("mubench")
-    from werest.cli import compose
+    from werest.config import compose
     from werest.training import domain_of, load_sources
 
     cfg = compose("train", ["data=all_shared"])

@@ -30,12 +30,14 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
+
+from werest.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -248,3 +250,12 @@ def load_many(paths: Sequence[str | Path], policy: AudioPolicy | None = None) ->
             failed[0].message,
         )
     return loaded
+
+
+def audio_policy(settings: Mapping[str, object] | None) -> AudioPolicy:
+    """An :class:`AudioPolicy` from the ``audio:`` settings (unknown keys are a ConfigError)."""
+    values = dict(settings or {})
+    try:
+        return AudioPolicy(**values)
+    except TypeError as error:
+        raise ConfigError(f"audio: {error}") from None

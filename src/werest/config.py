@@ -1,76 +1,15 @@
-"""Helpers for the commands' Hydra configs: typed settings and saving the run's config."""
+"""The commands' Hydra configs: composing ``conf/<command>.yaml`` and checking setting types."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from werest.errors import ConfigError
-from werest.io import atomic_path, first_line
-
-
-def int_setting(cfg: DictConfig, key: str) -> int:
-    """``cfg.<key>`` as an int; a ConfigError naming the key when it is not a whole number."""
-    value = OmegaConf.select(cfg, key)
-    if isinstance(value, bool):
-        raise ConfigError(f"{key} must be a whole number, got {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be a whole number, got {value!r}") from None
-    if not number.is_integer():
-        raise ConfigError(f"{key} must be a whole number, got {value!r}")
-    return int(number)
-
-
-def float_setting(cfg: DictConfig, key: str) -> float:
-    """``cfg.<key>`` as a float; a ConfigError naming the key when it is not a number."""
-    value = OmegaConf.select(cfg, key)
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be a number, got {value!r}") from None
-
-
-def save_config(cfg: DictConfig, target: Path) -> Path:
-    """Save the run's composed config: ``target`` if it is a ``.yaml`` path, else
-    ``<target>.config.yaml`` beside an output file."""
-    target = Path(target)
-    if target.suffix != ".yaml":
-        target = target.with_name(f"{target.name}.config.yaml")
-    with atomic_path(target) as tmp:
-        tmp.write_text(OmegaConf.to_yaml(cfg, resolve=True), encoding="utf-8")
-    return target
-
-
-def instantiate_checked(cfg: DictConfig, protocol: type, setting: str, **kwargs):
-    """``hydra.utils.instantiate(cfg, **kwargs)``, checked against a runtime-checkable
-    ``protocol``.
-
-    A WerestError raised while building passes through; any other failure, or an object that
-    does not implement ``protocol``, is a ConfigError naming ``setting`` (e.g. ``asr``).
-    """
-    from hydra.errors import HydraException, InstantiationException
-    from hydra.utils import instantiate
-
-    from werest.errors import WerestError
-
-    try:
-        built = instantiate(cfg, **kwargs)
-    except (InstantiationException, HydraException) as error:
-        cause = error.__cause__
-        if isinstance(cause, WerestError):
-            raise cause from None
-        reason = first_line(cause if cause is not None else error)
-        raise ConfigError(f"{setting}: cannot build {cfg.get('_target_')}: {reason}") from None
-    if not isinstance(built, protocol):
-        article = "an" if protocol.__name__[0] in "AEIOU" else "a"
-        raise ConfigError(f"{setting}: {type(built).__name__} is not {article} {protocol.__name__}")
-    return built
-
 
 # --------------------------------------------------------------------------- setting types
 
@@ -203,6 +142,7 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "train_systems": Setting("names", nullable=True),
         "features.columns": Setting("list"),
         "calibration": _OPTIONAL_PATH,
+        "features_table": _OPTIONAL_PATH,
         "interval.level": Setting(float, minimum=0),
         "interval.offset": Setting(float, minimum=0),
         "data.max_rows_per_domain": Setting(int, minimum=1, nullable=True),
@@ -214,6 +154,7 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "name": Setting(str),
         "features.columns": Setting("list"),
         "protocol": Setting(str, choices=("four_cases", "lodo")),
+        "features_table": _OPTIONAL_PATH,
         "lodo.held_out": Setting("names", nullable=True),
         "lodo.level": Setting(float, minimum=0),
         "lodo.offset": Setting(float, minimum=0),
@@ -382,3 +323,52 @@ def _check_range(key: str, number: float, setting: Setting) -> None:
         setting.nonzero and number == 0
     ):
         raise ConfigError(f"{key} must be {_describe(setting)}, got {number!r}")
+
+
+def conf_dir() -> Path:
+    """The directory holding the Hydra configs (inside the wheel, or the repo's ``conf/``)."""
+    packaged = Path(__file__).resolve().parent / "conf"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "conf"
+
+
+def compose(command: str, overrides: Sequence[str] = ()) -> DictConfig:
+    """Compose ``conf/<command>.yaml`` with ``overrides``; a bad override is a ConfigError."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+            return hydra_compose(config_name=command, overrides=list(overrides))
+    except (HydraException, OmegaConfBaseException) as error:
+        message = hydra_message(error)
+        if message.startswith("Could not override"):
+            head, _, hint = message.partition("; ")
+            message = (
+                f"{head}: werest {command} has no such setting (werest {command} --help lists "
+                f"them){'; ' + hint if hint else ''}"
+            )
+        raise ConfigError(f"bad configuration for 'werest {command}': {message}") from None
+
+
+def hydra_message(error: BaseException) -> str:
+    """Hydra's message on one line, with its hints ("use key=[value1,value2]", "+key=value",
+    the available options of a config group) and without what does not apply to werest
+    (``--multirun`` sweeps, the config search path)."""
+    lines = [line.strip() for line in str(error).splitlines()]
+    kept: list[str] = []
+    for line in lines:
+        if line.startswith("Config search path"):
+            break
+        if not line or "--multirun" in line or set(line) <= {"^", " "}:
+            continue
+        if kept and kept[-1].endswith(":") and kept[-1].startswith("Available options"):
+            kept[-1] += f" {line}"
+        elif kept and kept[-1].startswith("Available options"):
+            kept[-1] += f", {line}"
+        else:
+            kept.append(line)
+    return "; ".join(part.rstrip(".;") for part in kept) or repr(error)

@@ -76,3 +76,15 @@ def json_default(value):
     if isinstance(value, Path):
         return str(value)
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def save_figure(fig, path: str | Path, *, dpi: int = 110) -> Path:
+    """Write a matplotlib :class:`~matplotlib.figure.Figure` as PNG, atomically.
+
+    Figures are built with ``Figure()`` (the object API), never through ``pyplot``: the library
+    must not switch the backend of a notebook that imports it, nor keep figures alive in
+    pyplot's registry.
+    """
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=dpi, format="png")
+    return Path(path)

@@ -282,3 +282,12 @@ def rank_on(
         corpus_rate(e, n) for e, n in zip(totals["word_errors"], totals["ref_words"], strict=True)
     ]
     return rank_systems(totals, normaliser=normaliser)
+
+
+def references_ranking(table: pd.DataFrame, normaliser: str, alternatives: str) -> Ranking:
+    """The systems ranked on ``table``'s own references (:func:`rank_on`); a ConfigError
+    suggesting ``alternatives`` when it has none."""
+    if "reference" in table.columns and table["reference"].notna().any():
+        log.info("ranking the input's systems on its references")
+        return rank_on(table, normaliser)
+    raise ConfigError(f"the input has no references to rank its systems on: {alternatives}")

@@ -24,7 +24,7 @@ from werest.config import compose
 from werest.estimate import estimated_sample
 from werest.features.agreement import agreement_features
 from werest.importers import import_table
-from werest.proxy import choose_proxies, rank_on
+from werest.proxy import Ranking, choose_proxies, rank_on
 from werest.scoring import utterance_labels
 from werest.training import fit_model, training_frame
 
@@ -64,7 +64,7 @@ def main() -> None:
         proxies = choose_proxies(test, ranking)
         for system, proxy in proxies.groupby("system")["proxy"].agg(lambda p: p.mode()[0]).items():
             pair = test[test["system"].isin([system, proxy])]
-            chosen = choose_proxies(pair, [proxy], targets=[system])
+            chosen = choose_proxies(pair, Ranking.from_order([proxy]), targets=[system])
             features = agreement_features(pair, chosen, normaliser=NORMALISER)
             features = features.merge(labels, on=["dataset", "utt_id", "system"])
             features = features[(features["status"] == "ok") & features["wer"].notna()]

@@ -101,7 +101,7 @@ def resolve_targets(table: pd.DataFrame, target, proxy: str | None) -> list[str]
     return targets
 
 
-def proxy_ranking(model: TrainedModel, table: pd.DataFrame) -> Ranking | list[str]:
+def proxy_ranking(model: TrainedModel, table: pd.DataFrame) -> Ranking:
     """The model's ranking, else a ranking on the input's own references."""
     if model.ranking is not None:
         return model.ranking
@@ -128,7 +128,7 @@ def choose_ranking(
     ranking: str | Path | None = None,
     system_order: list[str] | None = None,
     pairs: pd.DataFrame | None = None,
-) -> Ranking | list[str]:
+) -> Ranking:
     """The order proxies are chosen in (best first).
 
     By default (``ranking`` null or ``label_free``) the systems' label-free order
@@ -153,7 +153,7 @@ def choose_ranking(
     consensus = consensus_order(table, normaliser=normaliser, pairs=pairs)
     if system_order is None and ranking in (None, LABEL_FREE):
         log.info("proxies follow the systems' label-free order: %s", consensus)
-        return consensus
+        return Ranking.from_order(consensus)
     if system_order is not None:
         order = [str(name) for name in system_order]
         unknown = sorted(set(order) - set(table["system"]))
@@ -162,7 +162,7 @@ def choose_ranking(
                 f"system_order names {unknown[0]!r}, which is not in the input "
                 f"(systems: {', '.join(sorted(table['system'].unique()))})"
             )
-        return order + [name for name in consensus if name not in order]
+        return Ranking.from_order(order + [name for name in consensus if name not in order])
     if ranking == MODEL_RANKING:
         known = proxy_ranking(models["wer"], table)
     elif ranking == REFERENCE_RANKING:
@@ -176,7 +176,7 @@ def choose_ranking(
             "systems %s are not in the ranking: they follow the ranked ones in label-free order",
             unseen,
         )
-    return ranked + unseen
+    return Ranking.from_order(ranked + unseen)
 
 
 def estimate_utterances(
@@ -185,7 +185,7 @@ def estimate_utterances(
     targets: list[str],
     *,
     proxy: str | None = None,
-    ranking: Ranking | list[str] | None = None,
+    ranking: Ranking | None = None,
     unseen_order: list[str] | None = None,
     chunk_utterances: int = 50_000,
     n_jobs: int = 1,
@@ -240,14 +240,14 @@ def _estimate_chunk(
     models: dict[str, TrainedModel],
     targets: list[str],
     proxy: str | None,
-    ranking: Ranking | list[str] | None,
+    ranking: Ranking | None,
     unseen_order: list[str] | None,
     extra: list[str],
 ) -> pd.DataFrame:
     """Proxies and features of one chunk of whole utterances (normalised text)."""
     proxies = choose_proxies(
         chunk,
-        ranking or [],
+        ranking,
         targets=_present(chunk, targets),
         proxy=proxy,
         unseen_order=unseen_order,

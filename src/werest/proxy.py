@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -70,6 +71,13 @@ class Ranking:
                 json.dumps({"version": RANKING_VERSION, **asdict(self)}, indent=2), encoding="utf-8"
             )
         return path
+
+    @classmethod
+    def from_order(cls, systems: Iterable[str]) -> Ranking:
+        """A ranking that is only an order, best first (a user's ``system_order``, an explicit
+        proxy, the label-free :func:`consensus_order`): no WER was measured behind it."""
+        names = [str(name) for name in systems]
+        return cls(systems=names, macro_wer=dict.fromkeys(names, float("nan")))
 
     @classmethod
     def load(cls, path: str | Path) -> Ranking:
@@ -204,7 +212,7 @@ def sample_utterances(table: pd.DataFrame, max_utterances: int, seed: int) -> pd
 
 def choose_proxies(
     table: pd.DataFrame,
-    ranking: Ranking | list[str],
+    ranking: Ranking | None,
     *,
     targets: list[str] | None = None,
     proxy: str | None = None,
@@ -215,7 +223,8 @@ def choose_proxies(
     Parameters
     ----------
     table : transcripts table (several systems per utterance).
-    ranking : a :class:`Ranking`, or system names best first.
+    ranking : the systems best first (:meth:`Ranking.from_order` for a bare order); None
+        only with an explicit ``proxy``.
     targets : the target systems (default: every system in the table).
     proxy : an explicit proxy system for every target (must differ from each target).
     unseen_order : the order of systems ``ranking`` does not hold (:func:`consensus_order`).
@@ -243,9 +252,7 @@ def choose_proxies(
             raise ConfigError(f"proxy {proxy!r} is also a target: a system cannot be its own proxy")
         order = [proxy]
     else:
-        if not isinstance(ranking, Ranking):
-            ranking = Ranking(systems=list(ranking), macro_wer=dict.fromkeys(ranking, np.nan))
-        order = ranking.order(systems, unseen_order)
+        order = (ranking or Ranking.from_order([])).order(systems, unseen_order)
     rank_of = {name: i for i, name in enumerate(order)}
     keys = table[["dataset", "utt_id", "system"]]
     utterance = ["dataset", "utt_id"]

@@ -31,12 +31,12 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     return features
 
 
-def _ranking(cfg: DictConfig, table: pd.DataFrame) -> Ranking | list[str]:
+def _ranking(cfg: DictConfig, table: pd.DataFrame) -> Ranking:
     """``ranking=`` (a file), ``proxy=`` (one system), else a ranking on the table's references."""
     if cfg.get("ranking"):
         return Ranking.load(cfg.ranking)
     if cfg.get("proxy"):
-        return [cfg.proxy]
+        return Ranking.from_order([cfg.proxy])
     return references_ranking(
         table, cfg.normaliser, "pass ranking=ranking.json (from werest score) or proxy=SYSTEM"
     )

@@ -4,210 +4,31 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from werest.errors import ConfigError
-
-# --------------------------------------------------------------------------- setting types
-
-
-@dataclass(frozen=True)
-class Setting:
-    """The type of one setting, checked once after composition (:func:`check_settings`).
-
-    Parameters
-    ----------
-    kind : ``int``, ``float``, ``bool``, ``str``, ``"path"`` (text; numbers become text),
-        ``"names"`` (one name or a list of names, all text) or ``"list"`` (a list of text).
-    minimum : the smallest allowed number (inclusive), if any.
-    nullable : whether ``null`` is allowed.
-    choices : the allowed values (compared case-insensitively for text), if restricted.
-    nonzero : refuse 0 (``n_jobs``: -1 means every core, 0 means nothing).
-    """
-
-    kind: type | str
-    minimum: float | None = None
-    nullable: bool = False
-    choices: tuple[str, ...] | None = None
-    nonzero: bool = False
-
-
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-_WHOLE = Setting(int, minimum=0)
-_POSITIVE = Setting(int, minimum=1)
-_SECONDS = Setting(float, minimum=0)
-_PATH = Setting("path")
-_OPTIONAL_PATH = Setting("path", nullable=True)
-_COMMON: dict[str, Setting] = {
-    "log_level": Setting(str, choices=LOG_LEVELS),
-    "n_jobs": Setting(int, nonzero=True),
-    "seed": _WHOLE,
-    "normaliser": Setting(
-        str, choices=("whisper_english", "whisper_basic", "auto", "none"), nullable=True
-    ),
-    "output_dir": _PATH,
-    "input": _PATH,
-    "out": _PATH,
-}
-_AUDIO: dict[str, Setting] = {
-    "audio.sample_rate": _POSITIVE,
-    "audio.min_seconds": _SECONDS,
-    "audio.warn_seconds": _SECONDS,
-    "audio.max_seconds": _SECONDS,
-    "audio.segment_seconds": _SECONDS,
-    "audio.silence_peak": _SECONDS,
-    "audio.long_clips": Setting(str, choices=("split", "reject")),
-}
-_MODEL: dict[str, Setting] = {
-    "model.n_splits": Setting(int, minimum=2),
-    "model.ridge_alpha": Setting(float, minimum=0),
-    "model.alpha": Setting(float, minimum=0),
-    "model.clip_max": Setting(float, minimum=0, nullable=True),
-    "model.models": Setting("list"),
-    "two_system_views": Setting(bool),
-}
-_BOOTSTRAP: dict[str, Setting] = {
-    "bootstrap.n_resamples": _WHOLE,
-    "bootstrap.seed": _WHOLE,
-    "bootstrap.confidence": Setting(float, minimum=0),
-}
-
-#: command -> {dotted key: Setting}; keys a composed config does not hold are skipped.
-SETTINGS: dict[str, dict[str, Setting]] = {
-    "import": {
-        **_COMMON,
-        "format": Setting(str),
-        "paths": Setting("list"),
-        "reference": _OPTIONAL_PATH,
-        "dataset": Setting(str, nullable=True),
-        "system": Setting(str, nullable=True),
-        "id_column": Setting(str),
-        "reference_column": Setting(str, nullable=True),
-        "hypothesis_column": Setting(str),
-    },
-    "score": {**_COMMON, **_BOOTSTRAP},
-    "features": {
-        **_COMMON,
-        "ranking": _OPTIONAL_PATH,
-        "proxy": Setting(str, nullable=True),
-        "targets": Setting("names", nullable=True),
-    },
-    "embed": {
-        **_COMMON,
-        **_AUDIO,
-        "out": _OPTIONAL_PATH,
-        "transcripts": _PATH,
-        "text_column": Setting(str),
-        "default_language": Setting(str, nullable=True),
-        "cache_dir": _OPTIONAL_PATH,
-        "embedder.batch_size": _POSITIVE,
-        "embedder.cpu_threads": _WHOLE,
-        "embedder.chunk_seconds": _SECONDS,
-        "embedder.text_form": Setting(str, choices=("sentence", "lower", "raw")),
-    },
-    "transcribe": {
-        **_COMMON,
-        **_AUDIO,
-        "system": Setting(str, nullable=True),
-        "dataset": Setting("names", nullable=True),
-        "limit": Setting(int, minimum=0, nullable=True),
-        "chunk_size": _POSITIVE,
-        "audio_suffixes": Setting("list"),
-        "asr.batch_size": _POSITIVE,
-        "asr.beam_size": _POSITIVE,
-        "asr.cpu_threads": _WHOLE,
-        "asr.vad_filter": Setting(bool),
-        "asr.word_timestamps": Setting(bool),
-    },
-    "estimate": {
-        **_COMMON,
-        "target": Setting("names", nullable=True),
-        "proxy": Setting(str, nullable=True),
-        "ranking": _OPTIONAL_PATH,
-        "system_order": Setting("list", nullable=True),
-        "missing_hypotheses": Setting(str, choices=("exclude", "deletions")),
-        "model_path": _OPTIONAL_PATH,
-        "cer_model_path": _OPTIONAL_PATH,
-        "trust_model": Setting(bool),
-        "chunk_utterances": _POSITIVE,
-    },
-    "train": {
-        **_COMMON,
-        **_MODEL,
-        "name": Setting(str),
-        "target": Setting(str, choices=("wer", "cer")),
-        "train_systems": Setting("names", nullable=True),
-        "features.columns": Setting("list"),
-        "calibration": _OPTIONAL_PATH,
-        "features_table": _OPTIONAL_PATH,
-        "interval.level": Setting(float, minimum=0),
-        "interval.offset": Setting(float, minimum=0),
-        "data.max_rows_per_domain": Setting(int, minimum=1, nullable=True),
-    },
-    "evaluate": {
-        **_COMMON,
-        **_MODEL,
-        **_BOOTSTRAP,
-        "name": Setting(str),
-        "features.columns": Setting("list"),
-        "protocol": Setting(str, choices=("four_cases", "lodo")),
-        "features_table": _OPTIONAL_PATH,
-        "lodo.held_out": Setting("names", nullable=True),
-        "lodo.level": Setting(float, minimum=0),
-        "lodo.offset": Setting(float, minimum=0),
-        "data.max_rows_per_domain": Setting(int, minimum=1, nullable=True),
-    },
-    "leaderboard": {
-        **_COMMON,
-        **_BOOTSTRAP,
-        "datasets": Setting("names", nullable=True),
-        "exclude_datasets": Setting("names", nullable=True),
-        "ranking": _OPTIONAL_PATH,
-        "system_order": Setting("list", nullable=True),
-        "missing_hypotheses": Setting(str, choices=("exclude", "deletions")),
-        "model_path": _OPTIONAL_PATH,
-        "cer_model_path": _OPTIONAL_PATH,
-        "trust_model": Setting(bool),
-        "chunk_utterances": _POSITIVE,
-        "fairness.enabled": Setting(bool),
-        "fairness.min_group_size": _POSITIVE,
-        "fairness.alpha": Setting(float, minimum=0),
-        "title": Setting(str, nullable=True),
-        "fairness.model": Setting(str, choices=("glm", "glmm")),
-        "fairness.quadrature_nodes": _POSITIVE,
-    },
-    "demo": {**_COMMON, "input": _OPTIONAL_PATH, "model_path": _OPTIONAL_PATH},
-    "convert-model": {
-        **_COMMON,
-        "model_path": _PATH,
-        "trust_model": Setting(bool),
-        "out": _OPTIONAL_PATH,
-    },
-    "segmentation": {
-        **_COMMON,
-        "reference": _PATH,
-        "hypothesis": _PATH,
-        "tolerance": _SECONDS,
-        "tier": Setting(str),
-        "reference_system": Setting(str, nullable=True),
-        "hypothesis_system": Setting(str, nullable=True),
-    },
-}
+from werest.schema import SCHEMAS, Setting, entries, register, settings_of
 
 
 def check_settings(command: str, cfg: DictConfig) -> DictConfig:
-    """Check (and coerce in place) every typed setting of ``command`` in ``cfg``.
+    """Check ``cfg`` against the command's schema (:mod:`werest.schema`) and coerce, in place,
+    every typed setting.
 
-    Numbers written as text (``n_jobs='2'``) become numbers, whole floats become ints, names
-    and paths given as numbers (``target=1``) become text. Anything else of the wrong type
-    is a ConfigError whose one line names the key, the value and what it should be.
+    The keys must match the schema's both ways (outside the open blocks that config groups
+    fill), so a setting renamed in the YAML or the schema alone fails here instead of losing
+    its check. Numbers written as text (``n_jobs='2'``) become numbers, whole floats become
+    ints, names and paths given as numbers (``target=1``) become text. Anything else of the
+    wrong type is a ConfigError whose one line names the key, the value and what it should be.
     """
     from omegaconf import open_dict
 
-    for key, setting in SETTINGS.get(command, {}).items():
+    schema = SCHEMAS.get(command)
+    if schema is None:
+        return cfg
+    check_keys(command, cfg, schema)
+    for key, setting in settings_of(command).items():
         if OmegaConf.select(cfg, key, default=_ABSENT, throw_on_missing=False) is _ABSENT:
             continue
         value = OmegaConf.select(cfg, key, throw_on_missing=False)
@@ -218,6 +39,40 @@ def check_settings(command: str, cfg: DictConfig) -> DictConfig:
             with open_dict(cfg):
                 OmegaConf.update(cfg, key, coerced, merge=False)
     return cfg
+
+
+def check_keys(command: str, cfg: DictConfig, schema: type) -> None:
+    """ConfigError when the composed config and the schema disagree on a key: one that the
+    config holds and the schema lacks (in the top level or a closed block), or one that the
+    schema types and the config lacks (outside open and optional blocks)."""
+    where = f"werest.schema.{schema.__name__}"
+    closed: dict[str, DictConfig] = {"": cfg}  # blocks whose keys must match the schema's
+    known = set()
+    for entry in entries(schema):
+        parent, _, name = entry.key.rpartition(".")
+        known.add(entry.key)
+        container = closed.get(parent) if parent in closed else _block(cfg, parent)
+        # `key in cfg` is False for a required (???) value; its keys() hold it
+        present = isinstance(container, DictConfig) and name in set(container.keys())
+        if not present and (parent in closed and not entry.optional):
+            raise ConfigError(f"{entry.key}: in {where} but not in conf/{command}.yaml")
+        if entry.setting is None and present and not entry.open:
+            node = container._get_node(name)
+            if isinstance(node, DictConfig):
+                closed[entry.key] = node
+    for parent, node in closed.items():
+        for key in node:
+            dotted = f"{parent}.{key}" if parent else str(key)
+            if dotted not in known:
+                raise ConfigError(
+                    f"{dotted}: a setting of conf/{command}.yaml that {where} does not type; "
+                    "add it there"
+                )
+
+
+def _block(cfg: DictConfig, key: str):
+    node = OmegaConf.select(cfg, key, default=None, throw_on_missing=False)
+    return node if isinstance(node, DictConfig) else None
 
 
 _ABSENT = object()
@@ -236,6 +91,8 @@ def _coerce(key: str, value, setting: Setting):
             return None
         raise ConfigError(f"{key} must be set (got null)")
     kind = setting.kind
+    if kind == "any":
+        return value
     if kind in ("names", "list"):
         return _names(key, value, single_ok=kind == "names")
     if isinstance(value, ListConfig | DictConfig | list | dict):
@@ -340,6 +197,7 @@ def compose(command: str, overrides: Sequence[str] = ()) -> DictConfig:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
+    register()
     try:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
             return hydra_compose(config_name=command, overrides=list(overrides))

@@ -32,10 +32,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from werest.asr.transcribe import run as transcribe_run
-from werest.cli import _quote, compose
-from werest.features.agreement import run as features_run
-from werest.features.similarity import run as embed_run
+from werest.cli import _quote
+from werest.commands.embed import run as embed_run
+from werest.commands.features import run as features_run
+from werest.commands.transcribe import run as transcribe_run
+from werest.config import compose
 from werest.importers import import_table
 from werest.scoring import score_utterances
 from werest.table import read_table, write_table

@@ -48,7 +48,7 @@ def worker(arch: str, batch: int, clips: int) -> dict:
     import torch
     from tests.tiny_sonar import build_models
 
-    from werest.features.audio import load_audio
+    from werest.audio import load_audio
     from werest.features.similarity import SonarEmbedder
 
     torch.set_num_threads(2)

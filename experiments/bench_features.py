@@ -25,7 +25,7 @@ import pandas as pd
 
 from werest.features.agreement import agreement_features
 from werest.importers import import_table
-from werest.proxy import choose_proxies
+from werest.proxy import Ranking, choose_proxies
 from werest.text import normalise_many
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -82,7 +82,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     args = parser.parse_args()
-    ranking = ["azure", "deepspeech", "google", "watson", "deepspeech2"]
+    ranking = Ranking.from_order(["azure", "deepspeech", "google", "watson", "deepspeech2"])
     lines = [
         "# Feature throughput",
         "",

@@ -30,13 +30,13 @@ import time
 from pathlib import Path
 
 import pandas as pd
-from omegaconf import OmegaConf
 
+from werest.commands.leaderboard import write_outputs
 from werest.estimate import load_models
 from werest.fairness import FairnessSettings
+from werest.formatting import markdown_table
 from werest.importers import import_table
-from werest.leaderboard import Bootstrap, build, fairness_audits, true_scores, write_outputs
-from werest.reports import markdown_table
+from werest.leaderboard import Bootstrap, build, fairness_audits, true_scores
 from werest.webpage import screenshot
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,7 +51,7 @@ ALPHA = 0.05
 
 def leaderboard(table: pd.DataFrame, model: str):
     """The leaderboard (written with its page) and the true per-utterance errors."""
-    models = load_models(OmegaConf.create({"model_path": None}))
+    models = load_models()
     settings = FairnessSettings(categories=("gender", "age", "accent"), model=model)
     result = build(table, models, boot=Bootstrap(1000, 0.95, 0), fairness=settings)
     context = {"title": "AfriSpeech-200 test: label-free werest estimates beside true WER"}

@@ -22,9 +22,9 @@ from pathlib import Path
 import pandas as pd
 
 from werest.cli import main as werest
+from werest.formatting import markdown_table
 from werest.importers import import_table
 from werest.leaderboard import timed
-from werest.reports import markdown_table
 from werest.stats import latency
 from werest.table import write_table
 from werest.webpage import screenshot

@@ -21,20 +21,21 @@ import numpy as np
 import pandas as pd
 from omegaconf import OmegaConf
 
-from werest.cli import compose
-from werest.features.agreement import KEY, add_dataset_context, pairwise_agreement
+from werest.config import compose
+from werest.estimate import estimated_sample
+from werest.features.agreement import add_dataset_context, pairwise_agreement
+from werest.formatting import markdown_table, percent
 from werest.lodo import cross_conformal, domain_summary, overall_summary
-from werest.reports import markdown_table
-from werest.text import percent
+from werest.proxy import rank_on
+from werest.scoring import utterance_labels
+from werest.table import KEY
 from werest.training import (
     build_regressor,
     domain_of,
     fit_model,
     load_sources,
     prepare_training_rows,
-    rank_on,
     training_frame,
-    utterance_labels,
 )
 
 log = logging.getLogger("lodo_ablation")
@@ -175,11 +176,10 @@ def evaluate_variant(name, features, model, folds, data_cfg) -> pd.DataFrame:
         fitted = fit_model(train, features, build_regressor(OmegaConf.create(model)))
         test = frame[frame["part"] == "test"].copy()
         test["pred"] = fitted.predict(test).to_numpy()
-        test["n_hat"] = test["est_ref_words"].clip(lower=1)
         test["proxy_errors"] = test[["pwer_sub", "pwer_del", "pwer_ins"]].sum(axis=1)
         for (dataset, system), rows in test.groupby(["dataset", "system"]):
             wer = rows["word_errors"].sum() / max(rows["ref_words"].sum(), 1)
-            awer = float((rows["pred"] * rows["n_hat"]).sum() / rows["n_hat"].sum())
+            awer = estimated_sample(rows, "pred").rate()
             pwer = rows["proxy_errors"].sum() / max(rows["proxy_words"].sum(), 1)
             cells.append(
                 {

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from sklearn.linear_model import LinearRegression
 
-from werest.reports import markdown_table
+from werest.formatting import markdown_table
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / "outputs" / "lodo_cache"

@@ -32,8 +32,8 @@ import soundfile as sf
 
 from werest.asr.pocketsphinx_asr import _ALTERNATE, is_markup, to_int16
 from werest.cli import main as werest
+from werest.formatting import markdown_table
 from werest.importers import import_table
-from werest.reports import markdown_table
 from werest.segmentation import read_words, write_json
 from werest.table import read_table, write_table
 

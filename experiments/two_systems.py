@@ -20,11 +20,13 @@ import numpy as np
 import pandas as pd
 from hydra.utils import instantiate
 
-from werest.cli import compose
+from werest.config import compose
+from werest.estimate import estimated_sample
 from werest.features.agreement import agreement_features
 from werest.importers import import_table
-from werest.proxy import choose_proxies
-from werest.training import fit_model, rank_on, training_frame, utterance_labels
+from werest.proxy import Ranking, choose_proxies, rank_on
+from werest.scoring import utterance_labels
+from werest.training import fit_model, training_frame
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -34,8 +36,7 @@ NORMALISER = "whisper_english"
 
 
 def corpus(pred: np.ndarray, frame: pd.DataFrame) -> float:
-    weight = frame["est_ref_words"].clip(lower=1).to_numpy()
-    return float((pred * weight).sum() / weight.sum())
+    return estimated_sample(frame.assign(pred=pred), "pred").rate()
 
 
 def main() -> None:
@@ -63,7 +64,7 @@ def main() -> None:
         proxies = choose_proxies(test, ranking)
         for system, proxy in proxies.groupby("system")["proxy"].agg(lambda p: p.mode()[0]).items():
             pair = test[test["system"].isin([system, proxy])]
-            chosen = choose_proxies(pair, [proxy], targets=[system])
+            chosen = choose_proxies(pair, Ranking.from_order([proxy]), targets=[system])
             features = agreement_features(pair, chosen, normaliser=NORMALISER)
             features = features.merge(labels, on=["dataset", "utt_id", "system"])
             features = features[(features["status"] == "ok") & features["wer"].notna()]

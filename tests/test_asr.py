@@ -26,8 +26,9 @@ from omegaconf import OmegaConf
 from tests.conftest import shared_path
 from werest.asr import Transcriber, build_transcriber
 from werest.asr.pocketsphinx_asr import PocketSphinxTranscriber, clean_words, to_int16
-from werest.asr.transcribe import run
-from werest.cli import _quote, compose
+from werest.cli import _quote
+from werest.commands.transcribe import run
+from werest.config import compose
 from werest.errors import ConfigError, InputError
 from werest.scoring import score_utterances
 from werest.table import read_table, write_table

@@ -1,4 +1,4 @@
-"""werest.features.audio on real files (AN4 SPHERE, thennal10 mp3) and on every bad case."""
+"""werest.audio on real files (AN4 SPHERE, thennal10 mp3) and on every bad case."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from werest.errors import ConfigError
-from werest.features.audio import (
+from werest.audio import (
     SAMPLE_RATE,
     AudioPolicy,
     AudioStatus,
@@ -18,6 +17,7 @@ from werest.features.audio import (
     resample,
     split_evenly,
 )
+from werest.errors import ConfigError
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

@@ -19,8 +19,9 @@ import soundfile as sf
 from tests.conftest import shared_path
 from werest.asr.faster_whisper_asr import FasterWhisperTranscriber, whisper_model_path
 from werest.asr.transcribe import merge_details
-from werest.cli import _quote, compose
+from werest.cli import _quote
 from werest.cli import main as cli_main
+from werest.config import compose
 from werest.errors import ConfigError
 from werest.features.cache import EmbeddingCache
 from werest.features.likelihood import (
@@ -118,7 +119,7 @@ def an4_clips(tmp_path_factory) -> Path:
 
 
 def transcribe(input_path: Path, out: Path, *overrides: str):
-    from werest.asr.transcribe import run
+    from werest.commands.transcribe import run
 
     cfg = compose(
         "transcribe",
@@ -348,7 +349,7 @@ def test_long_clip_is_scored_in_chunks(an4_clips, scorer, tmp_path):
 
 
 def test_embed_cli_with_whisper_likelihood_on_thennal10(thennal10_table, tmp_path):
-    from werest.features.similarity import run
+    from werest.commands.embed import run
 
     english = thennal10_table[thennal10_table["dataset"] == "thennal10-en"]
     english = english[english["utt_id"].isin(["0", "1", "2", "3"])]
@@ -380,10 +381,10 @@ def test_audio_model_trains_and_estimates_from_a_scored_transcripts_table(an4_sy
     onto the transcripts table, werest train fits on them (deriving *_vs_proxy after choosing
     each row's proxy), werest estimate derives them again for its own proxies; a table
     without the columns gets the one-line error that says how to add them."""
-    from werest.estimate import run as estimate
-    from werest.features.similarity import run as embed
+    from werest.commands.embed import run as embed
+    from werest.commands.estimate import run as estimate
+    from werest.commands.train import run as train
     from werest.model import load_model
-    from werest.training import run as train
 
     scored = tmp_path / "scored.parquet"
     embed(

@@ -28,9 +28,10 @@ from tests.test_cli import WEREST
 from werest.cli import _quote, main
 from werest.demo import demo_table_path
 from werest.model import save_model
+from werest.proxy import rank_on
 from werest.regressor import StackedWerRegressor
 from werest.table import read_table, write_table
-from werest.training import fit_model, rank_on, training_frame
+from werest.training import fit_model, training_frame
 
 COMMANDS = ["import", "train", "evaluate", "estimate", "transcribe", "embed"]
 

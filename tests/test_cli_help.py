@@ -12,7 +12,8 @@ import pytest
 from omegaconf import OmegaConf
 
 import werest
-from werest.cli import COMMANDS, compose, main
+from werest.cli import COMMANDS, main
+from werest.config import compose
 from werest.help import _flatten, yaml_comments
 
 REPO = Path(__file__).resolve().parents[1]

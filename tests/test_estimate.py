@@ -13,13 +13,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from werest.cli import compose, main
+from werest.cli import main
+from werest.commands.estimate import run as estimate
+from werest.config import compose
 from werest.demo import demo_table_path
-from werest.estimate import run as estimate
 from werest.model import save_model
+from werest.proxy import rank_on
 from werest.regressor import StackedWerRegressor
 from werest.table import read_table, write_table
-from werest.training import fit_model, rank_on, training_frame
+from werest.training import fit_model, training_frame
 
 REPO = Path(__file__).resolve().parents[1]
 GRIDS = {"hgb": {"max_iter": [30], "learning_rate": [0.1]}}

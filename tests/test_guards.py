@@ -9,11 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from werest.cli import compose, main
+from werest.cli import main
+from werest.commands.estimate import run as estimate
+from werest.config import compose
 from werest.demo import demo_table_path
 from werest.errors import ConfigError
 from werest.estimate import choose_ranking, default_model_path, load_models
-from werest.estimate import run as estimate
 from werest.proxy import consensus_order
 from werest.table import read_table, write_table
 
@@ -116,12 +117,12 @@ def test_renaming_every_system_leaves_every_estimate_unchanged(tmp_path, rename)
 
 def test_system_order_and_ranking_options(tmp_path):
     table = read_table(demo_table_path())
-    models = load_models(compose("estimate", ["input=x"]))
-    assert choose_ranking(models, table)[0] == "large-v3"  # label-free
+    models = load_models()
+    assert choose_ranking(models, table).systems[0] == "large-v3"  # label-free
     order = choose_ranking(models, table, system_order=["tiny"])
-    assert order[0] == "tiny" and set(order) == set(table["system"])
+    assert order.systems[0] == "tiny" and set(order.systems) == set(table["system"])
     truth = choose_ranking(models, table, ranking="references")
-    assert truth[-1] == "edge-kws"
+    assert truth.systems[-1] == "edge-kws"
     with pytest.raises(ConfigError, match="not in the input"):
         choose_ranking(models, table, system_order=["whisper-huge"])
     with pytest.raises(ConfigError, match="not both"):

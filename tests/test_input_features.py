@@ -8,15 +8,17 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import Ridge
 
-from werest.cli import compose
+from werest.cli import main
+from werest.commands.estimate import run as estimate
+from werest.config import compose
 from werest.demo import demo_table_path
-from werest.errors import ConfigError
-from werest.estimate import run as estimate
-from werest.features.inputs import input_columns, join_input_features
-from werest.model import save_model
+from werest.errors import ConfigError, InputError
+from werest.features.inputs import input_columns, join_input_features, with_feature_table
+from werest.model import load_model, save_model
+from werest.proxy import rank_on
 from werest.scoring import score_utterances
 from werest.table import read_table, write_table
-from werest.training import fit_model, rank_on, training_frame
+from werest.training import fit_model, training_frame
 
 
 def test_input_columns_are_the_bases_of_what_text_does_not_give():
@@ -160,3 +162,46 @@ def test_estimate_derives_the_proxy_difference_the_model_needs(scored_demo, tmp_
     assert all(r["proxy"] == "base" for r in records)
     with pytest.raises(ConfigError, match=r"quality .*does not hold"):
         run(demo_table_path(), tmp_path / "est2")
+
+
+def test_train_learns_from_a_feature_table_the_paper_set(tmp_path):
+    """features=paper (pWER, pCER, similarity) trains from a feature table: ``werest
+    features`` writes it, a similarity column is added to it (the place ``werest embed`` writes
+    SONAR's; here the true utterance WER: a perfect audio score, oriented as pWER is for the
+    non-negative ridge), and ``werest train
+    features_table=…`` joins it to the labelled transcripts by key."""
+    demo = read_table(demo_table_path())
+    features_path = tmp_path / "features.parquet"
+    assert main(["features", f"input={demo_table_path()}", f"out={features_path}"]) == 0
+    features = read_table(features_path, required=("dataset", "utt_id", "system"))
+    truth = score_utterances(demo, "whisper_english")[["dataset", "utt_id", "system", "wer"]]
+    features = features.merge(truth, on=["dataset", "utt_id", "system"])
+    features["similarity"] = features.pop("wer")
+    write_table(features, features_path)
+    train = [
+        "train",
+        "data=table",
+        f"data.sources.0.table={demo_table_path()}",
+        "features=paper",
+        "model=ridge",
+        f"output_dir={tmp_path}",
+        "name=paper",
+        "normaliser=whisper_english",
+    ]
+    assert main(train) == 2  # without the feature table: similarity is nowhere
+    assert main([*train, f"features_table={features_path}"]) == 0
+    model = load_model(tmp_path / "paper.skops")
+    assert model.feature_names == ["pwer", "pcer", "similarity"]
+    rows = training_frame(
+        with_feature_table(demo, features, model.feature_names),
+        model.ranking,
+        normaliser="whisper_english",
+        input_features=model.feature_names,
+    )
+    # the model uses the similarity it was given: it beats pWER alone, and without it differs
+    error = np.abs(model.predict(rows) - rows["wer"]).mean()
+    assert error < np.abs(rows["pwer"] - rows["wer"]).mean()
+    assert not np.allclose(model.predict(rows.assign(similarity=0.0)), model.predict(rows))
+    no_similarity = features.drop(columns="similarity")
+    with pytest.raises(InputError, match=r"lacks similarity.*werest embed"):
+        with_feature_table(demo, no_similarity, model.feature_names, source=features_path)

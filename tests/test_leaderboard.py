@@ -14,6 +14,7 @@ from werest.fairness import FairnessSettings
 from werest.leaderboard import Bootstrap, build, select_datasets
 from werest.stats import (
     RateSample,
+    bootstrap_ci,
     cohens_d,
     describe,
     latency,
@@ -21,7 +22,6 @@ from werest.stats import (
     paired_bootstrap,
     rank_agreement,
 )
-from werest.text import bootstrap_ci
 
 from .conftest import shared_path
 
@@ -166,9 +166,8 @@ def toy_table(n_utterances: int = 48) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def models():
-    from omegaconf import OmegaConf
 
-    return load_models(OmegaConf.create({"model_path": None}))
+    return load_models()
 
 
 def test_build_ranks_reports_truth_rtfx_and_fairness(models):

@@ -12,7 +12,7 @@ from omegaconf import OmegaConf
 from tests.conftest import shared_path
 from werest.errors import ConfigError
 from werest.features.agreement import agreement_features, pairwise_agreement, triangulated_errors
-from werest.proxy import choose_proxies
+from werest.proxy import Ranking, choose_proxies
 from werest.text import get_normaliser, normalise_many, scoring_unit
 
 KEY = ["dataset", "utt_id", "system"]
@@ -51,7 +51,9 @@ def test_triangulated_feature_names_the_proxys_value():
             ("d", "u1", "C", "a y c d"),
         ]
     )
-    features = agreement_features(table, choose_proxies(table, ["A", "B", "C"]), normaliser="none")
+    features = agreement_features(
+        table, choose_proxies(table, Ranking.from_order(["A", "B", "C"])), normaliser="none"
+    )
     row = features.set_index(KEY).loc[("d", "u1", "B")]
     assert row["proxy"] == "A"
     assert row["tri_wer"] == pytest.approx(0.25)
@@ -209,7 +211,7 @@ def test_weighted_quantile_and_conformal_interval():
 def test_all_shared_joins_librispeech_and_groups_domains():
     shared_path("afrispeech")
     shared_path("mubench")
-    from werest.cli import compose
+    from werest.config import compose
     from werest.training import domain_of, load_sources
 
     cfg = compose("train", ["data=all_shared"])

@@ -19,6 +19,7 @@ from werest.errors import WerestError
 from werest.estimate import default_model_path, estimate_utterances
 from werest.importers import import_table
 from werest.model import load_model
+from werest.proxy import Ranking
 from werest.regressor import StackedWerRegressor
 from werest.table import read_table
 from werest.text import corpus_rate, count_errors, error_rate, normalise_many
@@ -147,7 +148,9 @@ transcripts = st.lists(
 def test_estimated_wer_is_never_negative(default_model, rows):
     table = pd.DataFrame(rows, columns=["utt_id", "system", "hypothesis"]).assign(dataset="d")
     targets = sorted(table["system"].unique())
-    utterances = estimate_utterances(table, default_model, targets, ranking=["a", "b", "c"])
+    utterances = estimate_utterances(
+        table, default_model, targets, ranking=Ranking.from_order(["a", "b", "c"])
+    )
     predicted = utterances["predicted_wer"].dropna()
     assert (predicted >= 0).all()
     assert utterances.loc[utterances["status"] == "ok", "predicted_wer"].notna().all()

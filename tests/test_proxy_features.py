@@ -63,7 +63,7 @@ def test_ranking_round_trips_and_refuses_junk(tmp_path):
 
 
 def test_proxy_is_best_ranked_other_system_with_a_hypothesis():
-    proxies = choose_proxies(TABLE, ["good", "fair", "poor"]).set_index(
+    proxies = choose_proxies(TABLE, Ranking.from_order(["good", "fair", "poor"])).set_index(
         ["dataset", "utt_id", "system"]
     )["proxy"]
     assert proxies[("d1", "u1", "good")] == "fair"  # best other than itself
@@ -74,25 +74,27 @@ def test_proxy_is_best_ranked_other_system_with_a_hypothesis():
 
 
 def test_explicit_proxy_and_its_errors():
-    proxies = choose_proxies(TABLE, [], targets=["good", "poor"], proxy="fair")
+    proxies = choose_proxies(TABLE, None, targets=["good", "poor"], proxy="fair")
     assert set(proxies["proxy"].dropna()) == {"fair"}
     assert proxies.loc[proxies["utt_id"] == "u2", "proxy"].isna().all()  # fair has no u2
     with pytest.raises(ConfigError, match="cannot be its own proxy"):
-        choose_proxies(TABLE, [], targets=["fair"], proxy="fair")
+        choose_proxies(TABLE, None, targets=["fair"], proxy="fair")
     with pytest.raises(ConfigError, match="proxy system 'nobody'"):
-        choose_proxies(TABLE, [], targets=["good"], proxy="nobody")
+        choose_proxies(TABLE, None, targets=["good"], proxy="nobody")
     with pytest.raises(ConfigError, match="target system 'nobody'"):
-        choose_proxies(TABLE, ["good"], targets=["nobody"])
+        choose_proxies(TABLE, Ranking.from_order(["good"]), targets=["nobody"])
 
 
 def test_unranked_systems_come_last_by_name():
-    proxies = choose_proxies(TABLE, ["poor"]).set_index(["dataset", "utt_id", "system"])
+    proxies = choose_proxies(TABLE, Ranking.from_order(["poor"])).set_index(
+        ["dataset", "utt_id", "system"]
+    )
     assert proxies.loc[("d1", "u1", "good"), "proxy"] == "poor"
     assert proxies.loc[("d1", "u1", "poor"), "proxy"] == "fair"  # fair < good by name
 
 
 def test_agreement_features_by_hand():
-    proxies = choose_proxies(TABLE, ["good", "fair", "poor"])
+    proxies = choose_proxies(TABLE, Ranking.from_order(["good", "fair", "poor"]))
     features = agreement_features(TABLE, proxies).set_index(["dataset", "utt_id", "system"])
     assert "reference" not in features.columns
     poor_u1 = features.loc[("d1", "u1", "poor")]  # vs good "the cat sat down"
@@ -109,7 +111,9 @@ def test_agreement_features_by_hand():
 
 def test_rows_without_a_proxy_get_a_status_and_nan_features():
     lonely = pd.concat([TABLE, _table([("d3", "u9", "good", "alone", None)])], ignore_index=True)
-    features = agreement_features(lonely, choose_proxies(lonely, ["good", "fair", "poor"]))
+    features = agreement_features(
+        lonely, choose_proxies(lonely, Ranking.from_order(["good", "fair", "poor"]))
+    )
     row = features[features["utt_id"] == "u9"].iloc[0]
     assert row["status"] == STATUS_NO_PROXY and pd.isna(row["proxy"])
     assert all(np.isnan(row[name]) for name in AGREEMENT_FEATURES)
@@ -149,7 +153,7 @@ def test_librispeech_corpus_wer_matches_an_independent_jiwer_computation(dighr_t
 
 
 def test_consensus_and_proxy_quality_features_by_hand():
-    proxies = choose_proxies(TABLE, ["good", "fair", "poor"])
+    proxies = choose_proxies(TABLE, Ranking.from_order(["good", "fair", "poor"]))
     row = (
         agreement_features(TABLE, proxies)
         .set_index(["dataset", "utt_id", "system"])
@@ -174,7 +178,7 @@ def test_two_system_view_keeps_only_the_target_and_its_proxy():
     from werest.features.agreement import two_system_view
     from werest.training import training_frame
 
-    proxies = choose_proxies(TABLE, ["good", "fair", "poor"])
+    proxies = choose_proxies(TABLE, Ranking.from_order(["good", "fair", "poor"]))
     features = agreement_features(TABLE, proxies).set_index(["dataset", "utt_id", "system"])
     row = two_system_view(features).loc[("d1", "u1", "poor")]
     # poor vs its proxy good: 3/4 is now every consensus statistic; no third system remains

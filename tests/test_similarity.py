@@ -17,8 +17,8 @@ import pytest
 import soundfile as sf
 from omegaconf import OmegaConf
 
+from werest.audio import AudioPolicy
 from werest.errors import ConfigError, InputError, WerestError
-from werest.features.audio import AudioPolicy
 from werest.features.cache import EmbeddingCache
 from werest.features.similarity import (
     Embedder,
@@ -137,7 +137,7 @@ def test_add_similarity_matches_the_embeddings(tmp_path):
     transcripts, features = tables({"u1": clip})
     embedder = HashEmbedder()
     out = add_similarity(features, transcripts, embedder)
-    from werest.features.audio import load_audio
+    from werest.audio import load_audio
 
     speech = embedder.embed_speech(load_audio(clip).segments, "en")
     text = embedder.embed_text(["enter seven two", "go stop"], "en")
@@ -249,7 +249,7 @@ def tiny(tiny_assets):
 
 
 def clips_16k(paths) -> list[np.ndarray]:
-    from werest.features.audio import load_audio
+    from werest.audio import load_audio
 
     return [load_audio(p).segments[0] for p in paths]
 

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from werest.errors import ConfigError
+from werest.stats import bootstrap_ci
 from werest.text import (
     ErrorCounts,
-    bootstrap_ci,
     corpus_rate,
     count_errors,
     error_rate,

@@ -16,11 +16,8 @@ one-line :class:`werest.InputError`. Nothing here prints or writes a file.
 
 from __future__ import annotations
 
-import inspect
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 
 import pandas as pd
 
@@ -99,12 +96,12 @@ def estimate(
     missing_hypotheses : ``exclude`` (default; warned when systems differ in utterances) or
         ``deletions`` (a missing hypothesis counts as an empty output).
     """
-    from werest.estimate import _input_features, estimate_table
+    from werest.estimate import estimate_table, input_features
 
     models = {"wer": model if model is not None else load_model()}
     if cer_model is not None:
         models["cer"] = cer_model
-    frame = as_table(table, numeric=_input_features(models))
+    frame = as_table(table, numeric=input_features(models))
     utterances, records, warnings = estimate_table(
         frame,
         models,
@@ -165,21 +162,3 @@ def leaderboard(
         ranking=ranking,
         system_order=system_order,
     )
-
-
-class _CallableModule(ModuleType):
-    """A command's module that can also be called as its API function."""
-
-    def __call__(self, *args, **kwargs):
-        return self.__api__(*args, **kwargs)
-
-
-def make_callable(module_name: str, function) -> None:
-    """Let ``werest.<module>(...)`` call ``function``: the package attribute ``werest.estimate``
-    is the module of ``werest estimate`` (the import system binds it on every first import,
-    so a function of that name in ``werest/__init__.py`` would be replaced), and the API
-    promises ``werest.estimate(table, ...)``. The module keeps its name and attributes."""
-    module = sys.modules[module_name]
-    module.__class__ = _CallableModule
-    module.__api__ = function
-    module.__signature__ = inspect.signature(function)

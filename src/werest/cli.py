@@ -22,76 +22,27 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from werest.config import check_settings
+from werest.config import check_settings, compose, conf_dir
 from werest.errors import ConfigError, WerestError
-from werest.table import recorded_writes
+from werest.io import recorded_writes
 
 log = logging.getLogger("werest")
 
-# command -> "module:function"; each function takes the composed DictConfig.
+# command -> (its module in werest.commands, whose run() takes the composed config; about)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "import": ("werest.importers", "Import real transcript layouts into one transcripts table."),
-    "score": ("werest.scoring", "Corpus WER/CER with CIs per dataset and system; the ranking."),
-    "features": ("werest.features.agreement", "Choose proxies; compute pWER/pCER features."),
-    "embed": ("werest.features.similarity", "Add SONAR similarity or Whisper likelihood features."),
-    "transcribe": ("werest.asr", "Run an ASR system over audio; add its hypotheses and RTFx."),
-    "estimate": ("werest.estimate", "Estimate WER of target systems without references."),
-    "leaderboard": ("werest.leaderboard", "Rank systems by label-free WER; CIs, tests, fairness."),
-    "train": ("werest.training", "Fit the aWER regressor and write the model with its card."),
-    "convert-model": ("werest.convert", "Convert an old pickle model you trust to skops."),
-    "evaluate": ("werest.evaluation", "The four evaluation cases, baselines and ablation."),
-    "demo": ("werest.demo", "Run the main job on the embedded example (no ../shared needed)."),
-    "segmentation": ("werest.segmentation", "Word-boundary P/R/F1, OS, R-value of word timings."),
+    "import": ("import_table", "Import real transcript layouts into one transcripts table."),
+    "score": ("score", "Corpus WER/CER with CIs per dataset and system; the ranking."),
+    "features": ("features", "Choose proxies; compute pWER/pCER features."),
+    "embed": ("embed", "Add SONAR similarity or Whisper likelihood features."),
+    "transcribe": ("transcribe", "Run an ASR system over audio; add its hypotheses and RTFx."),
+    "estimate": ("estimate", "Estimate WER of target systems without references."),
+    "leaderboard": ("leaderboard", "Rank systems by label-free WER; CIs, tests, fairness."),
+    "train": ("train", "Fit the aWER regressor and write the model with its card."),
+    "convert-model": ("convert_model", "Convert an old pickle model you trust to skops."),
+    "evaluate": ("evaluate", "The four evaluation cases, baselines and ablation."),
+    "demo": ("demo", "Run the main job on the embedded example (no ../shared needed)."),
+    "segmentation": ("segmentation", "Word-boundary P/R/F1, OS, R-value of word timings."),
 }
-
-
-def conf_dir() -> Path:
-    """The directory holding the Hydra configs (inside the wheel, or the repo's ``conf/``)."""
-    packaged = Path(__file__).resolve().parent / "conf"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[2] / "conf"
-
-
-def compose(command: str, overrides: Sequence[str] = ()) -> DictConfig:
-    """Compose ``conf/<command>.yaml`` with ``overrides``; a bad override is a ConfigError."""
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
-    from hydra.errors import HydraException
-    from omegaconf.errors import OmegaConfBaseException
-
-    try:
-        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
-            return hydra_compose(config_name=command, overrides=list(overrides))
-    except (HydraException, OmegaConfBaseException) as error:
-        message = hydra_message(error)
-        if message.startswith("Could not override"):
-            head, _, hint = message.partition("; ")
-            message = (
-                f"{head}: werest {command} has no such setting (werest {command} --help lists "
-                f"them){'; ' + hint if hint else ''}"
-            )
-        raise ConfigError(f"bad configuration for 'werest {command}': {message}") from None
-
-
-def hydra_message(error: BaseException) -> str:
-    """Hydra's message on one line, with its hints ("use key=[value1,value2]", "+key=value",
-    the available options of a config group) and without what does not apply to werest
-    (``--multirun`` sweeps, the config search path)."""
-    lines = [line.strip() for line in str(error).splitlines()]
-    kept: list[str] = []
-    for line in lines:
-        if line.startswith("Config search path"):
-            break
-        if not line or "--multirun" in line or set(line) <= {"^", " "}:
-            continue
-        if kept and kept[-1].endswith(":") and kept[-1].startswith("Available options"):
-            kept[-1] += f" {line}"
-        elif kept and kept[-1].startswith("Available options"):
-            kept[-1] += f", {line}"
-        else:
-            kept.append(line)
-    return "; ".join(part.rstrip(".;") for part in kept) or repr(error)
 
 
 def _import_argv(argv: list[str]) -> list[str]:
@@ -160,7 +111,7 @@ def _setup_logging(level: str) -> None:
 
 
 def _runner(command: str) -> Callable[[DictConfig], object]:
-    module = importlib.import_module(COMMANDS[command][0])
+    module = importlib.import_module(f"werest.commands.{COMMANDS[command][0]}")
     return module.run
 
 

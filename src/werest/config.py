@@ -1,278 +1,34 @@
-"""Helpers for the commands' Hydra configs: typed settings and saving the run's config."""
+"""The commands' Hydra configs: composing ``conf/<command>.yaml`` and checking setting types."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from werest.errors import ConfigError
-from werest.table import atomic_path
-
-
-def int_setting(cfg: DictConfig, key: str) -> int:
-    """``cfg.<key>`` as an int; a ConfigError naming the key when it is not a whole number."""
-    value = OmegaConf.select(cfg, key)
-    if isinstance(value, bool):
-        raise ConfigError(f"{key} must be a whole number, got {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be a whole number, got {value!r}") from None
-    if not number.is_integer():
-        raise ConfigError(f"{key} must be a whole number, got {value!r}")
-    return int(number)
-
-
-def float_setting(cfg: DictConfig, key: str) -> float:
-    """``cfg.<key>`` as a float; a ConfigError naming the key when it is not a number."""
-    value = OmegaConf.select(cfg, key)
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be a number, got {value!r}") from None
-
-
-def save_config(cfg: DictConfig, target: Path) -> Path:
-    """Save the run's composed config: ``target`` if it is a ``.yaml`` path, else
-    ``<target>.config.yaml`` beside an output file."""
-    target = Path(target)
-    if target.suffix != ".yaml":
-        target = target.with_name(f"{target.name}.config.yaml")
-    with atomic_path(target) as tmp:
-        tmp.write_text(OmegaConf.to_yaml(cfg, resolve=True), encoding="utf-8")
-    return target
-
-
-def first_line(error: BaseException) -> str:
-    """The first non-blank line of an exception's message (or its class name)."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return lines[0] if lines else type(error).__name__
-
-
-def instantiate_checked(cfg: DictConfig, protocol: type, setting: str, **kwargs):
-    """``hydra.utils.instantiate(cfg, **kwargs)``, checked against a runtime-checkable
-    ``protocol``.
-
-    A WerestError raised while building passes through; any other failure, or an object that
-    does not implement ``protocol``, is a ConfigError naming ``setting`` (e.g. ``asr``).
-    """
-    from hydra.errors import HydraException, InstantiationException
-    from hydra.utils import instantiate
-
-    from werest.errors import WerestError
-
-    try:
-        built = instantiate(cfg, **kwargs)
-    except (InstantiationException, HydraException) as error:
-        cause = error.__cause__
-        if isinstance(cause, WerestError):
-            raise cause from None
-        reason = first_line(cause if cause is not None else error)
-        raise ConfigError(f"{setting}: cannot build {cfg.get('_target_')}: {reason}") from None
-    if not isinstance(built, protocol):
-        article = "an" if protocol.__name__[0] in "AEIOU" else "a"
-        raise ConfigError(f"{setting}: {type(built).__name__} is not {article} {protocol.__name__}")
-    return built
-
-
-# --------------------------------------------------------------------------- setting types
-
-
-@dataclass(frozen=True)
-class Setting:
-    """The type of one setting, checked once after composition (:func:`check_settings`).
-
-    Parameters
-    ----------
-    kind : ``int``, ``float``, ``bool``, ``str``, ``"path"`` (text; numbers become text),
-        ``"names"`` (one name or a list of names, all text) or ``"list"`` (a list of text).
-    minimum : the smallest allowed number (inclusive), if any.
-    nullable : whether ``null`` is allowed.
-    choices : the allowed values (compared case-insensitively for text), if restricted.
-    nonzero : refuse 0 (``n_jobs``: -1 means every core, 0 means nothing).
-    """
-
-    kind: type | str
-    minimum: float | None = None
-    nullable: bool = False
-    choices: tuple[str, ...] | None = None
-    nonzero: bool = False
-
-
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-_WHOLE = Setting(int, minimum=0)
-_POSITIVE = Setting(int, minimum=1)
-_SECONDS = Setting(float, minimum=0)
-_PATH = Setting("path")
-_OPTIONAL_PATH = Setting("path", nullable=True)
-_COMMON: dict[str, Setting] = {
-    "log_level": Setting(str, choices=LOG_LEVELS),
-    "n_jobs": Setting(int, nonzero=True),
-    "seed": _WHOLE,
-    "normaliser": Setting(
-        str, choices=("whisper_english", "whisper_basic", "auto", "none"), nullable=True
-    ),
-    "output_dir": _PATH,
-    "input": _PATH,
-    "out": _PATH,
-}
-_AUDIO: dict[str, Setting] = {
-    "audio.sample_rate": _POSITIVE,
-    "audio.min_seconds": _SECONDS,
-    "audio.warn_seconds": _SECONDS,
-    "audio.max_seconds": _SECONDS,
-    "audio.segment_seconds": _SECONDS,
-    "audio.silence_peak": _SECONDS,
-    "audio.long_clips": Setting(str, choices=("split", "reject")),
-}
-_MODEL: dict[str, Setting] = {
-    "model.n_splits": Setting(int, minimum=2),
-    "model.ridge_alpha": Setting(float, minimum=0),
-    "model.alpha": Setting(float, minimum=0),
-    "model.clip_max": Setting(float, minimum=0, nullable=True),
-    "model.models": Setting("list"),
-    "two_system_views": Setting(bool),
-}
-_BOOTSTRAP: dict[str, Setting] = {
-    "bootstrap.n_resamples": _WHOLE,
-    "bootstrap.seed": _WHOLE,
-    "bootstrap.confidence": Setting(float, minimum=0),
-}
-
-#: command -> {dotted key: Setting}; keys a composed config does not hold are skipped.
-SETTINGS: dict[str, dict[str, Setting]] = {
-    "import": {
-        **_COMMON,
-        "format": Setting(str),
-        "paths": Setting("list"),
-        "reference": _OPTIONAL_PATH,
-        "dataset": Setting(str, nullable=True),
-        "system": Setting(str, nullable=True),
-        "id_column": Setting(str),
-        "reference_column": Setting(str, nullable=True),
-        "hypothesis_column": Setting(str),
-    },
-    "score": {**_COMMON, **_BOOTSTRAP},
-    "features": {
-        **_COMMON,
-        "ranking": _OPTIONAL_PATH,
-        "proxy": Setting(str, nullable=True),
-        "targets": Setting("names", nullable=True),
-    },
-    "embed": {
-        **_COMMON,
-        **_AUDIO,
-        "out": _OPTIONAL_PATH,
-        "transcripts": _PATH,
-        "text_column": Setting(str),
-        "default_language": Setting(str, nullable=True),
-        "cache_dir": _OPTIONAL_PATH,
-        "embedder.batch_size": _POSITIVE,
-        "embedder.cpu_threads": _WHOLE,
-        "embedder.chunk_seconds": _SECONDS,
-        "embedder.text_form": Setting(str, choices=("sentence", "lower", "raw")),
-    },
-    "transcribe": {
-        **_COMMON,
-        **_AUDIO,
-        "system": Setting(str, nullable=True),
-        "dataset": Setting("names", nullable=True),
-        "limit": Setting(int, minimum=0, nullable=True),
-        "chunk_size": _POSITIVE,
-        "audio_suffixes": Setting("list"),
-        "asr.batch_size": _POSITIVE,
-        "asr.beam_size": _POSITIVE,
-        "asr.cpu_threads": _WHOLE,
-        "asr.vad_filter": Setting(bool),
-        "asr.word_timestamps": Setting(bool),
-    },
-    "estimate": {
-        **_COMMON,
-        "target": Setting("names", nullable=True),
-        "proxy": Setting(str, nullable=True),
-        "ranking": _OPTIONAL_PATH,
-        "system_order": Setting("list", nullable=True),
-        "missing_hypotheses": Setting(str, choices=("exclude", "deletions")),
-        "model_path": _OPTIONAL_PATH,
-        "cer_model_path": _OPTIONAL_PATH,
-        "trust_model": Setting(bool),
-        "chunk_utterances": _POSITIVE,
-    },
-    "train": {
-        **_COMMON,
-        **_MODEL,
-        "name": Setting(str),
-        "target": Setting(str, choices=("wer", "cer")),
-        "train_systems": Setting("names", nullable=True),
-        "features.columns": Setting("list"),
-        "calibration": _OPTIONAL_PATH,
-        "interval.level": Setting(float, minimum=0),
-        "interval.offset": Setting(float, minimum=0),
-        "data.max_rows_per_domain": Setting(int, minimum=1, nullable=True),
-    },
-    "evaluate": {
-        **_COMMON,
-        **_MODEL,
-        **_BOOTSTRAP,
-        "name": Setting(str),
-        "features.columns": Setting("list"),
-        "protocol": Setting(str, choices=("four_cases", "lodo")),
-        "lodo.held_out": Setting("names", nullable=True),
-        "lodo.level": Setting(float, minimum=0),
-        "lodo.offset": Setting(float, minimum=0),
-        "data.max_rows_per_domain": Setting(int, minimum=1, nullable=True),
-    },
-    "leaderboard": {
-        **_COMMON,
-        **_BOOTSTRAP,
-        "datasets": Setting("names", nullable=True),
-        "exclude_datasets": Setting("names", nullable=True),
-        "ranking": _OPTIONAL_PATH,
-        "system_order": Setting("list", nullable=True),
-        "missing_hypotheses": Setting(str, choices=("exclude", "deletions")),
-        "model_path": _OPTIONAL_PATH,
-        "cer_model_path": _OPTIONAL_PATH,
-        "trust_model": Setting(bool),
-        "chunk_utterances": _POSITIVE,
-        "fairness.enabled": Setting(bool),
-        "fairness.min_group_size": _POSITIVE,
-        "fairness.alpha": Setting(float, minimum=0),
-        "title": Setting(str, nullable=True),
-        "fairness.model": Setting(str, choices=("glm", "glmm")),
-        "fairness.quadrature_nodes": _POSITIVE,
-    },
-    "demo": {**_COMMON, "input": _OPTIONAL_PATH, "model_path": _OPTIONAL_PATH},
-    "convert-model": {
-        **_COMMON,
-        "model_path": _PATH,
-        "trust_model": Setting(bool),
-        "out": _OPTIONAL_PATH,
-    },
-    "segmentation": {
-        **_COMMON,
-        "reference": _PATH,
-        "hypothesis": _PATH,
-        "tolerance": _SECONDS,
-        "tier": Setting(str),
-        "reference_system": Setting(str, nullable=True),
-        "hypothesis_system": Setting(str, nullable=True),
-    },
-}
+from werest.schema import SCHEMAS, Setting, entries, register, settings_of
 
 
 def check_settings(command: str, cfg: DictConfig) -> DictConfig:
-    """Check (and coerce in place) every typed setting of ``command`` in ``cfg``.
+    """Check ``cfg`` against the command's schema (:mod:`werest.schema`) and coerce, in place,
+    every typed setting.
 
-    Numbers written as text (``n_jobs='2'``) become numbers, whole floats become ints, names
-    and paths given as numbers (``target=1``) become text. Anything else of the wrong type
-    is a ConfigError whose one line names the key, the value and what it should be.
+    The keys must match the schema's both ways (outside the open blocks that config groups
+    fill), so a setting renamed in the YAML or the schema alone fails here instead of losing
+    its check. Numbers written as text (``n_jobs='2'``) become numbers, whole floats become
+    ints, names and paths given as numbers (``target=1``) become text. Anything else of the
+    wrong type is a ConfigError whose one line names the key, the value and what it should be.
     """
     from omegaconf import open_dict
 
-    for key, setting in SETTINGS.get(command, {}).items():
+    schema = SCHEMAS.get(command)
+    if schema is None:
+        return cfg
+    check_keys(command, cfg, schema)
+    for key, setting in settings_of(command).items():
         if OmegaConf.select(cfg, key, default=_ABSENT, throw_on_missing=False) is _ABSENT:
             continue
         value = OmegaConf.select(cfg, key, throw_on_missing=False)
@@ -283,6 +39,40 @@ def check_settings(command: str, cfg: DictConfig) -> DictConfig:
             with open_dict(cfg):
                 OmegaConf.update(cfg, key, coerced, merge=False)
     return cfg
+
+
+def check_keys(command: str, cfg: DictConfig, schema: type) -> None:
+    """ConfigError when the composed config and the schema disagree on a key: one that the
+    config holds and the schema lacks (in the top level or a closed block), or one that the
+    schema types and the config lacks (outside open and optional blocks)."""
+    where = f"werest.schema.{schema.__name__}"
+    closed: dict[str, DictConfig] = {"": cfg}  # blocks whose keys must match the schema's
+    known = set()
+    for entry in entries(schema):
+        parent, _, name = entry.key.rpartition(".")
+        known.add(entry.key)
+        container = closed.get(parent) if parent in closed else _block(cfg, parent)
+        # `key in cfg` is False for a required (???) value; its keys() hold it
+        present = isinstance(container, DictConfig) and name in set(container.keys())
+        if not present and (parent in closed and not entry.optional):
+            raise ConfigError(f"{entry.key}: in {where} but not in conf/{command}.yaml")
+        if entry.setting is None and present and not entry.open:
+            node = container._get_node(name)
+            if isinstance(node, DictConfig):
+                closed[entry.key] = node
+    for parent, node in closed.items():
+        for key in node:
+            dotted = f"{parent}.{key}" if parent else str(key)
+            if dotted not in known:
+                raise ConfigError(
+                    f"{dotted}: a setting of conf/{command}.yaml that {where} does not type; "
+                    "add it there"
+                )
+
+
+def _block(cfg: DictConfig, key: str):
+    node = OmegaConf.select(cfg, key, default=None, throw_on_missing=False)
+    return node if isinstance(node, DictConfig) else None
 
 
 _ABSENT = object()
@@ -301,6 +91,8 @@ def _coerce(key: str, value, setting: Setting):
             return None
         raise ConfigError(f"{key} must be set (got null)")
     kind = setting.kind
+    if kind == "any":
+        return value
     if kind in ("names", "list"):
         return _names(key, value, single_ok=kind == "names")
     if isinstance(value, ListConfig | DictConfig | list | dict):
@@ -390,10 +182,51 @@ def _check_range(key: str, number: float, setting: Setting) -> None:
         raise ConfigError(f"{key} must be {_describe(setting)}, got {number!r}")
 
 
-def json_default(value):
-    """``json.dumps(default=...)`` for numpy scalars and paths (cards, summaries)."""
-    if hasattr(value, "item"):
-        return value.item()
-    if isinstance(value, Path):
-        return str(value)
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+def conf_dir() -> Path:
+    """The directory holding the Hydra configs (inside the wheel, or the repo's ``conf/``)."""
+    packaged = Path(__file__).resolve().parent / "conf"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "conf"
+
+
+def compose(command: str, overrides: Sequence[str] = ()) -> DictConfig:
+    """Compose ``conf/<command>.yaml`` with ``overrides``; a bad override is a ConfigError."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    register()
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+            return hydra_compose(config_name=command, overrides=list(overrides))
+    except (HydraException, OmegaConfBaseException) as error:
+        message = hydra_message(error)
+        if message.startswith("Could not override"):
+            head, _, hint = message.partition("; ")
+            message = (
+                f"{head}: werest {command} has no such setting (werest {command} --help lists "
+                f"them){'; ' + hint if hint else ''}"
+            )
+        raise ConfigError(f"bad configuration for 'werest {command}': {message}") from None
+
+
+def hydra_message(error: BaseException) -> str:
+    """Hydra's message on one line, with its hints ("use key=[value1,value2]", "+key=value",
+    the available options of a config group) and without what does not apply to werest
+    (``--multirun`` sweeps, the config search path)."""
+    lines = [line.strip() for line in str(error).splitlines()]
+    kept: list[str] = []
+    for line in lines:
+        if line.startswith("Config search path"):
+            break
+        if not line or "--multirun" in line or set(line) <= {"^", " "}:
+            continue
+        if kept and kept[-1].endswith(":") and kept[-1].startswith("Available options"):
+            kept[-1] += f" {line}"
+        elif kept and kept[-1].startswith("Available options"):
+            kept[-1] += f", {line}"
+        else:
+            kept.append(line)
+    return "; ".join(part.rstrip(".;") for part in kept) or repr(error)

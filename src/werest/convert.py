@@ -15,8 +15,6 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from omegaconf import DictConfig
-
 from werest.errors import ConfigError
 from werest.model import (
     SUFFIX,
@@ -72,15 +70,3 @@ def convert_model(path: str | Path, out: str | Path | None = None) -> Path:
     # save_model measures sha256, size, versions... anew; the rest of the card carries over
     model.info["converted_from"] = {key: card.get(key) for key in ("file", "sha256", "created")}
     return save_model(model, out)
-
-
-def run(cfg: DictConfig) -> Path:
-    """``werest convert-model model_path=OLD.joblib trust_model=true [out=NEW.skops]``."""
-    if not cfg.trust_model:
-        raise ConfigError(
-            "convert-model unpickles the old file, which runs any code it holds: pass "
-            f"trust_model=true only for a model you made or trust (model_path={cfg.model_path})"
-        )
-    out = convert_model(cfg.model_path, cfg.get("out"))
-    print(f"wrote {out} and {out.with_suffix('.json').name}")
-    return out

@@ -32,39 +32,38 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 from tqdm.auto import tqdm
 
-from werest.api import estimate as api_estimate
-from werest.api import make_callable
-from werest.config import int_setting, json_default, save_config
+from werest._callable import make_callable
 from werest.errors import ConfigError, InputError
 from werest.features.agreement import (
     STATUS_NO_PROXY,
     STATUS_OK,
     add_dataset_context,
-    agreement_features,
 )
-from werest.features.inputs import input_columns, join_input_features, require_inputs
+from werest.features.inputs import (
+    build_features,
+    input_columns,
+    require_inputs,
+)
+from werest.formatting import percent, percent_interval
 from werest.guards import (
     attach_warnings,
     count_missing_as_deletions,
-    format_warnings,
     guard_warnings,
     sample_pairs,
 )
 from werest.intervals import conformal_interval
+from werest.io import atomic_path, json_default
 from werest.model import TrainedModel, load_model
-from werest.proxy import Ranking, choose_proxies, consensus_order
-from werest.resources import ResourceMonitor, write_resources
-from werest.scoring import dataset_units, normalised_columns, scoring_units
-from werest.table import atomic_path, read_table
-from werest.text import bootstrap_ci, corpus_rate, percent, percent_interval
+from werest.proxy import Ranking, choose_proxies, consensus_order, references_ranking
+from werest.scoring import dataset_units, scoring_units
+from werest.stats import RateSample, bootstrap_ci
+from werest.table import KEY, UTTERANCE
+from werest.text import corpus_rate, normalised_columns
 
 log = logging.getLogger(__name__)
 
-KEY = ["dataset", "utt_id", "system"]
-UTTERANCE = ["dataset", "utt_id"]
 STATUS_NO_FEATURE = "missing feature value"
 
 
@@ -102,7 +101,7 @@ def resolve_targets(table: pd.DataFrame, target, proxy: str | None) -> list[str]
     return targets
 
 
-def proxy_ranking(model: TrainedModel, table: pd.DataFrame) -> Ranking | list[str]:
+def proxy_ranking(model: TrainedModel, table: pd.DataFrame) -> Ranking:
     """The model's ranking, else a ranking on the input's own references."""
     if model.ranking is not None:
         return model.ranking
@@ -111,14 +110,10 @@ def proxy_ranking(model: TrainedModel, table: pd.DataFrame) -> Ranking | list[st
 
 def reference_ranking(model: TrainedModel, table: pd.DataFrame) -> Ranking:
     """The systems ranked on the input's own references (``ranking=references``)."""
-    if "reference" in table.columns and table["reference"].notna().any():
-        from werest.training import rank_on
-
-        log.info("ranking the input's systems on its references")
-        return rank_on(table, model.normaliser)
-    raise ConfigError(
-        "the input has no references to rank its systems on: leave ranking unset "
-        "(label-free), or pass system_order=[best,...] or proxy=SYSTEM"
+    return references_ranking(
+        table,
+        model.normaliser,
+        "leave ranking unset (label-free), or pass system_order=[best,...] or proxy=SYSTEM",
     )
 
 
@@ -133,7 +128,7 @@ def choose_ranking(
     ranking: str | Path | None = None,
     system_order: list[str] | None = None,
     pairs: pd.DataFrame | None = None,
-) -> Ranking | list[str]:
+) -> Ranking:
     """The order proxies are chosen in (best first).
 
     By default (``ranking`` null or ``label_free``) the systems' label-free order
@@ -158,7 +153,7 @@ def choose_ranking(
     consensus = consensus_order(table, normaliser=normaliser, pairs=pairs)
     if system_order is None and ranking in (None, LABEL_FREE):
         log.info("proxies follow the systems' label-free order: %s", consensus)
-        return consensus
+        return Ranking.from_order(consensus)
     if system_order is not None:
         order = [str(name) for name in system_order]
         unknown = sorted(set(order) - set(table["system"]))
@@ -167,7 +162,7 @@ def choose_ranking(
                 f"system_order names {unknown[0]!r}, which is not in the input "
                 f"(systems: {', '.join(sorted(table['system'].unique()))})"
             )
-        return order + [name for name in consensus if name not in order]
+        return Ranking.from_order(order + [name for name in consensus if name not in order])
     if ranking == MODEL_RANKING:
         known = proxy_ranking(models["wer"], table)
     elif ranking == REFERENCE_RANKING:
@@ -181,7 +176,7 @@ def choose_ranking(
             "systems %s are not in the ranking: they follow the ranked ones in label-free order",
             unseen,
         )
-    return ranked + unseen
+    return Ranking.from_order(ranked + unseen)
 
 
 def estimate_utterances(
@@ -190,7 +185,7 @@ def estimate_utterances(
     targets: list[str],
     *,
     proxy: str | None = None,
-    ranking: Ranking | list[str] | None = None,
+    ranking: Ranking | None = None,
     unseen_order: list[str] | None = None,
     chunk_utterances: int = 50_000,
     n_jobs: int = 1,
@@ -230,9 +225,7 @@ def estimate_utterances(
         results = Parallel(n_jobs=n_jobs, return_as="generator")(
             delayed(work)(chunk) for chunk in chunks
         )
-    progress = tqdm(
-        results, total=len(bounds), desc="estimating", unit="chunk", disable=len(bounds) < 2
-    )
+    progress = tqdm(results, total=len(bounds), desc="estimating", unit="chunk", disable=None)
     parts = list(progress)
     if not parts:
         raise InputError("the input has no rows")
@@ -247,20 +240,19 @@ def _estimate_chunk(
     models: dict[str, TrainedModel],
     targets: list[str],
     proxy: str | None,
-    ranking: Ranking | list[str] | None,
+    ranking: Ranking | None,
     unseen_order: list[str] | None,
     extra: list[str],
 ) -> pd.DataFrame:
     """Proxies and features of one chunk of whole utterances (normalised text)."""
     proxies = choose_proxies(
         chunk,
-        ranking or [],
+        ranking,
         targets=_present(chunk, targets),
         proxy=proxy,
         unseen_order=unseen_order,
     )
-    features = agreement_features(chunk, proxies, normaliser="none")
-    return join_input_features(features, chunk, extra)
+    return build_features(chunk, proxies, normaliser="none", input_features=extra, context=False)
 
 
 def _present(chunk: pd.DataFrame, targets: list[str]) -> list[str]:
@@ -313,26 +305,23 @@ def summarise(
     records = []
     for (dataset, system), group in utterances.groupby(["dataset", "system"], sort=True):
         done = group[group["status"] == STATUS_OK]
-        weight = done["est_ref_words"].clip(lower=1).to_numpy()
+        sample = estimated_sample(done)
         record = {
             "dataset": dataset,
             "system": system,
             "proxy": done["proxy"].mode().iat[0] if len(done) else None,
             "proxies": {str(k): int(v) for k, v in done["proxy"].value_counts().items()},
             "unit": units.get(dataset, "word"),
-            "estimated_wer": _weighted(done["predicted_wer"], weight),
+            "estimated_wer": sample.rate() if len(done) else None,
             "ci_low": None,
             "ci_high": None,
             "n_utterances": len(group),
             "n_estimated": len(done),
-            "n_estimated_words": float(weight.sum()),
+            "n_estimated_words": float(sample.denominator.sum()),
         }
         if len(done):
             low, high = bootstrap_ci(
-                done["predicted_wer"].to_numpy() * weight,
-                weight,
-                n_resamples=n_resamples,
-                seed=seed,
+                sample.numerator, sample.denominator, n_resamples=n_resamples, seed=seed
             )
             record["ci_low"], record["ci_high"] = low, high
         if calibration and record["estimated_wer"] is not None:
@@ -346,7 +335,9 @@ def summarise(
             record["interval_low"], record["interval_high"] = (float(v[0]) for v in interval)
             record["interval_level"] = calibration["level"]
         if "predicted_cer" in done:
-            record["estimated_cer"] = _weighted(done["predicted_cer"], weight)
+            record["estimated_cer"] = (
+                estimated_sample(done, "predicted_cer").rate() if len(done) else None
+            )
         if truth is not None and (dataset, system) in truth.index:
             record["wer"] = float(truth.loc[(dataset, system), "wer"])
             record["n_labelled"] = int(truth.loc[(dataset, system), "n"])
@@ -354,8 +345,13 @@ def summarise(
     return records
 
 
-def _weighted(values: pd.Series, weight: np.ndarray) -> float | None:
-    return float(np.sum(values.to_numpy() * weight) / weight.sum()) if len(weight) else None
+def estimated_sample(done: pd.DataFrame, column: str = "predicted_wer") -> RateSample:
+    """The corpus estimate's terms, the one place its formula is written: each estimated
+    utterance weighs its estimated length n̂ (``est_ref_words``, at least 1), so the corpus
+    estimate is Σ(pred · n̂) / Σ n̂ (:meth:`RateSample.rate`) as a true corpus WER is
+    Σ errors / Σ words, and the bootstraps resample these terms."""
+    weight = done["est_ref_words"].clip(lower=1).to_numpy(dtype=float)
+    return RateSample(done[column].to_numpy(dtype=float) * weight, weight)
 
 
 def scored_rows(
@@ -458,12 +454,16 @@ def write_outputs(utterances: pd.DataFrame, records: list[dict], output_dir: Pat
         tmp.write_text(json.dumps(records, indent=2, default=json_default), encoding="utf-8")
 
 
-def load_models(cfg: DictConfig) -> dict[str, TrainedModel]:
+def load_models(
+    model_path: str | Path | None = None,
+    cer_model_path: str | Path | None = None,
+    *,
+    trust_model: bool = False,
+) -> dict[str, TrainedModel]:
     """The WER model (``model_path``, default models/default.skops) and an optional CER one."""
-    trust = bool(cfg.get("trust_model", False))
-    models = {"wer": load_model(cfg.get("model_path") or default_model_path(), trust_model=trust)}
-    if cfg.get("cer_model_path"):
-        models["cer"] = load_model(cfg.cer_model_path, trust_model=trust)
+    models = {"wer": load_model(model_path or default_model_path(), trust_model=trust_model)}
+    if cer_model_path:
+        models["cer"] = load_model(cer_model_path, trust_model=trust_model)
     for target, model in models.items():
         if model.target != target:
             raise ConfigError(f"the {target} model was trained for {model.target}")
@@ -508,7 +508,7 @@ def _non_english(table: pd.DataFrame) -> list[str]:
     return sorted(code for code in codes if code not in (None, "en"))
 
 
-def _input_features(models: dict[str, TrainedModel]) -> tuple[str, ...]:
+def input_features(models: dict[str, TrainedModel]) -> tuple[str, ...]:
     """Columns the models need from the input (e.g. ``similarity``, ``wl_mean_logprob``)."""
     needed = {f for m in models.values() for f in m.feature_names}
     return tuple(input_columns(sorted(needed)))
@@ -550,7 +550,7 @@ def estimate_table(
     hypothesis for an utterance of a dataset it ran on as an empty output
     (:func:`werest.guards.count_missing_as_deletions`; default ``exclude``: such rows are
     absent, and a warning says the systems are compared on different utterance sets). No file
-    is written (:func:`run` writes them).
+    is written (:mod:`werest.commands.estimate` writes them).
     """
     if missing_hypotheses not in ("exclude", "deletions"):
         raise ConfigError(
@@ -595,42 +595,5 @@ def estimate_table(
     return readable_utterances(utterances, table, used, scored), records, warnings
 
 
-def run(cfg: DictConfig) -> list[dict]:
-    """``werest estimate``: write utterances.csv, summary.json, resources.json (CPU %, memory
-    and GPU use of the run: :mod:`werest.resources`) and config.yaml; print."""
-    models = load_models(cfg)
-    table = read_table(cfg.input, numeric=_input_features(models))
-    with ResourceMonitor() as monitor:
-        utterances, records, warnings = estimate_table(
-            table,
-            models,
-            target=cfg.get("target"),
-            proxy=cfg.get("proxy"),
-            ranking=cfg.get("ranking"),
-            system_order=_names(cfg.get("system_order")),
-            normaliser=cfg.get("normaliser"),
-            seed=int_setting(cfg, "seed"),
-            chunk_utterances=int_setting(cfg, "chunk_utterances"),
-            n_jobs=int_setting(cfg, "n_jobs"),
-            source=cfg.input,
-            missing_hypotheses=cfg.get("missing_hypotheses", "exclude"),
-        )
-    output_dir = Path(cfg.output_dir)
-    write_outputs(utterances, records, output_dir)
-    write_resources(monitor.summary, output_dir / "resources.json")
-    save_config(cfg, output_dir / "config.yaml")
-    print(format_summary(records))
-    if warnings:
-        print(format_warnings(warnings))
-    return records
-
-
-def _names(value) -> list[str] | None:
-    """A list setting (``system_order``) as a list of names, or None."""
-    if value is None:
-        return None
-    return [str(v) for v in value] if not isinstance(value, str) else [value]
-
-
 # ``werest.estimate(table, ...)`` calls the Python API (:func:`werest.api.estimate`).
-make_callable(__name__, api_estimate)
+make_callable(__name__, "estimate")

@@ -27,23 +27,18 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 from scipy import stats
+from tqdm.auto import tqdm
 
-from werest.config import int_setting, save_config
 from werest.errors import ConfigError, InputError
-from werest.text import bootstrap_ci
-from werest.training import (
-    fit_model,
-    load_sources,
-    rank_on,
-    training_frame,
-    utterance_labels,
-)
+from werest.estimate import estimated_sample
+from werest.proxy import rank_on
+from werest.scoring import utterance_labels
+from werest.stats import bootstrap_ci
+from werest.training import fit_model, training_frame
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +80,7 @@ class Protocol:
     unseen_wild_targets: bool = True
 
     @classmethod
-    def from_config(cls, cases: DictConfig | Mapping) -> Protocol:
+    def from_config(cls, cases: Mapping | None) -> Protocol:
         """The protocol of an experiment config's ``cases`` node."""
         if cases is None:
             raise ConfigError("no 'cases' settings: choose one, e.g. experiment=four_cases")
@@ -177,7 +172,7 @@ class Method:
     kind: str
     group: str = MAIN
     features: tuple[str, ...] = ()
-    model: DictConfig | None = field(default=None, compare=False)
+    model: Mapping | None = field(default=None, compare=False)
 
     @property
     def model_name(self) -> str:
@@ -187,21 +182,6 @@ class Method:
         target = str(self.model.get("_target_", "")).rsplit(".", 1)[-1]
         models = self.model.get("models")
         return f"{target}({'+'.join(models)})" if models else target
-
-
-def methods_from_config(cfg: DictConfig) -> list[Method]:
-    """``werest`` + the two baselines + the ablation feature sets of a config."""
-    methods = [
-        Method(WEREST, "model", MAIN, tuple(cfg.features.columns), cfg.model),
-        Method(RAW_PWER, RAW_PWER, BASELINE),
-        Method(TRAIN_MEAN, TRAIN_MEAN, BASELINE),
-    ]
-    ablation = cfg.get("ablation")
-    if ablation and ablation.get("feature_sets"):
-        model = ablation.get("model") or cfg.model
-        for name, columns in ablation.feature_sets.items():
-            methods.append(Method(f"ablation: {name}", "model", ABLATION, tuple(columns), model))
-    return methods
 
 
 @dataclass
@@ -266,7 +246,7 @@ def evaluate_four_cases(
     labels = utterance_labels(table, normaliser, n_jobs)
     systems_by_dataset = table.groupby("dataset")["system"].agg(set).to_dict()
     predictions, timings = [], []
-    for held_out in protocol.benchmark_datasets:
+    for held_out in tqdm(protocol.benchmark_datasets, desc="folds", unit="fold", disable=None):
         fold_predictions, fold_timings = run_fold(
             table,
             labels,
@@ -437,11 +417,6 @@ def build_estimator(method: Method):
     return build_regressor(method.model, **overrides)
 
 
-def estimated_lengths(frame: pd.DataFrame) -> np.ndarray:
-    """n̂ per row: the other systems' median word count, at least 1."""
-    return np.clip(frame["est_ref_words"].to_numpy(dtype=float), 1.0, None)
-
-
 def corpus_estimate(method: Method, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Numerator and denominator terms per row of the method's corpus estimate.
 
@@ -451,8 +426,8 @@ def corpus_estimate(method: Method, frame: pd.DataFrame) -> tuple[np.ndarray, np
     if method.kind == RAW_PWER:
         errors = frame[["pwer_sub", "pwer_del", "pwer_ins"]].sum(axis=1).to_numpy(dtype=float)
         return errors, frame["proxy_words"].to_numpy(dtype=float)
-    weights = estimated_lengths(frame)
-    return frame[f"pred:{method.name}"].to_numpy(dtype=float) * weights, weights
+    sample = estimated_sample(frame, f"pred:{method.name}")
+    return sample.numerator, sample.denominator
 
 
 def _correlation(function, x: np.ndarray, y: np.ndarray) -> float:
@@ -577,40 +552,27 @@ def ranking_agreement(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def load_evaluation_table(data: DictConfig, protocol: Protocol) -> pd.DataFrame:
-    """The configured sources, restricted to B ∪ W after checking the protocol's names."""
-    table = load_sources(data)
+def evaluation_table(table: pd.DataFrame, protocol: Protocol) -> pd.DataFrame:
+    """The rows of B ∪ W, after checking the protocol's names against ``table``."""
     protocol.validate(table)
     keep = [*protocol.benchmark_datasets, *protocol.wild_datasets]
     return table[table["dataset"].isin(keep)].reset_index(drop=True)
 
 
-def run(cfg: DictConfig):
-    """``werest evaluate``: the four cases on the configured data; writes CSV, markdown, plots."""
-    from werest.reports import format_bar_table, write_four_case_reports
-
-    if cfg.get("protocol") == "lodo":
-        from werest import lodo
-
-        return lodo.run(cfg)
-    start = time.perf_counter()
-    protocol = Protocol.from_config(cfg.get("cases"))
-    n_jobs = int_setting(cfg, "n_jobs")
-    table = load_evaluation_table(cfg.data, protocol)
-    result = evaluate_four_cases(
-        table,
-        protocol,
-        methods_from_config(cfg),
-        normaliser=cfg.normaliser,
-        n_jobs=n_jobs,
-        n_resamples=int_setting(cfg, "bootstrap.n_resamples"),
-        seed=int_setting(cfg, "seed"),
-        two_system_views=bool(cfg.get("two_system_views", False)),
-    )
-    result.seconds["total"] = round(time.perf_counter() - start, 1)
-    output_dir = Path(cfg.output_dir)
-    paths = write_four_case_reports(result, cfg, output_dir, name=str(cfg.name))
-    save_config(cfg, output_dir / f"{cfg.name}.config.yaml")
-    print(format_bar_table(result.cells))
-    print(f"\nwrote {', '.join(str(p) for p in paths)} in {result.seconds['total']:.0f} s")
-    return result
+def methods_for(
+    features: Sequence[str], model: Mapping, ablation: Mapping | None = None
+) -> list[Method]:
+    """``werest`` (``model`` on ``features``) + the two baselines + the ablation's feature
+    sets (``{"feature_sets": {name: columns}, "model": optional other model}``)."""
+    methods = [
+        Method(WEREST, "model", MAIN, tuple(features), model),
+        Method(RAW_PWER, RAW_PWER, BASELINE),
+        Method(TRAIN_MEAN, TRAIN_MEAN, BASELINE),
+    ]
+    if ablation and ablation.get("feature_sets"):
+        ablation_model = ablation.get("model") or model
+        for name, columns in ablation["feature_sets"].items():
+            methods.append(
+                Method(f"ablation: {name}", "model", ABLATION, tuple(columns), ablation_model)
+            )
+    return methods

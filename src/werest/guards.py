@@ -25,8 +25,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from werest.features.agreement import STATUS_OK, UTTERANCE, pairwise_agreement
+from werest.features.agreement import STATUS_OK, pairwise_agreement
 from werest.features.inputs import ATTRIBUTED, VS_PROXY
+from werest.table import UTTERANCE
 
 #: utterances per dataset aligned pairwise for the label-free order and the guards.
 SAMPLE_PER_DATASET = 1000

@@ -40,20 +40,16 @@ from __future__ import annotations
 import itertools
 import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig, OmegaConf
 
-from werest.api import leaderboard as api_leaderboard
-from werest.api import make_callable
-from werest.config import float_setting, int_setting, save_config
+from werest._callable import make_callable
 from werest.errors import ConfigError, InputError
-from werest.estimate import check_normaliser, choose_ranking, estimate_utterances, load_models
+from werest.estimate import choose_ranking, estimate_utterances, estimated_sample
 from werest.fairness import FairnessSettings, audit, audit_frames, compare_audits
 from werest.features.agreement import STATUS_OK
-from werest.guards import format_warnings, guard_warnings, sample_pairs
+from werest.guards import guard_warnings, sample_pairs
 from werest.lid import LidReport, has_lid, lid_report
 from werest.stats import (
     RateSample,
@@ -64,12 +60,9 @@ from werest.stats import (
     paired_bootstrap,
     rank_agreement,
 )
-from werest.table import atomic_path, read_table
-from werest.text import percent, percent_interval
+from werest.table import KEY, UTTERANCE
 
 log = logging.getLogger(__name__)
-
-UTTERANCE = ["dataset", "utt_id"]
 
 
 @dataclass(frozen=True)
@@ -136,8 +129,7 @@ def _estimated_samples(done: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame
 
 def _rate_sample(frame: pd.DataFrame, kind: str) -> RateSample:
     if kind == "est":
-        weight = frame["est_ref_words"].clip(lower=1).to_numpy(dtype=float)
-        return RateSample(frame["predicted_wer"].to_numpy(dtype=float) * weight, weight)
+        return estimated_sample(frame)
     return RateSample(
         frame["word_errors"].to_numpy(dtype=float), frame["ref_words"].to_numpy(dtype=float)
     )
@@ -336,35 +328,19 @@ def add_faas(board: pd.DataFrame, fairness: dict[str, pd.DataFrame]) -> pd.DataF
 # --------------------------------------------------------------------------- fairness
 
 
-def fairness_settings(cfg: DictConfig) -> FairnessSettings:
-    """The ``fairness:`` config block as settings."""
-    block = cfg.get("fairness") or {}
-    plain = OmegaConf.to_container(block, resolve=True) if isinstance(block, DictConfig) else {}
-    plain.pop("enabled", None)
-    for key in ("categories", "covariates"):
-        if key in plain:
-            plain[key] = tuple(plain[key] or ())
-    try:
-        return FairnessSettings(**plain)
-    except TypeError as error:
-        raise ConfigError(f"fairness: {error}") from None
-
-
 def audit_rows(
     done: pd.DataFrame, scored: pd.DataFrame | None, table: pd.DataFrame, columns: list[str]
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """(estimated, true) audit rows: the same utterances (estimated, and labelled if any)."""
     meta = table[["dataset", "utt_id", "system", *columns]]
-    est = done.merge(meta, on=["dataset", "utt_id", "system"], how="left")
-    est = est.assign(
-        words=est["est_ref_words"].clip(lower=1),
-        errors=est["predicted_wer"] * est["est_ref_words"].clip(lower=1),
-    )
+    est = done.merge(meta, on=KEY, how="left")
+    terms = estimated_sample(est)
+    est = est.assign(words=terms.denominator, errors=terms.numerator)
     if scored is None:
         return est, None
-    true = scored.merge(meta, on=["dataset", "utt_id", "system"], how="inner")
+    true = scored.merge(meta, on=KEY, how="inner")
     true = true.assign(errors=true["word_errors"], words=true["ref_words"])
-    key = ["dataset", "utt_id", "system"]
+    key = KEY
     common = est[key].merge(true[key], on=key)
     return est.merge(common, on=key), true.merge(common, on=key)
 
@@ -467,335 +443,5 @@ def build(
     )
 
 
-def run(cfg: DictConfig) -> Leaderboard:
-    """``werest leaderboard``: write the leaderboard files and config; print the ranking."""
-    models = load_models(cfg)
-    table = select_datasets(read_table(cfg.input), cfg.get("datasets"), cfg.get("exclude_datasets"))
-    check_normaliser(models, cfg.get("normaliser"), table)
-    boot = Bootstrap(
-        int_setting(cfg, "bootstrap.n_resamples"),
-        float_setting(cfg, "bootstrap.confidence"),
-        int_setting(cfg, "bootstrap.seed"),
-    )
-    enabled = bool(OmegaConf.select(cfg, "fairness.enabled", default=True))
-    result = build(
-        table,
-        models,
-        boot=boot,
-        fairness=fairness_settings(cfg) if enabled else None,
-        chunk_utterances=int_setting(cfg, "chunk_utterances"),
-        n_jobs=int_setting(cfg, "n_jobs"),
-        ranking=cfg.get("ranking"),
-        system_order=list(cfg.system_order) if cfg.get("system_order") is not None else None,
-    )
-    output_dir = Path(cfg.output_dir)
-    context = {
-        "n_resamples": boot.n_resamples,
-        "confidence": boot.confidence,
-        "alpha": OmegaConf.select(cfg, "fairness.alpha", default=0.05),
-        "title": OmegaConf.select(cfg, "title", default=None) or "werest leaderboard",
-    }
-    write_outputs(result, output_dir, context)
-    save_config(cfg, output_dir / "config.yaml")
-    print(format_board(result))
-    if result.warnings:
-        print(format_warnings(result.warnings))
-    return result
-
-
-# --------------------------------------------------------------------------- reports
-
-
-def _num(value, digits: int = 3) -> str:
-    if value is None or pd.isna(value):
-        return ""
-    return f"{value:.{digits}g}" if abs(value) < 1e-3 and value != 0 else f"{value:.{digits}f}"
-
-
-def board_view(board: pd.DataFrame) -> pd.DataFrame:
-    """The leaderboard as display strings (WER in %)."""
-    view = pd.DataFrame(
-        {
-            "rank": board["rank"],
-            "system": board["system"],
-            "datasets": board["datasets"],
-            "utts": board["utterances"],
-            "est. WER %": board["est_wer"].map(percent),
-            "95% CI": [
-                percent_interval(lo, hi)
-                for lo, hi in zip(board["est_ci_low"], board["est_ci_high"], strict=True)
-            ],
-        }
-    )
-    if "true_wer" in board:
-        view["true WER %"] = board["true_wer"].map(percent)
-        view["true 95% CI"] = [
-            percent_interval(lo, hi)
-            for lo, hi in zip(board["true_ci_low"], board["true_ci_high"], strict=True)
-        ]
-        view["true rank"] = board["true_rank"].astype(str)
-    if "rtfx" in board:
-        view["RTFx"] = board["rtfx"].map(lambda v: _num(v, 1))
-        view["latency p50 s"] = board["latency_p50"].map(lambda v: _num(v, 3))
-        view["latency p95 s"] = board["latency_p95"].map(lambda v: _num(v, 3))
-        view["RTF≤1 %"] = board["rtf_le_1"].map(percent)
-    for column, label in (("est_faas", "FAAS est"), ("true_faas", "FAAS true")):
-        if column in board:
-            view[label] = board[column].map(lambda v: _num(v, 2))
-    return view
-
-
-def pairs_view(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Neighbour tests as display strings."""
-    view = pd.DataFrame(
-        {
-            "A (better)": pairs["better"],
-            "B": pairs["worse"],
-            "est. Δ pts": (100 * pairs["est_delta"]).map(lambda v: _num(v, 2)),
-            "est. p": pairs["est_p_value"].map(_num),
-            "est. d": pairs["est_cohens_d"].map(lambda v: _num(v, 2)),
-        }
-    )
-    if "true_p_value" in pairs:
-        view["true Δ pts"] = (100 * pairs["true_delta"]).map(lambda v: _num(v, 2))
-        view["true p"] = pairs["true_p_value"].map(_num)
-        view["true d"] = pairs["true_cohens_d"].map(lambda v: _num(v, 2))
-    return view
-
-
-def fairness_view(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per dataset and system: overall score, WER and FAAS, true beside estimated."""
-    view = summary[["dataset", "system"]].copy()
-    for label in ("true", "est"):
-        if f"{label}_overall" in summary:
-            view[f"{label} overall"] = summary[f"{label}_overall"].map(lambda v: _num(v, 1))
-            view[f"{label} WER %"] = summary[f"{label}_wer"].map(percent)
-            view[f"{label} FAAS"] = summary[f"{label}_faas"].map(lambda v: _num(v, 2))
-    return view
-
-
-def comparison_view(comparison: pd.DataFrame) -> pd.DataFrame:
-    """Per category: true vs estimated scores and tests, and what differs."""
-    view = comparison[["dataset", "system", "category"]].copy()
-    for label in ("true", "est"):
-        view[f"{label} score"] = comparison[f"{label}_score"].map(lambda v: _num(v, 1))
-        view[f"{label} p"] = comparison[f"{label}_p"].map(_num)
-        view[f"{label} adjusted"] = comparison[f"{label}_adjusted"].map(lambda v: _num(v, 1))
-        view[f"{label} worst"] = comparison[f"{label}_worst"]
-    view["group τ"] = comparison["group_kendall"].map(lambda v: _num(v, 2))
-    view["disagreement"] = comparison["disagreement"].replace("", "none")
-    return view
-
-
-def markdown_table(frame: pd.DataFrame) -> str:
-    """A GitHub Markdown table of display strings."""
-    header = "| " + " | ".join(map(str, frame.columns)) + " |"
-    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    body = [
-        "| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |"
-        for row in frame.itertuples(index=False)
-    ]
-    return "\n".join([header, rule, *body])
-
-
-def _agreement_line(agreement: dict) -> str:
-    if not agreement:
-        return "No references: the true ranking is unknown."
-    return (
-        f"Estimated vs true ranking ({agreement['n_systems']} systems): Spearman ρ = "
-        f"{_num(agreement['spearman'], 3)}, Kendall τ = {_num(agreement['kendall'], 3)}."
-    )
-
-
-def format_board(result: Leaderboard) -> str:
-    """The printed summary: ranking, agreement, neighbour tests, fairness overview."""
-    parts = [
-        board_view(result.board).to_string(index=False),
-        "",
-        _agreement_line(result.agreement),
-        "",
-        "Neighbours (paired bootstrap, one-sided p of 'A better than B'):",
-        pairs_view(result.pairs).to_string(index=False),
-    ]
-    if "summary" in result.fairness:
-        parts += [
-            "",
-            "Fairness audit (FAAS = 10·log10(overall score / WER as a fraction)):",
-            fairness_view(result.fairness["summary"]).to_string(index=False),
-        ]
-    return "\n".join(parts)
-
-
-def markdown_report(result: Leaderboard) -> str:
-    """leaderboard.md: every table of the run."""
-    lines = [
-        "# Leaderboard",
-        "",
-        "Ranked by the macro average over datasets of the label-free "
-        "corpus WER estimate Σ(pred·n̂)/Σn̂; 95 % CIs are percentile bootstraps over "
-        "utterances.",
-        "",
-        markdown_table(board_view(result.board)),
-        "",
-        _agreement_line(result.agreement),
-        "",
-        "## Neighbours in the ranking",
-        "",
-        "Paired bootstrap on the utterances both systems transcribed (the same resample "
-        "for both): p = share of resamples where A's WER is not lower than B's; Δ = A − B "
-        "in points; Cohen's d of utterance WERs (pooled SD, positive = A lower).",
-        "",
-        markdown_table(pairs_view(result.pairs)),
-        "",
-        "## Per dataset",
-        "",
-        markdown_table(_dataset_view(result.datasets)),
-        "",
-        "## Utterance-level statistics",
-        "",
-        markdown_table(_descriptive_view(result.descriptive)),
-    ]
-    lines += _fairness_markdown(result.fairness)
-    return "\n".join(lines) + "\n"
-
-
-def _dataset_view(frame: pd.DataFrame) -> pd.DataFrame:
-    view = frame[["dataset", "system", "n"]].copy()
-    view["est. WER %"] = frame["est_wer"].map(percent)
-    if "true_wer" in frame:
-        view["true WER %"] = frame["true_wer"].map(percent)
-    return view
-
-
-def _descriptive_view(frame: pd.DataFrame) -> pd.DataFrame:
-    view = frame[["system", "measure", "n"]].copy()
-    for column in (
-        "mean",
-        "sd",
-        "min",
-        "max",
-        "ci_low",
-        "ci_high",
-        "p50",
-        "p95",
-        "rtfx",
-        "rtf_le_1",
-        "throughput",
-    ):
-        if column in frame:
-            view[column] = frame[column].map(_num)
-    return view
-
-
-def _fairness_markdown(fairness: dict[str, pd.DataFrame]) -> list[str]:
-    if "summary" not in fairness:
-        return []
-    lines = [
-        "",
-        "## Fairness audit",
-        "",
-        "ASR-FAIRBENCH method (werest.fairness): Poisson model of utterance errors with "
-        "offset log(words) (a GLM, or with fairness.model=glmm the published GLMM with a "
-        "per-speaker random intercept and its LRT; each category's test is in "
-        "fairness_categories.csv); FAAS = 10·log10(overall score / WER as a fraction). `est` "
-        "uses the estimated error count pred·n̂ and length n̂.",
-        "",
-        markdown_table(fairness_view(fairness["summary"])),
-    ]
-    if "comparison" in fairness:
-        lines += [
-            "",
-            "### True vs estimated, per category",
-            "",
-            markdown_table(comparison_view(fairness["comparison"])),
-        ]
-    groups = fairness["groups"].copy()
-    groups["predicted WER %"] = groups["predicted_wer"].map(percent)
-    groups["raw score"] = groups["raw_score"].map(lambda v: _num(v, 1))
-    groups["share"] = groups["share"].map(lambda v: _num(v, 3))
-    lines += [
-        "",
-        "### Groups",
-        "",
-        markdown_table(
-            groups[
-                [
-                    "dataset",
-                    "system",
-                    "source",
-                    "category",
-                    "group",
-                    "n",
-                    "share",
-                    "predicted WER %",
-                    "raw score",
-                ]
-            ]
-        ),
-    ]
-    return lines
-
-
-def plot_board(board: pd.DataFrame, path: Path) -> None:
-    """A bar chart of estimated macro WER with CI error bars (true WER as markers)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    y = np.arange(len(board))
-    est = 100 * board["est_wer"].to_numpy(dtype=float)
-    errors = np.vstack(
-        [
-            est - 100 * board["est_ci_low"].to_numpy(dtype=float),
-            100 * board["est_ci_high"].to_numpy(dtype=float) - est,
-        ]
-    )
-    fig, ax = plt.subplots(figsize=(7, 0.6 * len(board) + 2.0))
-    ax.barh(
-        y, est, xerr=np.nan_to_num(errors), color="#7aa6c2", capsize=4, label="estimated (95 % CI)"
-    )
-    if "true_wer" in board:
-        ax.plot(100 * board["true_wer"].to_numpy(dtype=float), y, "kD", label="true")
-    ax.set_yticks(y, board["system"])
-    ax.invert_yaxis()
-    ax.set_xlabel("macro-average WER %")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, frameon=False)
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=120)
-    plt.close(fig)
-
-
-def write_outputs(result: Leaderboard, output_dir: Path, context: dict | None = None) -> None:
-    """Every CSV, the Markdown report, the chart and the web page, each written atomically.
-
-    ``context`` (bootstrap and fairness settings, title) fills the page's metrics tab.
-    """
-    from werest.webpage import write_page
-
-    frames = {
-        "leaderboard.csv": result.board,
-        "datasets.csv": result.datasets,
-        "pairs.csv": result.pairs,
-        "descriptive.csv": result.descriptive,
-    }
-    frames |= {f"fairness_{name}.csv": frame for name, frame in result.fairness.items()}
-    if result.lid is not None:
-        frames |= {
-            "lid_accuracy.csv": result.lid.accuracy,
-            "lid_confusion.csv": result.lid.confusion,
-            "lid_thresholds.csv": result.lid.thresholds,
-            "lid_confidence.csv": result.lid.confidence,
-        }
-    for name, frame in frames.items():
-        with atomic_path(output_dir / name) as tmp:
-            frame.to_csv(tmp, index=False)
-    with atomic_path(output_dir / "leaderboard.md") as tmp:
-        tmp.write_text(markdown_report(result), encoding="utf-8")
-    plot_board(result.board, output_dir / "leaderboard.png")
-    write_page(result, output_dir / "leaderboard.html", context)
-
-
 # ``werest.leaderboard(table, ...)`` calls the Python API (:func:`werest.api.leaderboard`).
-make_callable(__name__, api_leaderboard)
+make_callable(__name__, "leaderboard")

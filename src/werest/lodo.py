@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 from scipy import stats
+from tqdm.auto import tqdm
 
-from werest.config import int_setting, save_config
 from werest.errors import ConfigError
 from werest.estimate import (
     STATUS_OK,
@@ -37,24 +36,18 @@ from werest.estimate import (
     predict_features,
     summarise,
 )
-from werest.features.agreement import (
-    KEY,
-    add_dataset_context,
-    agreement_features,
-    pairwise_agreement,
-)
-from werest.features.inputs import join_input_features
+from werest.features.agreement import pairwise_agreement
+from werest.features.inputs import build_features
 from werest.intervals import conformal_interval, conformity, domain_weights, weighted_quantile
-from werest.proxy import choose_proxies
+from werest.proxy import choose_proxies, rank_on
+from werest.scoring import utterance_labels
+from werest.table import KEY
 from werest.training import (
     build_regressor,
     domain_of,
     fit_model,
-    load_sources,
     prepare_training_rows,
-    rank_on,
     training_frame,
-    utterance_labels,
 )
 
 log = logging.getLogger(__name__)
@@ -82,9 +75,9 @@ class LodoResult:
 
 def evaluate_lodo(
     table: pd.DataFrame,
-    data: DictConfig,
+    data: Mapping,
     features: list[str],
-    model: DictConfig,
+    model: Mapping,
     *,
     normaliser: str = "auto",
     two_system_views: bool = True,
@@ -130,7 +123,7 @@ def evaluate_lodo(
     if unknown:
         raise ConfigError(f"held-out domain {unknown[0]!r} is not a multi-system domain here")
     cells, timings = [], []
-    for domain in folds:
+    for domain in tqdm(folds, desc="held-out domains", unit="domain", disable=None):
         fold_start = time.perf_counter()
         train_table = table[table["domain"] != domain]
         ranking = rank_on(train_table, normaliser, labels=labels)
@@ -198,8 +191,9 @@ def _held_out_cells(
         )
     else:
         proxies = choose_proxies(table, ranking)
-        features = agreement_features(table, proxies, normaliser=normaliser, pairs=pairs)
-        features = join_input_features(add_dataset_context(features), table, fitted.feature_names)
+        features = build_features(
+            table, proxies, normaliser=normaliser, input_features=fitted.feature_names, pairs=pairs
+        )
         utterances = predict_features(features, models)
     records = pd.DataFrame(
         summarise(utterances, table, normaliser=normaliser, n_resamples=n_resamples, seed=seed)
@@ -308,33 +302,3 @@ def overall_summary(cells: pd.DataFrame) -> dict:
         "mean_spearman_raw": float(with_ranks["spearman_raw"].mean()),
         "domain_mean_abs_error": float(domains["mean_abs_error"].mean()),
     }
-
-
-def run(cfg: DictConfig) -> LodoResult:
-    """``werest evaluate experiment=lodo``: write the cells, summaries, report and plots."""
-    from werest.lodo_report import write_lodo_reports
-
-    start = time.perf_counter()
-    table = load_sources(cfg.data)
-    lodo = cfg.lodo
-    result = evaluate_lodo(
-        table,
-        cfg.data,
-        list(cfg.features.columns),
-        cfg.model,
-        normaliser=cfg.normaliser or "auto",
-        two_system_views=bool(cfg.get("two_system_views", True)),
-        level=float(lodo.level),
-        offset=float(lodo.offset),
-        n_resamples=int_setting(cfg, "bootstrap.n_resamples"),
-        seed=int_setting(cfg, "seed"),
-        n_jobs=int_setting(cfg, "n_jobs"),
-        held_out=list(lodo.held_out) if lodo.get("held_out") else None,
-    )
-    result.seconds["total"] = round(time.perf_counter() - start, 1)
-    output_dir = Path(cfg.output_dir)
-    paths = write_lodo_reports(result, cfg, output_dir, name=str(cfg.name))
-    save_config(cfg, output_dir / f"{cfg.name}.config.yaml")
-    print(result.domains.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-    print(f"\nwrote {', '.join(str(p) for p in paths)} in {result.seconds['total']:.0f} s")
-    return result

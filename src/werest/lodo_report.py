@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig, OmegaConf
 
-from werest.config import json_default
+from werest.formatting import markdown_table, number, percent
+from werest.io import atomic_path, json_default, save_figure
 from werest.lodo import LodoResult
-from werest.reports import markdown_table, number
-from werest.table import atomic_path
-from werest.text import percent
 
 log = logging.getLogger(__name__)
 
@@ -135,17 +133,17 @@ def cell_table(cells: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def lodo_markdown(result: LodoResult, cfg: DictConfig | None, name: str) -> str:
+def lodo_markdown(result: LodoResult, cfg: Mapping | None, name: str) -> str:
     """The markdown report."""
     overall = pd.DataFrame([result.overall]).drop(columns=["domains_beating_raw"])
     settings = ""
     if cfg is not None:
         settings = (
-            f"- features: `{', '.join(cfg.features.columns)}`\n"
-            f"- model: `{OmegaConf.to_container(cfg.model, resolve=True)}`\n"
-            f"- normaliser `{cfg.normaliser}`, two-system views {cfg.get('two_system_views')}, "
-            f"max rows per domain {cfg.data.get('max_rows_per_domain')}, seed {cfg.seed}\n"
-            f"- interval: conformal level {cfg.lodo.level}, offset {cfg.lodo.offset} "
+            f"- features: `{', '.join(cfg['features']['columns'])}`\n"
+            f"- model: `{cfg['model']}`\n"
+            f"- normaliser `{cfg['normaliser']}`, two-system views {cfg.get('two_system_views')}, "
+            f"max rows per domain {cfg['data'].get('max_rows_per_domain')}, seed {cfg['seed']}\n"
+            f"- interval: conformal level {cfg['lodo']['level']}, offset {cfg['lodo']['offset']} "
             "(half-width q·(aWER + offset), q from the other domains' cells), "
             "widened to hold the bootstrap CI"
         )
@@ -205,13 +203,11 @@ def cells_plot(result: LodoResult, path: Path) -> Path:
     axes[0].set_ylabel("estimate %")
     axes[1].legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    return path
+    return save_figure(fig, path)
 
 
 def write_lodo_reports(
-    result: LodoResult, cfg: DictConfig | None, output_dir: str | Path, *, name: str
+    result: LodoResult, cfg: Mapping | None, output_dir: str | Path, *, name: str
 ) -> list[Path]:
     """Write the CSVs, the markdown report and the plot; return their paths."""
     output_dir = Path(output_dir)

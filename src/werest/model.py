@@ -35,10 +35,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from werest.config import json_default
 from werest.errors import WerestError
+from werest.io import atomic_path, json_default
 from werest.proxy import Ranking
-from werest.table import atomic_path
 
 log = logging.getLogger(__name__)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -22,7 +23,9 @@ import numpy as np
 import pandas as pd
 
 from werest.errors import ConfigError, InputError
-from werest.table import atomic_path
+from werest.io import atomic_path
+from werest.scoring import utterance_labels
+from werest.text import corpus_rate
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +71,13 @@ class Ranking:
                 json.dumps({"version": RANKING_VERSION, **asdict(self)}, indent=2), encoding="utf-8"
             )
         return path
+
+    @classmethod
+    def from_order(cls, systems: Iterable[str]) -> Ranking:
+        """A ranking that is only an order, best first (a user's ``system_order``, an explicit
+        proxy, the label-free :func:`consensus_order`): no WER was measured behind it."""
+        names = [str(name) for name in systems]
+        return cls(systems=names, macro_wer=dict.fromkeys(names, float("nan")))
 
     @classmethod
     def load(cls, path: str | Path) -> Ranking:
@@ -202,7 +212,7 @@ def sample_utterances(table: pd.DataFrame, max_utterances: int, seed: int) -> pd
 
 def choose_proxies(
     table: pd.DataFrame,
-    ranking: Ranking | list[str],
+    ranking: Ranking | None,
     *,
     targets: list[str] | None = None,
     proxy: str | None = None,
@@ -213,7 +223,8 @@ def choose_proxies(
     Parameters
     ----------
     table : transcripts table (several systems per utterance).
-    ranking : a :class:`Ranking`, or system names best first.
+    ranking : the systems best first (:meth:`Ranking.from_order` for a bare order); None
+        only with an explicit ``proxy``.
     targets : the target systems (default: every system in the table).
     proxy : an explicit proxy system for every target (must differ from each target).
     unseen_order : the order of systems ``ranking`` does not hold (:func:`consensus_order`).
@@ -241,9 +252,7 @@ def choose_proxies(
             raise ConfigError(f"proxy {proxy!r} is also a target: a system cannot be its own proxy")
         order = [proxy]
     else:
-        if not isinstance(ranking, Ranking):
-            ranking = Ranking(systems=list(ranking), macro_wer=dict.fromkeys(ranking, np.nan))
-        order = ranking.order(systems, unseen_order)
+        order = (ranking or Ranking.from_order([])).order(systems, unseen_order)
     rank_of = {name: i for i, name in enumerate(order)}
     keys = table[["dataset", "utt_id", "system"]]
     utterance = ["dataset", "utt_id"]
@@ -258,3 +267,34 @@ def choose_proxies(
     best, runner_up = joined[0].astype("str"), joined[1].astype("str")
     target_rows["proxy"] = best.where(best != target_rows["system"], runner_up)
     return target_rows
+
+
+def rank_on(
+    table: pd.DataFrame,
+    normaliser: str,
+    n_jobs: int = 1,
+    *,
+    labels: pd.DataFrame | None = None,
+) -> Ranking:
+    """The proxy ranking from a labelled table's corpus WERs (Σ errors / Σ words per dataset
+    and system). ``labels`` (:func:`utterance_labels`, possibly of a larger table) saves
+    scoring the table again; only ``table``'s datasets count."""
+    if labels is None:
+        labels = utterance_labels(table, normaliser, n_jobs)
+    labels = labels[labels["dataset"].isin(table["dataset"].unique())]
+    totals = labels.groupby(["dataset", "system"], as_index=False)[
+        ["word_errors", "ref_words"]
+    ].sum()
+    totals["wer"] = [
+        corpus_rate(e, n) for e, n in zip(totals["word_errors"], totals["ref_words"], strict=True)
+    ]
+    return rank_systems(totals, normaliser=normaliser)
+
+
+def references_ranking(table: pd.DataFrame, normaliser: str, alternatives: str) -> Ranking:
+    """The systems ranked on ``table``'s own references (:func:`rank_on`); a ConfigError
+    suggesting ``alternatives`` when it has none."""
+    if "reference" in table.columns and table["reference"].notna().any():
+        log.info("ranking the input's systems on its references")
+        return rank_on(table, normaliser)
+    raise ConfigError(f"the input has no references to rank its systems on: {alternatives}")

@@ -12,12 +12,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig, OmegaConf
 
 from werest.evaluation import (
     ABLATION,
@@ -29,33 +28,14 @@ from werest.evaluation import (
     WEREST,
     FourCaseResult,
 )
-from werest.table import atomic_path
-from werest.text import percent
+from werest.formatting import markdown_table, number, percent
+from werest.io import atomic_path, save_figure
 
 log = logging.getLogger(__name__)
 
 BAR_CELL_ERROR = 0.05
 BAR_MEDIAN_ERROR = 0.025
 MAIN_METHODS = (WEREST, RAW_PWER, TRAIN_MEAN)
-
-
-def markdown_table(frame: pd.DataFrame) -> str:
-    """A GitHub markdown table of ``frame`` (values as they are; NaN as an empty cell)."""
-    header = "| " + " | ".join(str(c) for c in frame.columns) + " |"
-    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    lines = [header, rule]
-    for row in frame.itertuples(index=False):
-        cells = ["" if _missing(value) else str(value) for value in row]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and np.isnan(value))
-
-
-def number(value: float, digits: int = 3) -> str:
-    return "" if _missing(value) else f"{value:.{digits}f}"
 
 
 def bar_cells(cells: pd.DataFrame) -> pd.DataFrame:
@@ -277,7 +257,7 @@ def ablation_summary(cells: pd.DataFrame) -> pd.DataFrame:
     return summary.assign(_rank=rank).sort_values(["case", "_rank"]).drop(columns="_rank")
 
 
-def ablation_section(cells: pd.DataFrame, cfg: DictConfig | None) -> str:
+def ablation_section(cells: pd.DataFrame, cfg: Mapping | None) -> str:
     """Markdown: the feature-set ablation."""
     summary = ablation_summary(cells)
     view = pd.DataFrame(
@@ -292,10 +272,11 @@ def ablation_section(cells: pd.DataFrame, cfg: DictConfig | None) -> str:
         }
     )
     model = ""
-    if cfg is not None and cfg.get("ablation") and cfg.ablation.get("feature_sets"):
-        sets = OmegaConf.to_container(cfg.ablation.feature_sets, resolve=True)
+    if cfg is not None and cfg.get("ablation") and cfg["ablation"].get("feature_sets"):
+        sets = cfg["ablation"]["feature_sets"]
+        ablation_model = cfg["ablation"].get("model") or cfg["model"]
         model = (
-            f"The ablation rows use {_model_description(cfg.ablation.get('model') or cfg.model)}"
+            f"The ablation rows use {_model_description(ablation_model)}"
             " for every feature set (monotonic constraints restricted to each set's features). "
             "Feature sets: "
             + "; ".join(f"**{name}** = {', '.join(cols)}" for name, cols in sets.items())
@@ -313,14 +294,14 @@ def ablation_section(cells: pd.DataFrame, cfg: DictConfig | None) -> str:
     )
 
 
-def _model_description(model: DictConfig) -> str:
+def _model_description(model: Mapping) -> str:
     """``StackedWerRegressor`` of hgb with grids … as a short phrase."""
     target = str(model.get("_target_", "?")).rsplit(".", 1)[-1]
     models = model.get("models")
     return f"`{target}`" + (f" of {', '.join(models)}" if models else "")
 
 
-def config_section(result: FourCaseResult, cfg: DictConfig | None) -> str:
+def config_section(result: FourCaseResult, cfg: Mapping | None) -> str:
     """Markdown: who trains and where, and why."""
     protocol = result.protocol
     lines = [
@@ -337,11 +318,11 @@ def config_section(result: FourCaseResult, cfg: DictConfig | None) -> str:
     ]
     if cfg is not None:
         lines += [
-            f"- model (`werest`): {_model_description(cfg.model)} on features "
-            f"`{OmegaConf.select(cfg, 'features.name')}` ({len(cfg.features.columns)} columns)",
-            f"- normaliser: `{cfg.normaliser}`; seed {cfg.seed}; n_jobs {cfg.n_jobs}",
+            f"- model (`werest`): {_model_description(cfg['model'])} on features "
+            f"`{cfg['features'].get('name')}` ({len(cfg['features']['columns'])} columns)",
+            f"- normaliser: `{cfg['normaliser']}`; seed {cfg['seed']}; n_jobs {cfg['n_jobs']}",
         ]
-        rationale = OmegaConf.select(cfg, "cases.rationale")
+        rationale = (cfg.get("cases") or {}).get("rationale")
         if rationale:
             lines += ["", "Why these choices:", "", str(rationale).strip()]
     return "\n".join(lines)
@@ -390,7 +371,7 @@ def timing_section(result: FourCaseResult) -> str:
     return "\n".join(lines)
 
 
-def four_case_markdown(result: FourCaseResult, cfg: DictConfig | None, name: str) -> str:
+def four_case_markdown(result: FourCaseResult, cfg: Mapping | None, name: str) -> str:
     """The whole markdown report."""
     command = "werest evaluate experiment=four_cases"
     header = [
@@ -421,13 +402,11 @@ def four_case_markdown(result: FourCaseResult, cfg: DictConfig | None, name: str
 
 def scatter_plot(result: FourCaseResult, path: Path, method: str = WEREST) -> Path:
     """Predicted vs actual utterance WER, one hexbin panel per case."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     predictions = result.predictions
-    fig, axes = plt.subplots(1, 4, figsize=(16, 4.2), sharex=True, sharey=True)
+    fig = Figure(figsize=(16, 4.2))
+    axes = fig.subplots(1, 4, sharex=True, sharey=True)
     for axis, (case, title) in zip(axes, CASES.items(), strict=True):
         rows = predictions[predictions["case"] == case]
         axis.set_title(f"case {case}: {title}", fontsize=9)
@@ -449,22 +428,18 @@ def scatter_plot(result: FourCaseResult, path: Path, method: str = WEREST) -> Pa
         axis.set_xlabel(f"actual utterance WER (n={len(rows)})")
     axes[0].set_ylabel(f"predicted ({method})")
     fig.tight_layout()
-    return _save_figure(fig, path)
+    return save_figure(fig, path)
 
 
 def bars_plot(result: FourCaseResult, path: Path) -> Path:
     """True WER vs werest and raw-pWER aWER per dataset and system."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     cells = result.cells
     shown = cells[(cells["fold"] == cells["dataset"]) | (cells["fold"] == MEAN_FOLD)]
     datasets = list(dict.fromkeys(shown["dataset"]))
-    fig, axes = plt.subplots(
-        1, max(1, len(datasets)), figsize=(4 * max(1, len(datasets)), 4), squeeze=False
-    )
+    fig = Figure(figsize=(4 * max(1, len(datasets)), 4))
+    axes = fig.subplots(1, max(1, len(datasets)), squeeze=False)
     for axis, dataset in zip(axes[0], datasets, strict=False):
         rows = shown[shown["dataset"] == dataset]
         systems = sorted(rows["eval_system"].unique())
@@ -484,20 +459,11 @@ def bars_plot(result: FourCaseResult, path: Path) -> Path:
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", ncol=3, fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 0.9))
-    return _save_figure(fig, path)
-
-
-def _save_figure(fig, path: Path) -> Path:
-    import matplotlib.pyplot as plt
-
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def write_four_case_reports(
-    result: FourCaseResult, cfg: DictConfig | None, output_dir: str | Path, *, name: str
+    result: FourCaseResult, cfg: Mapping | None, output_dir: str | Path, *, name: str
 ) -> list[Path]:
     """Write ``<name>.csv``, ``<name>.md`` and the two plots in ``output_dir``.
 

@@ -162,7 +162,7 @@ def write_resources(summary: dict[str, Any], path: Path) -> Path:
     """A run's resource summary as JSON (``werest score``/``estimate``: ``resources.json``)."""
     import json
 
-    from werest.table import atomic_path
+    from werest.io import atomic_path
 
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

@@ -10,55 +10,16 @@ CER, S/D/I, lengths, reference and hypothesis), ``DIR/ranking.json`` (the proxy 
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 import pandas as pd
-from omegaconf import DictConfig
 
-from werest.errors import ConfigError, InputError
-from werest.resources import ResourceMonitor, write_resources
-from werest.table import read_table, write_table
-from werest.text import (
-    bootstrap_ci,
-    corpus_rate,
-    count_errors,
-    error_rate,
-    normalise_many,
-    percent,
-    percent_interval,
-    scoring_unit,
-)
+from werest.errors import InputError
+from werest.formatting import percent, percent_interval
+from werest.stats import bootstrap_ci
+from werest.table import KEY
+from werest.text import corpus_rate, count_errors, error_rate, normalised_columns, scoring_unit
 
 log = logging.getLogger(__name__)
-
-
-def normalised_columns(
-    table: pd.DataFrame,
-    normaliser: str,
-    columns: tuple[str, ...] = ("hypothesis", "reference"),
-    *,
-    n_jobs: int = 1,
-) -> pd.DataFrame:
-    """The table's text columns normalised (each distinct string once), per row language."""
-    languages = table["language"] if "language" in table.columns else None
-    if normaliser == "whisper_english" and languages is not None:
-        other = set(languages.dropna().unique()) - {"en", "eng", "en-US", "en-GB", "eng_Latn"}
-        if other:
-            log.warning(
-                "normaliser whisper_english on languages %s: use normaliser=auto", sorted(other)
-            )
-    present = [c for c in columns if c in table.columns]
-    if not present:
-        return pd.DataFrame(index=table.index)
-    stacked = pd.concat([table[c] for c in present], ignore_index=True)
-    stacked_languages = (
-        pd.concat([languages] * len(present), ignore_index=True) if languages is not None else None
-    )
-    normalised = normalise_many(stacked, normaliser, stacked_languages, n_jobs=n_jobs).to_numpy()
-    n = len(table)
-    return pd.DataFrame(
-        {c: normalised[i * n : (i + 1) * n] for i, c in enumerate(present)}, index=table.index
-    ).astype("str")
 
 
 def score_utterances(
@@ -191,43 +152,17 @@ def format_scores(scores: pd.DataFrame) -> str:
 def readable_scores(scored: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     """Per-utterance scores (:func:`score_utterances`) with the reference and hypothesis as
     written, for ``werest score``'s ``utterances.csv``."""
-    key = ["dataset", "utt_id", "system"]
+    key = KEY
     text = table[[*key, "reference", "hypothesis"]]
     out = scored.merge(text, on=key, how="left")
     first = [*key, "wer", "cer", "reference", "hypothesis"]
     return out[first + [c for c in out.columns if c not in first]]
 
 
-def run(cfg: DictConfig) -> pd.DataFrame:
-    """``werest score``: corpus scores, the proxy ranking and the config, in ``output_dir``."""
-    from werest.config import float_setting, int_setting, save_config
-    from werest.proxy import rank_systems
+LABELS = ("wer", "cer", "ref_words", "word_errors", "ref_chars", "char_errors")
 
-    if cfg.get("input") in (None, "???"):
-        raise ConfigError("no input table: werest score input=table.parquet output_dir=DIR")
-    n_jobs = int_setting(cfg, "n_jobs")
-    n_resamples = int_setting(cfg, "bootstrap.n_resamples")
-    seed = int_setting(cfg, "bootstrap.seed")
-    with ResourceMonitor() as monitor:
-        table = read_table(cfg.input)
-        scored = score_utterances(table, cfg.normaliser, n_jobs=n_jobs)
-        scores = corpus_scores(
-            scored,
-            n_resamples=n_resamples,
-            seed=seed,
-            confidence=float_setting(cfg, "bootstrap.confidence"),
-        )
-        ranking = rank_systems(scores, normaliser=cfg.normaliser)
-    output_dir = Path(cfg.output_dir)
-    write_table(scores, output_dir / "scores.csv")
-    write_table(readable_scores(scored, table), output_dir / "utterances.csv")
-    ranking.save(output_dir / "ranking.json")
-    write_resources(monitor.summary, output_dir / "resources.json")
-    save_config(cfg, output_dir / "config.yaml")
-    print(format_scores(scores))
-    if (scores["unit"] == "character").any():
-        print("(chars): languages written without spaces (zh, ja, th…) are scored on characters")
-    print()
-    print(ranking.describe())
-    log.info("wrote %s", output_dir)
-    return scores
+
+def utterance_labels(table: pd.DataFrame, normaliser: str, n_jobs: int = 1) -> pd.DataFrame:
+    """Per (dataset, utt_id, system): utterance WER, CER and the counts behind them."""
+    scored = score_utterances(table, normaliser, n_jobs=n_jobs)
+    return scored[[*KEY, *LABELS]]

@@ -55,10 +55,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 
 from werest.errors import InputError
-from werest.table import atomic_path, read_table
+from werest.io import atomic_path
+from werest.table import read_table
 
 log = logging.getLogger(__name__)
 
@@ -416,29 +416,3 @@ def format_scores(corpus: dict[str, float]) -> str:
         f"{corpus['over_segmentation']:.2f}, R-value {corpus['r_value']:.3f}, NED "
         f"{corpus['ned']:.3f}"
     )
-
-
-def run(cfg: DictConfig) -> dict[str, float]:
-    """``werest segmentation``: score, print, and write ``segmentation{,_utterances}.csv``."""
-    from werest.config import save_config
-
-    tier = str(cfg.get("tier") or "words")
-    reference = read_words(
-        Path(cfg.reference), tier, cfg.get("reference_system"), "reference_system"
-    )
-    hypothesis = read_words(
-        Path(cfg.hypothesis), tier, cfg.get("hypothesis_system"), "hypothesis_system"
-    )
-    corpus, per_utterance = evaluate(reference, hypothesis, float(cfg.tolerance))
-    if corpus["utterances"] == 0:
-        raise InputError(
-            "no utterance id is in both the reference and the hypothesis", path=Path(cfg.hypothesis)
-        )
-    output_dir = Path(cfg.output_dir)
-    with atomic_path(output_dir / "segmentation.csv") as tmp:
-        pd.DataFrame([corpus]).to_csv(tmp, index=False)
-    with atomic_path(output_dir / "segmentation_utterances.csv") as tmp:
-        per_utterance.to_csv(tmp, index=False)
-    save_config(cfg, output_dir / "config.yaml")
-    print(format_scores(corpus))
-    return corpus

@@ -222,3 +222,20 @@ def latency(rows: pd.DataFrame) -> dict[str, float]:
         "rtf_le_1": float((seconds[timed] <= duration[timed]).mean()) if timed.any() else nan,
         "throughput": int(timed.sum()) / processing if processing > 0 else nan,
     }
+
+
+def bootstrap_ci(
+    errors: np.ndarray | pd.Series,
+    reference_length: np.ndarray | pd.Series,
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap CI of one corpus rate Σ errors / Σ N, resampling utterances with
+    replacement (so long utterances keep their weight): :func:`macro_bootstrap` of a single
+    dataset. Seeded: the same inputs and seed give the same interval."""
+    sample = RateSample(np.asarray(errors, dtype=float), np.asarray(reference_length, dtype=float))
+    if sample.denominator.sum() <= 0:
+        return float("nan"), float("nan")
+    return macro_bootstrap([sample], n_resamples=n_resamples, seed=seed, confidence=confidence)

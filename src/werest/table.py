@@ -31,9 +31,6 @@ import io
 import json
 import logging
 import os
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -42,10 +39,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from werest.errors import InputError
+from werest.io import atomic_path
 
 log = logging.getLogger(__name__)
 
-KEY: tuple[str, ...] = ("dataset", "utt_id", "system")
+#: the transcripts table's key (a list, so ``frame[KEY]`` selects the columns), and an utterance's
+KEY: list[str] = ["dataset", "utt_id", "system"]
+UTTERANCE: list[str] = ["dataset", "utt_id"]
 REQUIRED: tuple[str, ...] = (*KEY, "hypothesis")
 TEXT_COLUMNS: tuple[str, ...] = (
     *REQUIRED, "reference", "audio", "speaker", "language", "detected_language",
@@ -437,53 +437,6 @@ def _check_unique(frame: pd.DataFrame, source, where) -> None:
 
 
 # --------------------------------------------------------------------------- writing
-
-
-@contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it into place only on success.
-
-    Nothing half-written is ever left at ``path``: an exception (or an interrupt) removes
-    the temporary file and leaves any previous ``path`` untouched. Inside
-    :func:`recorded_writes`, each file put in place is recorded (the CLI's "wrote ..." line).
-    """
-    path = Path(path)
-    if path.is_dir():
-        raise InputError("is a folder, expected a file to write", path=path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as error:
-        raise InputError(f"cannot write here: {error.strerror}", path=path) from None
-    os.close(handle)
-    tmp = Path(tmp_name)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; outputs get the usual mode
-    try:
-        yield tmp
-        try:
-            os.replace(tmp, path)
-        except OSError as error:
-            raise InputError(f"cannot write: {error.strerror}", path=path) from None
-        for record in _RECORDERS:
-            record.append(path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-_RECORDERS: list[list[Path]] = []
-
-
-@contextmanager
-def recorded_writes() -> Iterator[list[Path]]:
-    """Collect the paths :func:`atomic_path` puts in place while the block runs."""
-    written: list[Path] = []
-    _RECORDERS.append(written)
-    try:
-        yield written
-    finally:
-        _RECORDERS.remove(written)
 
 
 def write_table(frame: pd.DataFrame, path: str | Path) -> Path:

@@ -38,6 +38,7 @@ per-utterance WERs (which over-weights short utterances).
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
@@ -48,6 +49,8 @@ import numpy as np
 import pandas as pd
 
 from werest.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 Normaliser = Callable[[str], str]
 
@@ -215,7 +218,9 @@ def normalise_many(
             list(uniques.get_level_values(0)), list(uniques.get_level_values(1)), size=chunk_size
         )
     )
-    parts = parallel_map(_normalise_chunk, chunks, n_jobs, normaliser=normaliser)
+    parts = parallel_map(
+        _normalise_chunk, chunks, n_jobs, desc="normalising", normaliser=normaliser
+    )
     values = np.asarray([text for part in parts for text in part], dtype=object)[codes]
     values[null] = None
     return pd.Series(values, index=series.index, dtype="str")
@@ -303,9 +308,8 @@ def count_errors(
     codes, pairs = pd.factorize(pd.MultiIndex.from_arrays([refs, hyps]))
     unique_refs = pairs.get_level_values(0).tolist()
     unique_hyps = pairs.get_level_values(1).tolist()
-    parts = parallel_map(
-        _chunk_counts, list(_chunked(unique_refs, unique_hyps, size=chunk_size)), n_jobs, unit=unit
-    )
+    chunks = list(_chunked(unique_refs, unique_hyps, size=chunk_size))
+    parts = parallel_map(_chunk_counts, chunks, n_jobs, desc=f"aligning {unit}s", unit=unit)
     counts = np.concatenate(parts) if parts else np.zeros((0, 4), dtype=np.int64)
     counts = counts[codes] if len(codes) else counts[:0]
     frame = pd.DataFrame(counts, columns=list(COUNT_COLUMNS))
@@ -319,14 +323,24 @@ def _chunked(*lists: list, size: int) -> Iterable[tuple[list, ...]]:
         yield tuple(values[start : start + size] for values in lists)
 
 
-def parallel_map(function: Callable, chunks: list[tuple], n_jobs: int, **kwargs) -> list:
+def parallel_map(
+    function: Callable, chunks: list[tuple], n_jobs: int, *, desc: str | None = None, **kwargs
+) -> list:
     """``[function(*chunk, **kwargs) for chunk in chunks]``, in joblib workers when
-    ``n_jobs != 1`` and there is more than one chunk."""
-    if n_jobs == 1 or len(chunks) < 2:
-        return [function(*chunk, **kwargs) for chunk in chunks]
-    from joblib import Parallel, delayed
+    ``n_jobs != 1`` and there is more than one chunk; with ``desc``, a progress bar over the
+    chunks on a terminal (tqdm leaves it out when stderr is not one)."""
+    from tqdm.auto import tqdm
 
-    return Parallel(n_jobs=n_jobs)(delayed(function)(*chunk, **kwargs) for chunk in chunks)
+    if n_jobs == 1 or len(chunks) < 2:
+        results = (function(*chunk, **kwargs) for chunk in chunks)
+    else:
+        from joblib import Parallel, delayed
+
+        results = Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(function)(*chunk, **kwargs) for chunk in chunks
+        )
+    bar = tqdm(results, total=len(chunks), desc=desc, unit="chunk", disable=None if desc else True)
+    return list(bar)
 
 
 def _units(text: str, unit: str) -> list[str] | str:
@@ -424,45 +438,30 @@ def corpus_rate(errors: np.ndarray | pd.Series, reference_length: np.ndarray | p
     return float(np.sum(errors)) / total if total > 0 else float("nan")
 
 
-def percent(value: float | None, digits: int = 2) -> str:
-    """A rate (fraction) as a percentage for display: ``0.1234`` -> ``"12.34"``; ``""`` when
-    missing (None or NaN)."""
-    if value is None or pd.isna(value):
-        return ""
-    return f"{100 * value:.{digits}f}"
-
-
-def percent_interval(low: float | None, high: float | None, digits: int = 2) -> str:
-    """A CI of rates as ``"[low, high]"`` in percent."""
-    return f"[{percent(low, digits)}, {percent(high, digits)}]"
-
-
-def bootstrap_ci(
-    errors: np.ndarray | pd.Series,
-    reference_length: np.ndarray | pd.Series,
+def normalised_columns(
+    table: pd.DataFrame,
+    normaliser: str,
+    columns: tuple[str, ...] = ("hypothesis", "reference"),
     *,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> tuple[float, float]:
-    """Percentile bootstrap CI of the corpus rate, resampling utterances with replacement.
-
-    Each resample recomputes Σ errors / Σ N over the drawn utterances, so long utterances keep
-    their weight. Seeded: the same inputs and seed give the same interval.
-    """
-    errors = np.asarray(errors, dtype=float)
-    length = np.asarray(reference_length, dtype=float)
-    n = len(errors)
-    if n == 0 or length.sum() <= 0 or n_resamples < 1:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    rates = np.empty(n_resamples)
-    batch = max(1, 4_000_000 // n)  # bound memory: ~4M indices at a time
-    for start in range(0, n_resamples, batch):
-        stop = min(n_resamples, start + batch)
-        index = rng.integers(0, n, size=(stop - start, n))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rates[start:stop] = errors[index].sum(axis=1) / length[index].sum(axis=1)
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.nanpercentile(rates, [tail, 100 - tail])
-    return float(low), float(high)
+    n_jobs: int = 1,
+) -> pd.DataFrame:
+    """The table's text columns normalised (each distinct string once), per row language."""
+    languages = table["language"] if "language" in table.columns else None
+    if normaliser == "whisper_english" and languages is not None:
+        other = set(languages.dropna().unique()) - {"en", "eng", "en-US", "en-GB", "eng_Latn"}
+        if other:
+            log.warning(
+                "normaliser whisper_english on languages %s: use normaliser=auto", sorted(other)
+            )
+    present = [c for c in columns if c in table.columns]
+    if not present:
+        return pd.DataFrame(index=table.index)
+    stacked = pd.concat([table[c] for c in present], ignore_index=True)
+    stacked_languages = (
+        pd.concat([languages] * len(present), ignore_index=True) if languages is not None else None
+    )
+    normalised = normalise_many(stacked, normaliser, stacked_languages, n_jobs=n_jobs).to_numpy()
+    n = len(table)
+    return pd.DataFrame(
+        {c: normalised[i * n : (i + 1) * n] for i, c in enumerate(present)}, index=table.index
+    ).astype("str")

@@ -22,89 +22,53 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig, OmegaConf
 
-from werest.config import int_setting, save_config
 from werest.errors import ConfigError, InputError
 from werest.features.agreement import (
     STATUS_OK,
-    add_dataset_context,
-    agreement_features,
     two_system_view,
 )
-from werest.features.inputs import join_input_features, require_inputs
+from werest.features.inputs import build_features, require_inputs
 from werest.importers import import_table
-from werest.model import TrainedModel, fingerprint, save_model
-from werest.proxy import Ranking, choose_proxies, rank_systems
-from werest.scoring import score_utterances
-from werest.table import read_table
-from werest.text import corpus_rate
+from werest.model import TrainedModel, fingerprint
+from werest.proxy import Ranking, choose_proxies, rank_on
+from werest.scoring import utterance_labels
+from werest.table import KEY, read_table
 
 log = logging.getLogger(__name__)
 
-KEY = ["dataset", "utt_id", "system"]
-LABELS = ("wer", "cer", "ref_words", "word_errors", "ref_chars", "char_errors")
 
-
-def load_sources(data: DictConfig) -> pd.DataFrame:
+def load_sources(data: Mapping) -> pd.DataFrame:
     """The transcripts of a ``conf/data`` config: importer sources and/or table files (each
     optionally restricted to its own ``datasets``), restricted to ``datasets`` and without
     ``exclude_datasets``, with datasets renamed by ``rename`` (``{old: new}``: two sources of
     one corpus become one dataset, e.g. dighr's and AfriSpeech's LibriSpeech test-clean runs;
     their systems must differ)."""
     frames = []
-    for source in data.sources:
+    for source in data["sources"]:
         if source.get("table"):
-            frame = read_table(source.table)
+            frame = read_table(source["table"])
         else:
-            frame = import_table(source.format, list(source.paths))
+            frame = import_table(source["format"], list(source["paths"]))
         if source.get("datasets"):  # this source's datasets only (another gives the rest)
-            frame = frame[frame["dataset"].isin(list(source.datasets))]
+            frame = frame[frame["dataset"].isin(list(source["datasets"]))]
         frames.append(frame)
     if not frames:
         raise ConfigError("data.sources is empty: nothing to train on")
     table = pd.concat(frames, ignore_index=True, sort=False)
     if data.get("rename"):
-        table["dataset"] = table["dataset"].replace(dict(data.rename))
+        table["dataset"] = table["dataset"].replace(dict(data["rename"]))
         duplicated = table.duplicated(KEY)
         if duplicated.any():
             key = tuple(table.loc[duplicated, KEY].iloc[0])
             raise ConfigError(f"data.rename joins two rows with one key {key}: rename a system")
     if data.get("datasets"):
-        table = table[table["dataset"].isin(list(data.datasets))]
+        table = table[table["dataset"].isin(list(data["datasets"]))]
     if data.get("exclude_datasets"):
-        table = table[~table["dataset"].isin(list(data.exclude_datasets))]
+        table = table[~table["dataset"].isin(list(data["exclude_datasets"]))]
     if table.empty:
         raise ConfigError("no rows left after the data config's dataset filters")
     return table.reset_index(drop=True)
-
-
-def utterance_labels(table: pd.DataFrame, normaliser: str, n_jobs: int = 1) -> pd.DataFrame:
-    """Per (dataset, utt_id, system): utterance WER, CER and the counts behind them."""
-    scored = score_utterances(table, normaliser, n_jobs=n_jobs)
-    return scored[[*KEY, *LABELS]]
-
-
-def rank_on(
-    table: pd.DataFrame,
-    normaliser: str,
-    n_jobs: int = 1,
-    *,
-    labels: pd.DataFrame | None = None,
-) -> Ranking:
-    """The proxy ranking from a labelled table's corpus WERs (Σ errors / Σ words per dataset
-    and system). ``labels`` (:func:`utterance_labels`, possibly of a larger table) saves
-    scoring the table again; only ``table``'s datasets count."""
-    if labels is None:
-        labels = utterance_labels(table, normaliser, n_jobs)
-    labels = labels[labels["dataset"].isin(table["dataset"].unique())]
-    totals = labels.groupby(["dataset", "system"], as_index=False)[
-        ["word_errors", "ref_words"]
-    ].sum()
-    totals["wer"] = [
-        corpus_rate(e, n) for e, n in zip(totals["word_errors"], totals["ref_words"], strict=True)
-    ]
-    return rank_systems(totals, normaliser=normaliser)
 
 
 def training_frame(
@@ -134,8 +98,14 @@ def training_frame(
     """
     from_input = require_inputs(input_features, table, "werest train")
     proxies = choose_proxies(table, ranking, targets=targets)
-    features = agreement_features(table, proxies, normaliser=normaliser, n_jobs=n_jobs, pairs=pairs)
-    features = join_input_features(add_dataset_context(features), table, from_input)
+    features = build_features(
+        table,
+        proxies,
+        normaliser=normaliser,
+        input_features=from_input,
+        pairs=pairs,
+        n_jobs=n_jobs,
+    )
     if labels is None:
         labels = utterance_labels(table, normaliser, n_jobs)
     frame = features.merge(labels, on=KEY, how="inner")
@@ -198,7 +168,7 @@ def balanced_sample(
     return frame.loc[np.sort(np.concatenate(keep))]
 
 
-def prepare_training_rows(frame: pd.DataFrame, data: DictConfig, seed: int = 0) -> pd.DataFrame:
+def prepare_training_rows(frame: pd.DataFrame, data: Mapping, seed: int = 0) -> pd.DataFrame:
     """``domain`` from ``data.domains`` and the balanced sample of ``data.max_rows_per_domain``."""
     frame = frame.assign(domain=domain_of(frame["dataset"], data.get("domains")).to_numpy())
     return balanced_sample(frame, data.get("max_rows_per_domain"), seed).reset_index(drop=True)
@@ -255,7 +225,7 @@ def fit_model(
     return TrainedModel(estimator, list(feature_names), target, normaliser, ranking, info)
 
 
-def read_calibration(path: str | Path, interval: DictConfig | None = None) -> dict:
+def read_calibration(path: str | Path, interval: Mapping | None = None) -> dict:
     """The conformal calibration (:mod:`werest.intervals`) from a LODO cells CSV written by
     ``werest evaluate experiment=lodo`` (``<name>_cells.csv``)."""
     from werest.intervals import calibration_from_cells
@@ -289,9 +259,9 @@ class Regressor(Protocol):
     def predict(self, X): ...
 
 
-def build_regressor(model: DictConfig, **overrides) -> Regressor:
+def build_regressor(model: Mapping, **overrides) -> Regressor:
     """The ``model`` config's estimator; a ConfigError naming ``model`` when it cannot be built."""
-    from werest.config import instantiate_checked
+    from werest.build import instantiate_checked
 
     return instantiate_checked(model, Regressor, "model", _convert_="all", **overrides)
 
@@ -300,7 +270,7 @@ def _fit(estimator, X: pd.DataFrame, y: np.ndarray, fit_params: dict) -> None:
     """``estimator.fit``; a parameter scikit-learn rejects (a config mistake) is a ConfigError."""
     from sklearn.utils._param_validation import InvalidParameterError
 
-    from werest.config import first_line
+    from werest.io import first_line
 
     try:
         estimator.fit(X, y, **fit_params)
@@ -314,54 +284,40 @@ def _takes_groups(estimator) -> bool:
     return "groups" in inspect.signature(estimator.fit).parameters
 
 
-def run(cfg: DictConfig) -> TrainedModel:
-    """``werest train``: fit on the configured data and write the model and its card."""
-    n_jobs = int_setting(cfg, "n_jobs")
-    table = load_sources(cfg.data)
+def train(
+    table: pd.DataFrame,
+    features: Sequence[str],
+    estimator,
+    *,
+    target: str = "wer",
+    normaliser: str = "auto",
+    train_systems: list[str] | None = None,
+    two_system_views: bool = False,
+    data: Mapping | None = None,
+    seed: int = 0,
+    n_jobs: int = 1,
+) -> TrainedModel:
+    """``werest train``'s job on a labelled table: rank the systems on it, build the training
+    rows (:func:`training_frame`, then the domains and balanced sample of ``data``:
+    :func:`prepare_training_rows`) and fit ``estimator`` on ``features``."""
     if "reference" not in table.columns or table["reference"].isna().all():
         raise InputError("the training data has no references: nothing to learn from")
-    labels = utterance_labels(table, cfg.normaliser, n_jobs)
-    ranking = rank_on(table, cfg.normaliser, labels=labels)
-    targets = list(cfg.train_systems) if cfg.get("train_systems") else None
+    labels = utterance_labels(table, normaliser, n_jobs)
+    ranking = rank_on(table, normaliser, labels=labels)
     frame = training_frame(
         table,
         ranking,
-        normaliser=cfg.normaliser,
-        targets=targets,
+        normaliser=normaliser,
+        targets=train_systems,
         labels=labels,
-        two_system_views=bool(cfg.two_system_views),
+        two_system_views=two_system_views,
         n_jobs=n_jobs,
-        input_features=list(cfg.features.columns),
+        input_features=list(features),
     )
     if frame.empty:
         raise InputError("no training rows: no target row has both a proxy and a reference")
-    frame = prepare_training_rows(frame, cfg.data, seed=int_setting(cfg, "seed"))
-    estimator = build_regressor(cfg.model)
+    frame = prepare_training_rows(frame, data or {}, seed=seed)
     log.info("training on %d rows from %s", len(frame), sorted(frame["dataset"].unique()))
-    model = fit_model(
-        frame,
-        list(cfg.features.columns),
-        estimator,
-        target=cfg.target,
-        normaliser=cfg.normaliser,
-        ranking=ranking,
+    return fit_model(
+        frame, list(features), estimator, target=target, normaliser=normaliser, ranking=ranking
     )
-    for key in ("licences", "use"):
-        if cfg.data.get(key):
-            value = cfg.data[key]
-            model.info[f"data_{key}"] = (
-                OmegaConf.to_container(value, resolve=True)
-                if OmegaConf.is_config(value)
-                else str(value)
-            )
-    if cfg.get("calibration"):
-        model.info["calibration"] = read_calibration(cfg.calibration, cfg.get("interval"))
-    model.info["config"] = OmegaConf.to_container(cfg, resolve=True)
-    path = save_model(model, Path(cfg.output_dir) / f"{cfg.name}.skops")
-    save_config(cfg, path.with_suffix(".yaml"))
-    log.info("cv: %s", model.info["cv"])
-    print(
-        f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB); fit "
-        f"{model.info['training']['fit_seconds']} s on {len(frame)} rows"
-    )
-    return model

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from werest.table import atomic_path
-from werest.text import percent
+from werest.formatting import number, percent
+from werest.io import atomic_path
 
 if TYPE_CHECKING:
     from werest.leaderboard import Leaderboard
@@ -152,25 +152,22 @@ def figure(svg: str | None, caption: str) -> str:
 
 
 def svg_of(fig) -> str:
-    """A matplotlib figure as an inline ``<svg>`` element (text as text, no XML prologue)."""
-    import matplotlib.pyplot as plt
+    """A matplotlib figure as an inline ``<svg>`` element (text as text, no XML prologue;
+    the same hash salt on every run, so a page is reproducible)."""
+    import matplotlib
 
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", bbox_inches="tight")
-    plt.close(fig)
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "werest"}):
+        fig.savefig(buffer, format="svg", bbox_inches="tight")
     text = buffer.getvalue()
     return text[text.index("<svg") :]
 
 
-def _pyplot():
-    import matplotlib
+def _figure(**kwargs):
+    """A new :class:`~matplotlib.figure.Figure` (the object API: no pyplot, no backend switch)."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams["svg.fonttype"] = "none"
-    plt.rcParams["svg.hashsalt"] = "werest"
-    return plt
+    return Figure(**kwargs)
 
 
 # --------------------------------------------------------------------------- plots
@@ -178,11 +175,11 @@ def _pyplot():
 
 def plot_estimate_vs_truth(board: pd.DataFrame) -> str | None:
     """Estimated vs true macro WER with both 95 % CIs (the estimate's CI alone without truth)."""
-    plt = _pyplot()
     est = 100 * board["est_wer"].to_numpy(dtype=float)
     est_err = _errors(board, "est")
     if "true_wer" not in board or board["true_wer"].isna().all():
-        fig, ax = plt.subplots(figsize=(6.5, 0.3 * len(board) + 1.5))
+        fig = _figure(figsize=(6.5, 0.3 * len(board) + 1.5))
+        ax = fig.subplots()
         y = np.arange(len(board))
         ax.errorbar(est, y, xerr=est_err, fmt="o", color=EST_COLOUR, capsize=3)
         ax.set_yticks(y, board["system"], fontsize=8)
@@ -190,7 +187,8 @@ def plot_estimate_vs_truth(board: pd.DataFrame) -> str | None:
         ax.set_xlabel("estimated macro WER % (95 % CI)")
         return svg_of(fig)
     true = 100 * board["true_wer"].to_numpy(dtype=float)
-    fig, ax = plt.subplots(figsize=(6.5, 6.0))
+    fig = _figure(figsize=(6.5, 6.0))
+    ax = fig.subplots()
     ax.errorbar(
         true,
         est,
@@ -218,10 +216,10 @@ def plot_wer_vs_rtfx(board: pd.DataFrame) -> str | None:
     """Macro WER against RTFx (log scale): the speed/accuracy frontier. None without timings."""
     if "rtfx" not in board or not np.isfinite(board["rtfx"].to_numpy(dtype=float)).any():
         return None
-    plt = _pyplot()
     timed = board[np.isfinite(board["rtfx"].to_numpy(dtype=float))]
     rtfx = timed["rtfx"].to_numpy(dtype=float)
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    fig = _figure(figsize=(6.5, 4.5))
+    ax = fig.subplots()
     ax.errorbar(
         rtfx,
         100 * timed["est_wer"].to_numpy(dtype=float),
@@ -255,18 +253,12 @@ def plot_fairness(groups: pd.DataFrame) -> str | None:
     true and estimated side by side, the mean over systems as a bar."""
     if groups is None or groups.empty:
         return None
-    plt = _pyplot()
     categories = list(dict.fromkeys(groups["category"]))
     widths = [
         max(2.5, 0.6 * groups.loc[groups["category"] == c, "group"].nunique()) for c in categories
     ]
-    fig, axes = plt.subplots(
-        1,
-        len(categories),
-        figsize=(min(sum(widths) + 1.5, 16), 4.2),
-        gridspec_kw={"width_ratios": widths},
-        squeeze=False,
-    )
+    fig = _figure(figsize=(min(sum(widths) + 1.5, 16), 4.2))
+    axes = fig.subplots(1, len(categories), gridspec_kw={"width_ratios": widths}, squeeze=False)
     for ax, category in zip(axes[0], categories, strict=True):
         rows = groups[groups["category"] == category]
         names = list(rows.groupby("group")["n"].sum().sort_values(ascending=False).index)
@@ -314,13 +306,18 @@ def _short(name: str, width: int = 28) -> str:
 
 
 def _ranking_tab(result: Leaderboard) -> str:
-    from werest.leaderboard import _agreement_line, board_view
+    from werest.leaderboard_report import agreement_line, board_view
 
     parts = [
         '<p class="note">Ranked by the estimated macro-average WER (label-free). Click a column '
         "header to sort by it.</p>",
         html_table(board_view(result.board), "ranking"),
-        f'<p class="note">{html.escape(_agreement_line(result.agreement))}</p>',
+        f'<p class="note">{html.escape(agreement_line(result.agreement))}</p>',
+        *(
+            f'<p class="note warning">warning: {html.escape(w["dataset"])}: '
+            f"{html.escape(w['message'])}</p>"
+            for w in result.warnings
+        ),
         figure(
             plot_estimate_vs_truth(result.board),
             "Estimated vs true macro WER, each with its 95 % bootstrap CI; dashed: y = x."
@@ -336,12 +333,12 @@ def _ranking_tab(result: Leaderboard) -> str:
 
 
 def _datasets_tab(result: Leaderboard) -> str:
-    from werest.leaderboard import _dataset_view
+    from werest.leaderboard_report import dataset_view
 
     parts = []
     for dataset, rows in result.datasets.groupby("dataset", sort=True):
         rows = rows.sort_values(["est_wer", "system"]).reset_index(drop=True)
-        view = _dataset_view(rows).drop(columns="dataset")
+        view = dataset_view(rows).drop(columns="dataset")
         view.insert(0, "est. rank", np.arange(1, len(view) + 1))
         if "true_wer" in rows:
             view["true rank"] = rows["true_wer"].rank(method="min").astype("Int64").astype(str)
@@ -350,7 +347,7 @@ def _datasets_tab(result: Leaderboard) -> str:
 
 
 def _pairs_tab(result: Leaderboard) -> str:
-    from werest.leaderboard import pairs_view
+    from werest.leaderboard_report import pairs_view
 
     return (
         '<p class="note">Each pair of neighbours A (above) and B in the estimated ranking: '
@@ -360,7 +357,7 @@ def _pairs_tab(result: Leaderboard) -> str:
 
 
 def _fairness_tab(result: Leaderboard) -> str:
-    from werest.leaderboard import comparison_view, fairness_view
+    from werest.leaderboard_report import comparison_view, fairness_view
 
     if "summary" not in result.fairness:
         return '<p class="note">No demographic column: no fairness audit.</p>'
@@ -402,7 +399,7 @@ def _lid_tab(result: Leaderboard) -> str:
     if not lid.confidence.empty:
         confidence = lid.confidence.copy()
         for column in ("mean_confidence_right", "mean_confidence_wrong"):
-            confidence[column] = confidence[column].map(lambda v: _fixed(v, 3))
+            confidence[column] = confidence[column].map(lambda v: number(v, 3))
         thresholds = lid.thresholds.assign(
             coverage=lid.thresholds["coverage"].map(percent),
             accuracy=lid.thresholds["accuracy"].map(percent),
@@ -421,17 +418,13 @@ def _lid_tab(result: Leaderboard) -> str:
     return "".join(parts)
 
 
-def _fixed(value, digits: int) -> str:
-    return "" if value is None or pd.isna(value) else f"{value:.{digits}f}"
-
-
 def _latency_tab(result: Leaderboard) -> str:
-    from werest.leaderboard import _descriptive_view
+    from werest.leaderboard_report import descriptive_view
 
     return (
         '<p class="note">Per system, all datasets pooled: utterance WER/CER statistics and '
         "per-utterance latency (seconds).</p>"
-        + html_table(_descriptive_view(result.descriptive), "descriptive")
+        + html_table(descriptive_view(result.descriptive), "descriptive")
     )
 
 

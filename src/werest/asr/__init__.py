@@ -15,12 +15,11 @@
 =============================  ===============================================================
 
 A backend is a :class:`~werest.asr.base.Transcriber`, built from its config's ``_target_``.
-``werest transcribe`` is :func:`werest.asr.transcribe.run`.
+``werest transcribe`` is :func:`werest.commands.transcribe.run`.
 """
 
 from __future__ import annotations
 
 from werest.asr.base import Transcriber, build_transcriber
-from werest.asr.transcribe import run
 
-__all__ = ["Transcriber", "build_transcriber", "run"]
+__all__ = ["Transcriber", "build_transcriber"]

@@ -8,14 +8,13 @@ double, is a config change, not an ``if`` chain.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import numpy as np
-from omegaconf import DictConfig
 
-from werest.config import instantiate_checked
+from werest.build import instantiate_checked
 from werest.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -44,7 +43,7 @@ class Transcriber(Protocol):
     def transcribe(self, audio: Sequence[np.ndarray]) -> list[str]: ...
 
 
-def build_transcriber(cfg: DictConfig) -> Transcriber:
+def build_transcriber(cfg: Mapping) -> Transcriber:
     """Instantiate ``cfg`` (a node with ``_target_``) and check it is a :class:`Transcriber`."""
     return instantiate_checked(cfg, Transcriber, "asr")
 

@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from werest.config import first_line
 from werest.errors import ConfigError
+from werest.io import first_line
 
 log = logging.getLogger(__name__)
 

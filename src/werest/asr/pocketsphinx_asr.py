@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from werest.asr.base import existing_file
-from werest.config import first_line
 from werest.errors import ConfigError
+from werest.io import first_line
 
 log = logging.getLogger(__name__)
 

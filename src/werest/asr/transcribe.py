@@ -53,26 +53,16 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig, ListConfig, OmegaConf
 from tqdm.auto import tqdm
 
-from werest.asr.base import SAMPLE_RATE, Transcriber, build_transcriber
-from werest.config import first_line
+from werest.asr.base import SAMPLE_RATE, Transcriber
+from werest.audio import AudioPolicy, LoadedAudio, load_audio
 from werest.errors import ConfigError, InputError, WerestError
-from werest.features.audio import AudioPolicy, LoadedAudio, load_audio
-from werest.resources import ResourceMonitor
-from werest.table import (
-    KEY,
-    atomic_path,
-    read_raw_csv,
-    read_table,
-    validate_table,
-    write_table,
-)
+from werest.io import atomic_path, first_line
+from werest.table import KEY, UTTERANCE, read_raw_csv, read_table, validate_table, write_table
 
 log = logging.getLogger(__name__)
 
-UTTERANCE = ["dataset", "utt_id"]
 PER_SYSTEM = ("system", "hypothesis", "processing_seconds")
 LEADING = (*KEY, "hypothesis", "reference", "audio", "duration", "processing_seconds")
 FAILURE_COLUMNS = [*KEY, "audio", "asr_status", "asr_message"]
@@ -450,84 +440,7 @@ def log_failures(failed: pd.DataFrame, path: Path | None) -> None:
 # --------------------------------------------------------------------------- werest transcribe
 
 
-def _datasets(value: Any) -> list[str] | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, ListConfig | list | tuple):
-        return [str(v) for v in value]
-    return [str(value)]
-
-
-def _settings(cfg: DictConfig) -> tuple[Path, Path, int | None, int]:
-    from werest.config import int_setting
-
-    for key in ("input", "out"):
-        if cfg.get(key) in (None, "", "???"):
-            raise ConfigError(f"no {key}: werest transcribe input=PATH out=table.parquet")
-    limit = int_setting(cfg, "limit") if cfg.get("limit") is not None else None
-    chunk_size = int_setting(cfg, "chunk_size")
-    if chunk_size < 1 or (limit is not None and limit < 0):
-        raise ConfigError("chunk_size must be at least 1 and limit at least 0")
-    return Path(cfg.input), Path(cfg.out), limit, chunk_size
-
-
-def _policy(cfg: DictConfig) -> AudioPolicy:
-    node = cfg.get("audio")
-    values = OmegaConf.to_container(node, resolve=True) if node is not None else {}
-    try:
-        return AudioPolicy(**values)
-    except TypeError as error:
-        raise ConfigError(f"audio: {error}") from None
-
-
-def run(cfg: DictConfig) -> pd.DataFrame | None:
-    """``werest transcribe``: transcribe what ``out`` lacks; write the table and its reports.
-
-    Returns the output table (None when there is nothing in it).
-    """
-    from werest.config import save_config
-
-    source_path, out, limit, chunk_size = _settings(cfg)
-    datasets = _datasets(cfg.get("dataset"))
-    is_folder = source_path.is_dir()
-    if is_folder and datasets and len(datasets) > 1:
-        raise ConfigError("dataset= names one dataset for a folder input")
-    suffixes = [str(s) for s in cfg.get("audio_suffixes") or AUDIO_SUFFIXES]
-    source = read_source(source_path, suffixes, dataset=datasets[0] if datasets else None)
-    utterances = select(source.utterances, None if is_folder else datasets, limit)
-    base = existing_rows(source, out)
-    policy = _policy(cfg)
-    transcriber = build_transcriber(cfg.asr)
-    system = str(cfg.get("system") or transcriber.name)
-    todo = pending(utterances, base, system)
-    log.info(
-        "%s: %d utterance(s), %d already transcribed, %d to transcribe",
-        system,
-        len(utterances),
-        len(utterances) - len(todo),
-        len(todo),
-    )
-    with ResourceMonitor() as monitor:
-        table, failed = transcribe_pending(
-            todo, transcriber, system, base=base, out=out, policy=policy, chunk_size=chunk_size
-        )
-    if len(todo) and len(failed) == len(todo) and not _has_rows(table, system):
-        raise InputError(all_failed(failed), path=source_path)  # nothing written
-    if table is None:
-        raise InputError("nothing to transcribe (limit=0?)", path=source_path)
-    failures_path = write_failures(out, system, failed)
-    log_failures(failed, failures_path)
-    if source.transcripts is not None or not out.exists():
-        write_table(table, out)  # the input's rows even when nothing new was added
-    summary = rtfx_summary(table, system) | {"resources": monitor.summary}
-    rtfx_path = write_rtfx(out, summary)
-    save_config(cfg, out)
-    print(format_summary(summary, len(todo) - len(failed), len(failed)))
-    log.info("wrote %s; RTFx %s in %s", out, summary["rtfx"], rtfx_path)
-    return table
-
-
-def _has_rows(table: pd.DataFrame | None, system: str) -> bool:
+def has_rows(table: pd.DataFrame | None, system: str) -> bool:
     return table is not None and bool((table["system"] == system).any())
 
 

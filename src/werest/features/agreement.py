@@ -29,17 +29,12 @@ import logging
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 
-from werest.errors import ConfigError
-from werest.scoring import normalised_columns
-from werest.table import read_table, write_table
-from werest.text import count_errors
+from werest.table import KEY, UTTERANCE
+from werest.text import count_errors, normalised_columns
 
 log = logging.getLogger(__name__)
 
-KEY = ["dataset", "utt_id", "system"]
-UTTERANCE = ["dataset", "utt_id"]
 PROXY_FEATURES: tuple[str, ...] = (
     "pwer",
     "pcer",
@@ -365,36 +360,6 @@ def _proxy_quality(features: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     quality = joined.groupby("index")[["pwer", "pcer"]].mean()
     quality.columns = ["proxy_pwer_others", "proxy_pcer_others"]
     return quality.reindex(features.index)
-
-
-def run(cfg: DictConfig) -> pd.DataFrame:
-    """``werest features``: choose proxies and write the agreement feature table."""
-    from werest.config import int_setting, save_config
-    from werest.proxy import Ranking, choose_proxies
-    from werest.training import rank_on
-
-    table = read_table(cfg.input)
-    if cfg.get("ranking"):
-        ranking: Ranking | list[str] = Ranking.load(cfg.ranking)
-    elif cfg.get("proxy"):
-        ranking = [cfg.proxy]
-    elif "reference" in table.columns and table["reference"].notna().any():
-        log.info("no ranking given: ranking the systems on this table's references")
-        ranking = rank_on(table, cfg.normaliser)
-    else:
-        raise ConfigError(
-            "no ranking to choose proxies with: pass ranking=ranking.json (from werest score) "
-            "or proxy=SYSTEM"
-        )
-    targets = list(cfg.targets) if cfg.get("targets") else None
-    proxies = choose_proxies(table, ranking, targets=targets, proxy=cfg.get("proxy"))
-    features = agreement_features(
-        table, proxies, normaliser=cfg.normaliser, n_jobs=int_setting(cfg, "n_jobs")
-    )
-    out = write_table(features, cfg.out)
-    save_config(cfg, out)
-    log.info("wrote %s: %d rows", out, len(features))
-    return features
 
 
 def two_system_view(features: pd.DataFrame) -> pd.DataFrame:

@@ -123,7 +123,7 @@ class EmbeddingCache:
         folder.mkdir(parents=True, exist_ok=True)
         label = folder / "namespace.txt"
         if not label.exists():
-            from werest.table import atomic_path
+            from werest.io import atomic_path
 
             with atomic_path(label) as tmp:
                 tmp.write_text(namespace + "\n", encoding="utf-8")

@@ -30,8 +30,14 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from werest.errors import ConfigError
-from werest.features.agreement import AGREEMENT_FEATURES, CONTEXT_FEATURES, KEY, UTTERANCE
+from werest.errors import ConfigError, InputError
+from werest.features.agreement import (
+    AGREEMENT_FEATURES,
+    CONTEXT_FEATURES,
+    add_dataset_context,
+    agreement_features,
+)
+from werest.table import KEY, UTTERANCE
 
 VS_PROXY = "_vs_proxy"
 #: ``wl_attributed_<a>``: the agreement feature ``<a>`` times P(the row is the wrong side)
@@ -115,3 +121,59 @@ def _total_logprob(frame: pd.DataFrame) -> np.ndarray:
     """A hypothesis's total token log-probability (NaN for an empty one: no tokens)."""
     mean, tokens = (frame[c].to_numpy(dtype=float) for c in TOTAL_LOGPROB)
     return mean * tokens
+
+
+def build_features(
+    table: pd.DataFrame,
+    proxies: pd.DataFrame,
+    *,
+    normaliser: str,
+    input_features: Iterable[str] = (),
+    context: bool = True,
+    pairs: pd.DataFrame | None = None,
+    n_jobs: int = 1,
+) -> pd.DataFrame:
+    """The feature table of ``proxies``' target rows, built the same way for train, evaluate
+    and estimate: the agreement features (:func:`werest.features.agreement.agreement_features`),
+    the dataset context (``context``: False for a chunk of a dataset, whose context needs all
+    of it) and the ``input_features`` that come with the input, columns of ``table``
+    (:func:`join_input_features`; :func:`with_feature_table` adds them from a feature table)."""
+    features = agreement_features(table, proxies, normaliser=normaliser, n_jobs=n_jobs, pairs=pairs)
+    if context:
+        features = add_dataset_context(features)
+    return join_input_features(features, table, input_features)
+
+
+def with_feature_table(
+    table: pd.DataFrame,
+    feature_table: pd.DataFrame,
+    feature_names: Iterable[str],
+    *,
+    source: object = None,
+) -> pd.DataFrame:
+    """``table`` (labelled transcripts) with the input-borne columns that ``feature_names``
+    need, joined by key from ``feature_table`` (written by ``werest features`` and ``werest
+    embed``): the hand-off that lets ``werest train`` and ``evaluate`` learn from features
+    computed from the audio, such as SONAR ``similarity`` (``features=paper``/``full``).
+
+    A row the feature table lacks gets NaN (its features are missing, as at estimate time);
+    a needed column it lacks is a one-line InputError naming ``source`` and the column.
+    """
+    columns = input_columns(feature_names)
+    missing = [c for c in columns if c not in feature_table.columns]
+    if missing:
+        hint = (
+            "werest embed embedder=whisper_likelihood"
+            if missing[0].startswith("wl_")
+            else ("werest embed")
+        )
+        raise InputError(
+            f"the feature table lacks {', '.join(missing)}, which the features need: add it "
+            f"with {hint}",
+            path=source,
+            column=missing[0],
+        )
+    values = feature_table[[*KEY, *columns]].drop_duplicates(KEY)
+    values = values.astype({"dataset": str, "utt_id": str, "system": str})
+    out = table.drop(columns=columns, errors="ignore")
+    return out.merge(values, on=KEY, how="left", validate="many_to_one")

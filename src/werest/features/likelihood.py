@@ -64,14 +64,13 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 from tqdm.auto import tqdm
 
+from werest.audio import AudioPolicy, load_audio
 from werest.errors import ConfigError, InputError
-from werest.features.agreement import KEY, UTTERANCE
-from werest.features.audio import AudioPolicy, load_audio
 from werest.features.cache import EmbeddingCache, file_key, normalise_text
 from werest.features.inputs import join_input_features
+from werest.table import KEY, UTTERANCE
 
 log = logging.getLogger(__name__)
 
@@ -437,31 +436,8 @@ def _log_statuses(status: pd.Series) -> None:
         log.warning("rows without a likelihood (see wl_status): %s", summary)
 
 
-def run_scorer(cfg: DictConfig, scorer: Scorer) -> pd.DataFrame:
-    """``werest embed embedder=whisper_likelihood``: add the columns and write the table."""
-    from werest.features.agreement import AGREEMENT_FEATURES
-    from werest.features.similarity import audio_policy
-    from werest.table import read_table, write_table
-
-    numeric = (*AGREEMENT_FEATURES, *LIKELIHOOD_FEATURES)
-    features = read_table(cfg.input, required=tuple(KEY), numeric=numeric)
-    transcripts = read_table(cfg.transcripts)
-    cache = EmbeddingCache(cfg.cache_dir) if cfg.get("cache_dir") else EmbeddingCache(None)
-    table = add_likelihood(
-        features,
-        transcripts,
-        scorer,
-        cache,
-        audio_policy(cfg.get("audio")),
-        text_column=cfg.get("text_column", "hypothesis"),
-        default_language=cfg.get("default_language"),
-    )
-    ok = int(table["wl_mean_logprob"].notna().sum())
-    if len(table) and not ok:
-        counts = table["wl_status"].value_counts()
-        summary = ", ".join(f"{status}: {count}" for status, count in counts.items())
-        raise InputError(f"no row got a likelihood: all {len(table)} failed ({summary})")
-    out = cfg.get("out") or cfg.input
-    write_table(table, out)
-    print(f"wrote {out}: {len(table)} rows, {ok} with a Whisper likelihood")
-    return table
+def no_likelihood(table: pd.DataFrame) -> str:
+    """The one-line error when no row got a likelihood: the statuses' counts."""
+    counts = table["wl_status"].value_counts()
+    summary = ", ".join(f"{status}: {count}" for status, count in counts.items())
+    return f"no row got a likelihood: all {len(table)} failed ({summary})"

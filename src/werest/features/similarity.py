@@ -24,16 +24,15 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig, OmegaConf
 from tqdm.auto import tqdm
 
+from werest.audio import AudioPolicy, AudioStatus, LoadedAudio, load_audio
 from werest.errors import ConfigError, InputError, WerestError
-from werest.features.audio import AudioPolicy, AudioStatus, LoadedAudio, load_audio
 from werest.features.cache import EmbeddingCache, file_key, normalise_text, text_key
+from werest.table import KEY
 
 log = logging.getLogger(__name__)
 
-KEY = ["dataset", "utt_id", "system"]
 SIMILARITY_COLUMNS = ["similarity", "similarity_status", "audio_duration"]
 
 WEIGHTS_HELP = (
@@ -529,7 +528,7 @@ def add_similarity(
         ``language`` (ISO 639-1; ``default_language`` fills gaps).
     embedder : an :class:`Embedder`.
     cache : where embeddings are kept (memory only when None).
-    policy : the audio policy (the long-clip rule of :mod:`werest.features.audio`).
+    policy : the audio policy (the long-clip rule of :mod:`werest.audio`).
 
     Returns
     -------
@@ -629,19 +628,19 @@ def _log_statuses(status: np.ndarray) -> None:
 # --------------------------------------------------------------------------- werest embed
 
 
-def build_embedder(cfg: DictConfig) -> Embedder:
+def build_embedder(cfg: Mapping) -> Embedder:
     """Instantiate ``cfg`` (a node with ``_target_``) and check it is an :class:`Embedder`."""
-    from werest.config import instantiate_checked
+    from werest.build import instantiate_checked
 
     return instantiate_checked(cfg, Embedder, "embedder")
 
 
-def likelihood_scorer(cfg: DictConfig) -> Any:
+def likelihood_scorer(cfg: Mapping) -> Any:
     """The :class:`werest.features.likelihood.Scorer` that ``cfg`` builds, or None when its
     ``_target_`` is not a Scorer class (an :class:`Embedder`, built by :func:`build_embedder`)."""
     from hydra.utils import get_class
 
-    from werest.config import instantiate_checked
+    from werest.build import instantiate_checked
     from werest.features.likelihood import Scorer
 
     try:
@@ -651,48 +650,6 @@ def likelihood_scorer(cfg: DictConfig) -> Any:
     if not isinstance(target, type) or not issubclass(target, Scorer):
         return None
     return instantiate_checked(cfg, Scorer, "embedder")
-
-
-def audio_policy(cfg: DictConfig | Mapping[str, Any] | None) -> AudioPolicy:
-    """An :class:`AudioPolicy` from a config node (unknown keys are a ConfigError)."""
-    values = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else cfg
-    try:
-        return AudioPolicy(**(values or {}))
-    except TypeError as error:
-        raise ConfigError(f"audio: {error}") from None
-
-
-def run(cfg: DictConfig) -> pd.DataFrame:
-    """``werest embed input=F transcripts=T [out=O] [embedder=sonar] [cache_dir=D]``."""
-    from werest.features.agreement import AGREEMENT_FEATURES
-    from werest.table import read_table, write_table
-
-    scorer = likelihood_scorer(cfg.embedder)
-    if scorer is not None:  # embedder=whisper_likelihood: see werest.features.likelihood
-        from werest.features.likelihood import run_scorer
-
-        return run_scorer(cfg, scorer)
-    numeric = (*AGREEMENT_FEATURES, "similarity", "audio_duration")
-    features = read_table(cfg.input, required=tuple(KEY), numeric=numeric)
-    transcripts = read_table(cfg.transcripts)
-    embedder = build_embedder(cfg.embedder)
-    cache = EmbeddingCache(cfg.cache_dir) if cfg.get("cache_dir") else EmbeddingCache(None)
-    table = add_similarity(
-        features,
-        transcripts,
-        embedder,
-        cache,
-        audio_policy(cfg.get("audio")),
-        text_column=cfg.get("text_column", "hypothesis"),
-        default_language=cfg.get("default_language"),
-    )
-    ok = int(table["similarity"].notna().sum())
-    if len(table) and not ok:
-        raise InputError(no_similarity(table), path=cfg.input)  # nothing written
-    out = cfg.get("out") or cfg.input
-    write_table(table, out)
-    print(f"wrote {out}: {len(table)} rows, {ok} with similarity")
-    return table
 
 
 def no_similarity(table: pd.DataFrame) -> str:

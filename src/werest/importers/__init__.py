@@ -27,11 +27,9 @@ import logging
 from pathlib import Path
 
 import pandas as pd
-from omegaconf import DictConfig
 
-from werest.config import save_config
 from werest.errors import ConfigError
-from werest.table import KEY, validate_table, write_table
+from werest.table import KEY, validate_table
 
 log = logging.getLogger("werest.importers")
 
@@ -79,16 +77,3 @@ def summarise(table: pd.DataFrame) -> pd.DataFrame:
         labelled = table["reference"].notna().groupby([table[c] for c in by]).sum()
         summary["labelled"] = labelled.to_numpy()
     return summary
-
-
-def run(cfg: DictConfig) -> pd.DataFrame:
-    """``werest import``: write the imported table and its config beside it."""
-    if cfg.get("out") in (None, "", "???"):
-        raise ConfigError("no output file: add --out table.parquet (or out=table.parquet)")
-    options = {k: cfg[k] for k in OPTIONS if k in cfg}
-    table = import_table(cfg.format, list(cfg.paths), **options)
-    out = write_table(table, cfg.out)
-    save_config(cfg, out)
-    log.info("wrote %s: %d rows", out, len(table))
-    print(summarise(table).to_string(index=False))
-    return table

@@ -1,4 +1,6 @@
-"""Audio loading for speech embeddings: any soundfile format to 16 kHz mono float32.
+"""Audio decoding for every stage that listens (ASR, speech embeddings, likelihoods).
+
+Any soundfile format to 16 kHz mono float32.
 
 :func:`load_audio` reads wav, flac, mp3, ogg and NIST SPHERE (anything ``soundfile`` reads),
 downmixes to mono (channel mean), resamples to 16 kHz with ``scipy.signal.resample_poly`` and
@@ -28,12 +30,14 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
+
+from werest.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -246,3 +250,12 @@ def load_many(paths: Sequence[str | Path], policy: AudioPolicy | None = None) ->
             failed[0].message,
         )
     return loaded
+
+
+def audio_policy(settings: Mapping[str, object] | None) -> AudioPolicy:
+    """An :class:`AudioPolicy` from the ``audio:`` settings (unknown keys are a ConfigError)."""
+    values = dict(settings or {})
+    try:
+        return AudioPolicy(**values)
+    except TypeError as error:
+        raise ConfigError(f"audio: {error}") from None

@@ -1,0 +1,51 @@
+"""``werest estimate input=T target=S [proxy=P] [model_path=M] output_dir=DIR``: the main job.
+
+Writes ``utterances.csv``, ``summary.json``, ``resources.json`` (the run's CPU %, memory and GPU
+use: :mod:`werest.resources`) and ``config.yaml`` in ``output_dir`` and shows the summary with
+the guards' warnings (:func:`werest.estimate.estimate_table` does the work).
+"""
+
+from __future__ import annotations
+
+from omegaconf import DictConfig
+
+from werest.commands._common import int_setting, names, output_dir, save_config, show
+from werest.estimate import (
+    estimate_table,
+    format_summary,
+    input_features,
+    load_models,
+    write_outputs,
+)
+from werest.guards import format_warnings
+from werest.resources import ResourceMonitor, write_resources
+from werest.table import read_table
+
+
+def run(cfg: DictConfig) -> list[dict]:
+    """Estimate, write the outputs and the config, show the summary; returns its records."""
+    models = load_models(
+        cfg.get("model_path"), cfg.get("cer_model_path"), trust_model=bool(cfg.get("trust_model"))
+    )
+    table = read_table(cfg.input, numeric=input_features(models))
+    with ResourceMonitor() as monitor:
+        utterances, records, warnings = estimate_table(
+            table,
+            models,
+            target=cfg.get("target"),
+            proxy=cfg.get("proxy"),
+            ranking=cfg.get("ranking"),
+            system_order=names(cfg.get("system_order")),
+            normaliser=cfg.get("normaliser"),
+            seed=int_setting(cfg, "seed"),
+            chunk_utterances=int_setting(cfg, "chunk_utterances"),
+            n_jobs=int_setting(cfg, "n_jobs"),
+            source=cfg.input,
+            missing_hypotheses=cfg.get("missing_hypotheses", "exclude"),
+        )
+    folder = output_dir(cfg)
+    write_outputs(utterances, records, folder)
+    write_resources(monitor.summary, folder / "resources.json")
+    save_config(cfg, folder / "config.yaml")
+    show(format_summary(records), format_warnings(warnings) if warnings else None)
+    return records

@@ -1,0 +1,47 @@
+"""Numbers and tables for people: the one formatter of each kind every report uses.
+
+Console summaries, Markdown reports and the web page show the same numbers; formatting them in
+one place keeps "12.34" on the console and "12.34" in ``leaderboard.md`` the same number.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+def missing(value) -> bool:
+    """None, NaN or NA: shown as an empty cell."""
+    return value is None or (not isinstance(value, str) and bool(pd.isna(value)))
+
+
+def number(value: float | None, digits: int = 3) -> str:
+    """A number with ``digits`` decimals (``""`` when missing); a tiny non-zero value (below
+    0.001, such as a p-value) with ``digits`` significant digits instead of ``0.000``."""
+    if missing(value):
+        return ""
+    return f"{value:.{digits}g}" if abs(value) < 1e-3 and value != 0 else f"{value:.{digits}f}"
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    """A GitHub Markdown table of ``frame`` (values as they are, ``|`` escaped, missing values
+    as empty cells)."""
+    header = "| " + " | ".join(str(c) for c in frame.columns) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    body = [
+        "| " + " | ".join("" if missing(v) else str(v).replace("|", "\\|") for v in row) + " |"
+        for row in frame.itertuples(index=False)
+    ]
+    return "\n".join([header, rule, *body])
+
+
+def percent(value: float | None, digits: int = 2) -> str:
+    """A rate (fraction) as a percentage for display: ``0.1234`` -> ``"12.34"``; ``""`` when
+    missing (None or NaN)."""
+    if value is None or pd.isna(value):
+        return ""
+    return f"{100 * value:.{digits}f}"
+
+
+def percent_interval(low: float | None, high: float | None, digits: int = 2) -> str:
+    """A CI of rates as ``"[low, high]"`` in percent."""
+    return f"[{percent(low, digits)}, {percent(high, digits)}]"

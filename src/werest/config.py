@@ -108,6 +108,16 @@ _POSITIVE = Setting(int, minimum=1)
 _SECONDS = Setting(float, minimum=0)
 _PATH = Setting("path")
 _OPTIONAL_PATH = Setting("path", nullable=True)
+# issue 15: bounded-memory runs and Dask (werest.partitioned, werest.cluster)
+_PARTITIONED: dict[str, Setting] = {
+    "partition.rows": Setting(int, minimum=0, nullable=True),
+    "partition.count": _POSITIVE,
+    "partition.dir": _OPTIONAL_PATH,
+    "cluster.kind": Setting(str, choices=("none", "local")),
+    "cluster.address": Setting(str, nullable=True),
+    "cluster.workers": _POSITIVE,
+    "cluster.retries": _WHOLE,
+}
 _COMMON: dict[str, Setting] = {
     "log_level": Setting(str, choices=LOG_LEVELS),
     "n_jobs": Setting(int, nonzero=True),
@@ -200,6 +210,7 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "cer_model_path": _OPTIONAL_PATH,
         "trust_model": Setting(bool),
         "chunk_utterances": _POSITIVE,
+        **_PARTITIONED,
     },
     "train": {
         **_COMMON,

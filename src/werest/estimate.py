@@ -414,7 +414,8 @@ def truth_sums(scored: pd.DataFrame) -> pd.DataFrame:
 
 def truth_from_sums(sums: pd.DataFrame) -> pd.DataFrame:
     """The true corpus WER (``wer``, ``n``) from :func:`truth_sums`."""
-    wer = [corpus_rate([e], [r]) for e, r in zip(sums["word_errors"], sums["ref_words"])]
+    pairs = zip(sums["word_errors"], sums["ref_words"], strict=True)
+    wer = [corpus_rate([errors], [words]) for errors, words in pairs]
     return pd.DataFrame({"wer": wer, "n": sums["n"]}, index=sums.index)
 
 
@@ -478,6 +479,11 @@ def write_outputs(utterances: pd.DataFrame, records: list[dict], output_dir: Pat
     """utterances.csv and summary.json, atomically."""
     with atomic_path(output_dir / "utterances.csv") as tmp:
         utterances.to_csv(tmp, index=False, float_format="%.6g")
+    write_summary(records, output_dir)
+
+
+def write_summary(records: list[dict], output_dir: Path) -> None:
+    """summary.json, atomically."""
     with atomic_path(output_dir / "summary.json") as tmp:
         tmp.write_text(json.dumps(records, indent=2, default=json_default), encoding="utf-8")
 
@@ -623,6 +629,11 @@ def run(cfg: DictConfig) -> list[dict]:
     """``werest estimate``: write utterances.csv, summary.json, resources.json (CPU %, memory
     and GPU use of the run: :mod:`werest.resources`) and config.yaml; print."""
     models = load_models(cfg)
+    # issue 15: large inputs (partition.rows, a Parquet folder) in bounded memory, or on Dask
+    from werest.cluster import partitioned_run, run_estimate
+
+    if partitioned_run(cfg):
+        return run_estimate(cfg, models)
     table = read_table(cfg.input, numeric=_input_features(models))
     with ResourceMonitor() as monitor:
         utterances, records, warnings = estimate_table(

@@ -252,8 +252,12 @@ def _check_unique(frame: pd.DataFrame, sources: list[str]) -> None:
     if duplicated.any():
         row = frame.iloc[int(np.flatnonzero(duplicated)[0])]
         key = tuple(row[KEY])
+        first = frame[(frame[KEY] == row[KEY]).all(axis=1)].iloc[0]
+        seen = f"row {first[ROW]}" + (
+            f" of {sources[int(first[SOURCE])]}" if first[SOURCE] != row[SOURCE] else ""
+        )
         raise InputError(
-            f"duplicate (dataset, utt_id, system) = {key}",
+            f"duplicate (dataset, utt_id, system) = {key}, first seen at {seen}",
             path=sources[int(row[SOURCE])],
             row=int(row[ROW]),
             column="utt_id",

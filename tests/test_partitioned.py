@@ -9,7 +9,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.conftest import shared_path
 from werest.cli import main
 from werest.demo import demo_table_path
 from werest.estimate import default_model_path, estimate_table, write_outputs

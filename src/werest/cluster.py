@@ -145,7 +145,8 @@ def run_estimate(cfg, models) -> list[dict]:
             work_dir=partition.get("dir"),
             run_partitions=runner,
         )
-    write_resources(monitor.summary, output_dir / "resources.json")
+    stages = {"stage_seconds": result.seconds, "partitions": result.n_partitions}
+    write_resources({**monitor.summary, **stages}, output_dir / "resources.json")
     save_config(cfg, output_dir / "config.yaml")
     print(format_summary(result.records))
     if result.warnings:

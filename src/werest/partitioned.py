@@ -42,6 +42,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -351,6 +352,7 @@ class PartitionedEstimate:
     order: Ranking | list[str] | None
     n_rows: int
     n_partitions: int
+    seconds: dict[str, float]
 
 
 def estimate_partitioned(
@@ -389,6 +391,7 @@ def estimate_partitioned(
     scratch = Path(tempfile.mkdtemp(prefix=".werest-partitions-", dir=parent))
     output_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".utterances-", dir=output_dir))
+    clock = _Stages()
     try:
         spilled = spill(
             path,
@@ -397,6 +400,7 @@ def estimate_partitioned(
             n_partitions=n_partitions,
             numeric=numeric,
         )
+        clock.lap("spill")
         systems = pd.DataFrame({"system": spilled.systems})
         check_normaliser(models, normaliser, pd.DataFrame({"language": spilled.languages}))
         targets = resolve_targets(systems, target, proxy)
@@ -411,22 +415,45 @@ def estimate_partitioned(
                 models, systems, ranking=ranking, system_order=system_order, pairs=pairs
             )
         )
+        clock.lap("sample_and_order")
         context = PartitionContext(
             models, targets, proxy, order, used, spilled.sources, chunk_utterances
         )
         outputs = [staging / f"part-{i:05d}.csv" for i in range(len(spilled.partitions))]
         results = run_partitions(estimate_partition, spilled.partitions, outputs, context)
+        clock.lap("partitions")
         records, warnings, compact = _combine(results, models, used, pairs, n_resamples, seed)
         if not (compact["status"] == STATUS_OK).any():
             raise _nothing_estimated(compact, path)
         files = _put_in_place(staging, output_dir / "utterances", results)
         write_summary(records, output_dir)
+        clock.lap("summary")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
         shutil.rmtree(staging, ignore_errors=True)
     return PartitionedEstimate(
-        records, warnings, files, pairs, order, spilled.n_rows, len(spilled.partitions)
+        records,
+        warnings,
+        files,
+        pairs,
+        order,
+        spilled.n_rows,
+        len(spilled.partitions),
+        clock.seconds,
     )
+
+
+class _Stages:
+    """Wall seconds of each stage of a run (``PartitionedEstimate.seconds``)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.seconds[stage] = round(now - self._last, 3)
+        self._last = now
 
 
 def _refuse_whole_table_settings(models, ranking, missing_hypotheses) -> None:

@@ -38,14 +38,17 @@ def _same_rows(expected: pd.DataFrame, files: list[Path]) -> None:
     pd.testing.assert_frame_equal(found, expected, check_dtype=False)
 
 
-def test_demo_in_chunks_and_partitions_equals_the_in_memory_run(models, tmp_path):
+@pytest.mark.parametrize("labelled", [True, False])
+def test_demo_in_chunks_and_partitions_equals_the_in_memory_run(models, tmp_path, labelled):
     """Chunks of 7 rows split utterances across chunks; 3 partitions regroup them."""
-    expected_rows, records, warnings = _in_memory(
-        read_table(demo_table_path()), models, tmp_path / "mem"
-    )
-    result = estimate_partitioned(
-        demo_table_path(), models, tmp_path / "part", chunk_rows=7, n_partitions=3
-    )
+    table = read_table(demo_table_path())
+    if not labelled:
+        table = table.drop(columns="reference")
+    path = tmp_path / "input.csv"
+    table.to_csv(path, index=False)
+    expected_rows, records, warnings = _in_memory(table, models, tmp_path / "mem")
+    result = estimate_partitioned(path, models, tmp_path / "part", chunk_rows=7, n_partitions=3)
+    assert all(("wer" in r) == labelled for r in records)
     assert result.records == records  # estimates, bootstrap CIs, intervals, proxies, truth
     assert result.warnings == warnings
     assert result.n_partitions == 3 and result.n_rows == 56

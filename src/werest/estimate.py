@@ -314,7 +314,7 @@ def summarise(
     (:mod:`werest.partitioned`) passes ``table=None`` with ``truth``
     (:func:`truth_from_sums`) and ``units`` accumulated over its partitions.
     """
-    if truth is None:
+    if table is not None:  # else a partitioned run's accumulated truth (None: no reference)
         truth = _true_wer(table, utterances, normaliser, scored)
     if units is None:
         units = dataset_units(scoring_units(table, normaliser), table["dataset"])

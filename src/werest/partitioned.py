@@ -82,6 +82,7 @@ from werest.table import (
     table_format,
     validate_table,
 )
+from werest.text import NormalisationCache, cached_normalisation
 
 log = logging.getLogger(__name__)
 
@@ -292,8 +293,18 @@ class PartitionResult:
     output: Path | None
 
 
+#: Normalised strings kept by this process across the partitions it estimates.
+NORMALISED = NormalisationCache()
+
+
 def estimate_partition(folder: Path, output: Path, context: PartitionContext) -> PartitionResult:
-    """Estimate one partition; its rows go to ``output`` (a CSV, written atomically)."""
+    """Estimate one partition; its rows go to ``output`` (a CSV, written atomically).
+    Strings this process normalised for an earlier partition are not normalised again."""
+    with cached_normalisation(NORMALISED):
+        return _estimate_partition(folder, output, context)
+
+
+def _estimate_partition(folder: Path, output: Path, context: PartitionContext) -> PartitionResult:
     part = read_partition(Path(folder))
     _check_unique(part, context.sources)
     table = part.drop(columns=[SOURCE, ROW])
@@ -488,7 +499,8 @@ def sample_pairs_partitioned(
         [read_partition(p).merge(sample, on=UTTERANCE) for p in partitions], ignore_index=True
     )
     rows = rows.sort_values([SOURCE, ROW], kind="stable", ignore_index=True)
-    return pairwise_agreement(rows.drop(columns=[SOURCE, ROW]), sample, normaliser=normaliser)
+    with cached_normalisation(NORMALISED):
+        return pairwise_agreement(rows.drop(columns=[SOURCE, ROW]), sample, normaliser=normaliser)
 
 
 def _combine(results, models, normaliser, pairs, n_resamples, seed):

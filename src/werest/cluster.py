@@ -106,8 +106,8 @@ def partitioned_run(cfg) -> bool:
 
 def run_estimate(cfg, models) -> list[dict]:
     """``werest estimate`` in partitions (the CLI's side: settings in, files and lines out)."""
-    from werest.config import int_setting, save_config
-    from werest.estimate import _input_features, _names, format_summary
+    from werest.config import save_config
+    from werest.estimate import _input_features, estimate_settings, format_summary
     from werest.guards import format_warnings
     from werest.resources import ResourceMonitor, write_resources
 
@@ -131,16 +131,9 @@ def run_estimate(cfg, models) -> list[dict]:
             cfg.input,
             models,
             output_dir,
-            target=cfg.get("target"),
-            proxy=cfg.get("proxy"),
-            ranking=cfg.get("ranking"),
-            system_order=_names(cfg.get("system_order")),
-            normaliser=cfg.get("normaliser"),
-            seed=int_setting(cfg, "seed"),
+            **estimate_settings(cfg),
             chunk_rows=int(partition.get("rows") or DEFAULT_CHUNK_ROWS),
             n_partitions=int(partition.get("count") or 16),
-            chunk_utterances=int_setting(cfg, "chunk_utterances"),
-            missing_hypotheses=cfg.get("missing_hypotheses", "exclude"),
             numeric=_input_features(models),
             work_dir=partition.get("dir"),
             run_partitions=runner,

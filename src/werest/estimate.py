@@ -639,16 +639,9 @@ def run(cfg: DictConfig) -> list[dict]:
         utterances, records, warnings = estimate_table(
             table,
             models,
-            target=cfg.get("target"),
-            proxy=cfg.get("proxy"),
-            ranking=cfg.get("ranking"),
-            system_order=_names(cfg.get("system_order")),
-            normaliser=cfg.get("normaliser"),
-            seed=int_setting(cfg, "seed"),
-            chunk_utterances=int_setting(cfg, "chunk_utterances"),
+            **estimate_settings(cfg),
             n_jobs=int_setting(cfg, "n_jobs"),
             source=cfg.input,
-            missing_hypotheses=cfg.get("missing_hypotheses", "exclude"),
         )
     output_dir = Path(cfg.output_dir)
     write_outputs(utterances, records, output_dir)
@@ -658,6 +651,20 @@ def run(cfg: DictConfig) -> list[dict]:
     if warnings:
         print(format_warnings(warnings))
     return records
+
+
+def estimate_settings(cfg: DictConfig) -> dict:
+    """The settings :func:`estimate_table` and the partitioned run share, as arguments."""
+    return {
+        "target": cfg.get("target"),
+        "proxy": cfg.get("proxy"),
+        "ranking": cfg.get("ranking"),
+        "system_order": _names(cfg.get("system_order")),
+        "normaliser": cfg.get("normaliser"),
+        "seed": int_setting(cfg, "seed"),
+        "chunk_utterances": int_setting(cfg, "chunk_utterances"),
+        "missing_hypotheses": cfg.get("missing_hypotheses", "exclude"),
+    }
 
 
 def _names(value) -> list[str] | None:

@@ -111,11 +111,11 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
     parser.add_argument("--configs", nargs="+", default=["1 process", "2 workers"])
     parser.add_argument("--work", type=Path, default=None, help="scratch folder")
+    parser.add_argument("--partitions", type=int, default=16, help="partition.count")
+    parser.add_argument("--out", default="bench_scale", help="results/<out>.md and .json")
     args = parser.parse_args()
-    configs = {
-        "1 process": ["partition.rows=1000000", "partition.count=16"],
-        "2 workers": ["partition.rows=1000000", "partition.count=16", "cluster=local"],
-    }
+    common = ["partition.rows=1000000", f"partition.count={args.partitions}"]
+    configs = {"1 process": common, "2 workers": [*common, "cluster=local"]}
     real = import_table("dighr", [SHARED / "dighr" / "en"])
     real = real.loc[
         real["dataset"] != "dighr-181215", ["dataset", "utt_id", "system", "hypothesis"]
@@ -129,6 +129,7 @@ def main() -> None:
             for name in args.configs:
                 result = run(folder, work / f"out-{size}-{name.replace(' ', '_')}", configs[name])
                 result |= {"targets": size, "rows": n_rows, "config": name}
+                result["partitions_setting"] = args.partitions
                 measured.append(result)
                 print(json.dumps(result), flush=True)
             norm_seconds, norm_rows, distinct = normaliser_cost(folder)
@@ -147,8 +148,8 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "bench_scale.json").write_text(json.dumps(measured, indent=2) + "\n")
-    (RESULTS / "bench_scale.md").write_text(report(measured, " ".join(sys.argv[1:])))
+    (RESULTS / f"{args.out}.json").write_text(json.dumps(measured, indent=2) + "\n")
+    (RESULTS / f"{args.out}.md").write_text(report(measured, " ".join(sys.argv[1:])))
 
 
 def report(measured: list[dict], arguments: str) -> str:
@@ -159,16 +160,17 @@ def report(measured: list[dict], arguments: str) -> str:
         "",
         f"`PYTHONPATH=src .venv/bin/python experiments/bench_scale.py {arguments}` on this "
         "2-core machine (shared with other jobs), target `google` with 3 other systems per "
-        "utterance, default model, 16 partitions, 1,000,000 input rows per chunk. Peak memory "
+        "utterance, default model, 1,000,000 input rows per chunk. Peak memory "
         "is the sum over the process tree (CLI + Dask scheduler, nannies and workers).",
         "",
-        "| target rows | input rows | configuration | seconds | target rows/s | peak MB "
-        "(tree) | peak MB (largest process) |",
-        "|---|---|---|---|---|---|---|",
+        "| target rows | input rows | partitions | configuration | seconds | target rows/s | "
+        "peak MB (tree) | peak MB (largest process) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for m in runs:
         lines.append(
-            f"| {m['targets']:,} | {m['rows']:,} | {m['config']} | {m['seconds']:.1f} | "
+            f"| {m['targets']:,} | {m['rows']:,} | {m['partitions']} | {m['config']} | "
+            f"{m['seconds']:.1f} | "
             f"{m['targets'] / m['seconds']:,.0f} | {m['peak_mb']:,.0f} | "
             f"{m['peak_single_mb']:,.0f} |"
         )

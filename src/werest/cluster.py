@@ -20,6 +20,8 @@ import logging
 from contextlib import contextmanager
 from pathlib import Path
 
+from tqdm.auto import tqdm
+
 from werest.errors import ConfigError
 from werest.partitioned import (
     DEFAULT_CHUNK_ROWS,
@@ -87,7 +89,8 @@ def dask_runner(client, *, retries: int = 2) -> PartitionRunner:
         )
         position = {future.key: i for i, future in enumerate(futures)}
         results: list = [None] * len(futures)
-        for future in distributed.as_completed(futures):
+        done = distributed.as_completed(futures)
+        for future in tqdm(done, total=len(futures), desc="partitions", unit="partition"):
             results[position[future.key]] = future.result()
             future.release()
         return results

@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+from tqdm.auto import tqdm
 
 from werest.errors import ConfigError, InputError
 from werest.estimate import (
@@ -349,7 +350,8 @@ PartitionRunner = Callable[[Callable, list[Path], list[Path], PartitionContext],
 def run_locally(function, folders, outputs, context) -> list:
     """Partitions one after another in this process."""
     pairs = zip(folders, outputs, strict=True)
-    return [function(folder, output, context) for folder, output in pairs]
+    progress = tqdm(pairs, total=len(folders), desc="partitions", unit="partition")
+    return [function(folder, output, context) for folder, output in progress]
 
 
 @dataclass

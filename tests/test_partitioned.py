@@ -184,6 +184,18 @@ def test_a_local_cluster_gives_the_in_memory_summary(client, models, tmp_path):
     assert len(result.utterance_files) == 6
 
 
+def test_the_cli_joins_a_running_scheduler_by_address(client, tmp_path, capsys):
+    demo = str(demo_table_path())
+    assert main(["estimate", f"input={demo}", f"output_dir={tmp_path / 'mem'}"]) == 0
+    address = f"cluster.address={client.scheduler.address}"
+    args = [f"input={demo}", f"output_dir={tmp_path / 'dask'}", address, "partition.count=5"]
+    assert main(["estimate", *args]) == 0  # a cluster named: partitioned without partition.rows
+    mem, dask = tmp_path / "mem" / "summary.json", tmp_path / "dask" / "summary.json"
+    assert dask.read_bytes() == mem.read_bytes()
+    assert len(list((tmp_path / "dask" / "utterances").glob("part-*.csv"))) == 5
+    assert client.status == "running"  # the CLI closed its own client, not the cluster
+
+
 class KillOnce(distributed.WorkerPlugin):
     """Kills the worker process that starts the first partition task (once: a marker file
     remembers it), while the task runs: a real lost worker, not a raised exception."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -85,6 +86,7 @@ def run(input_folder: Path, output_dir: Path, overrides: list[str]) -> dict:
         peak_single = max([peak_single, *(s / 2**20 for s in sizes)])
         time.sleep(0.2)
     seconds = time.perf_counter() - start
+    load = os.getloadavg()[1]  # 5-minute load average: the machine is shared
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({process.returncode})")
     resources = json.loads((output_dir / "resources.json").read_text())
@@ -94,6 +96,7 @@ def run(input_folder: Path, output_dir: Path, overrides: list[str]) -> dict:
         "peak_single_mb": peak_single,
         "stages": resources.get("stage_seconds", {}),
         "partitions": resources.get("partitions"),
+        "load": load,
     }
 
 
@@ -161,18 +164,19 @@ def report(measured: list[dict], arguments: str) -> str:
         f"`PYTHONPATH=src .venv/bin/python experiments/bench_scale.py {arguments}` on this "
         "2-core machine (shared with other jobs), target `google` with 3 other systems per "
         "utterance, default model, 1,000,000 input rows per chunk. Peak memory "
-        "is the sum over the process tree (CLI + Dask scheduler, nannies and workers).",
+        "is the sum over the process tree (CLI + Dask scheduler, nannies and workers); load is "
+        "the machine's 5-minute load average at the end of the run (other jobs share it).",
         "",
         "| target rows | input rows | partitions | configuration | seconds | target rows/s | "
-        "peak MB (tree) | peak MB (largest process) |",
-        "|---|---|---|---|---|---|---|---|",
+        "peak MB (tree) | peak MB (largest process) | load |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for m in runs:
         lines.append(
             f"| {m['targets']:,} | {m['rows']:,} | {m['partitions']} | {m['config']} | "
             f"{m['seconds']:.1f} | "
             f"{m['targets'] / m['seconds']:,.0f} | {m['peak_mb']:,.0f} | "
-            f"{m['peak_single_mb']:,.0f} |"
+            f"{m['peak_single_mb']:,.0f} | {m.get('load', float('nan')):.1f} |"
         )
     lines += [
         "",

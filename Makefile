@@ -29,7 +29,7 @@ $(VENV)/.test: $(BIN)/python pyproject.toml
 	   (apt-get update -qq && apt-get install -y -qq chromium))
 	@command -v chromium >/dev/null 2>&1 || \
 	  echo "warning: chromium missing (the leaderboard page's browser test will fail): sudo apt-get install chromium"
-	$(BIN)/pip install --quiet -e ".[test,sonar,asr,audio]"
+	$(BIN)/pip install --quiet -e ".[test,sonar,asr,audio,cluster]"
 	touch $@
 
 venv: $(VENV)/.core

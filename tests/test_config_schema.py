@@ -19,6 +19,7 @@ from werest.schema import SCHEMAS, settings_of
 GROUPS = {
     "transcribe": ["asr"],
     "embed": ["embedder"],
+    "estimate": ["cluster"],
     "train": ["data", "features", "model"],
     "evaluate": ["data", "features", "model", "experiment"],
 }

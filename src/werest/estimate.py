@@ -293,18 +293,27 @@ def summarise(
     seed: int = 0,
     calibration: dict | None = None,
     scored: pd.DataFrame | None = None,
+    truth: pd.DataFrame | None = None,
+    units: dict[str, str] | None = None,
 ) -> list[dict]:
     """One record per dataset and system: the corpus estimate with its CI (and true WER).
 
     ``ci_low``/``ci_high`` are the bootstrap CI (sampling noise only). With a model's
     ``calibration`` (:mod:`werest.intervals`), ``interval_low``/``interval_high`` add the
-    model's own error on new domains: the interval to read.
+    model's own error on new domains: the interval to read. Each group's utterances are
+    taken in a canonical order (:func:`utterance_order`), so the sums and the bootstrap do
+    not depend on row order or on how the input was partitioned. A partitioned run
+    (:mod:`werest.partitioned`) passes ``table=None`` with ``truth``
+    (:func:`truth_from_sums`) and ``units`` accumulated over its partitions.
     """
-    truth = _true_wer(table, utterances, normaliser, scored)
-    units = dataset_units(scoring_units(table, normaliser), table["dataset"])
+    if table is not None:  # else a partitioned run's accumulated truth (None: no reference)
+        truth = _true_wer(table, utterances, normaliser, scored)
+    if units is None:
+        units = dataset_units(scoring_units(table, normaliser), table["dataset"])
     records = []
     for (dataset, system), group in utterances.groupby(["dataset", "system"], sort=True):
         done = group[group["status"] == STATUS_OK]
+        done = done.iloc[np.argsort(utterance_order(done), kind="stable")]
         sample = estimated_sample(done)
         record = {
             "dataset": dataset,
@@ -354,6 +363,14 @@ def estimated_sample(done: pd.DataFrame, column: str = "predicted_wer") -> RateS
     return RateSample(done[column].to_numpy(dtype=float) * weight, weight)
 
 
+def utterance_order(rows: pd.DataFrame) -> np.ndarray:
+    """A canonical sort key of each row's utterance: a stable 64-bit hash of ``utt_id``
+    (``_order`` when the rows carry it precomputed instead of ``utt_id``)."""
+    if "_order" in rows.columns:
+        return rows["_order"].to_numpy()
+    return pd.util.hash_array(rows["utt_id"].to_numpy(dtype=object))
+
+
 def scored_rows(
     table: pd.DataFrame, utterances: pd.DataFrame, normaliser: str
 ) -> pd.DataFrame | None:
@@ -381,13 +398,21 @@ def _true_wer(
         scored = scored_rows(table, utterances, normaliser)
     if scored is None:
         return None
+    return truth_from_sums(truth_sums(scored))
+
+
+def truth_sums(scored: pd.DataFrame) -> pd.DataFrame:
+    """Per (dataset, system): Σ word errors, Σ reference words and the count of labelled rows;
+    integer sums, so partitions add up to exactly the whole table's."""
     grouped = scored.groupby(["dataset", "system"])
-    return pd.DataFrame(
-        {
-            "wer": grouped.apply(lambda g: corpus_rate(g["word_errors"], g["ref_words"])),
-            "n": grouped.size(),
-        }
-    )
+    return grouped[["word_errors", "ref_words"]].sum().assign(n=grouped.size())
+
+
+def truth_from_sums(sums: pd.DataFrame) -> pd.DataFrame:
+    """The true corpus WER (``wer``, ``n``) from :func:`truth_sums`."""
+    pairs = zip(sums["word_errors"], sums["ref_words"], strict=True)
+    wer = [corpus_rate([errors], [words]) for errors, words in pairs]
+    return pd.DataFrame({"wer": wer, "n": sums["n"]}, index=sums.index)
 
 
 def format_summary(records: list[dict]) -> str:
@@ -450,6 +475,11 @@ def write_outputs(utterances: pd.DataFrame, records: list[dict], output_dir: Pat
     """utterances.csv and summary.json, atomically."""
     with atomic_path(output_dir / "utterances.csv") as tmp:
         utterances.to_csv(tmp, index=False, float_format="%.6g")
+    write_summary(records, output_dir)
+
+
+def write_summary(records: list[dict], output_dir: Path) -> None:
+    """summary.json, atomically."""
     with atomic_path(output_dir / "summary.json") as tmp:
         tmp.write_text(json.dumps(records, indent=2, default=json_default), encoding="utf-8")
 

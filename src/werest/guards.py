@@ -51,12 +51,21 @@ def sample_pairs(
 ) -> pd.DataFrame:
     """Pairwise agreement (:func:`pairwise_agreement`) on a seeded sample of at most
     ``per_dataset`` utterances of each dataset (chosen independently of row order and names)."""
-    utterances = table[UTTERANCE].drop_duplicates().sort_values(UTTERANCE, ignore_index=True)
-    draw = np.random.default_rng(seed).random(len(utterances))
-    sample = utterances.iloc[np.argsort(draw, kind="stable")].groupby("dataset").head(per_dataset)
+    sample = sample_keys(table[UTTERANCE], per_dataset=per_dataset, seed=seed)
     # only the sample's rows are normalised and aligned, however large the table
     rows = table.merge(sample, on=UTTERANCE)
     return pairwise_agreement(rows, sample, normaliser=normaliser, n_jobs=n_jobs)
+
+
+def sample_keys(
+    keys: pd.DataFrame, *, per_dataset: int = SAMPLE_PER_DATASET, seed: int = 0
+) -> pd.DataFrame:
+    """A seeded sample of at most ``per_dataset`` distinct (dataset, utt_id) of ``keys`` per
+    dataset, independent of row order and names (a partitioned run draws it from the
+    distinct keys of all its partitions: the same sample)."""
+    utterances = keys[UTTERANCE].drop_duplicates().sort_values(UTTERANCE, ignore_index=True)
+    draw = np.random.default_rng(seed).random(len(utterances))
+    return utterances.iloc[np.argsort(draw, kind="stable")].groupby("dataset").head(per_dataset)
 
 
 def guard_warnings(
@@ -70,16 +79,31 @@ def guard_warnings(
     utterances : the estimated rows (features with ``status``).
     pairs : :func:`sample_pairs` of ``table``.
     """
+    return warnings_from_counts(utterance_counts(table), utterances, pairs)
+
+
+def utterance_counts(table: pd.DataFrame) -> pd.DataFrame:
+    """Distinct utterances per (dataset, system) (``n``) and per dataset (``total``): what the
+    guards need of the table. Counts of utterance-disjoint partitions add up."""
+    counts = table.groupby(["dataset", "system"])["utt_id"].nunique().rename("n").reset_index()
+    total = table.groupby("dataset")["utt_id"].nunique()
+    return counts.assign(total=counts["dataset"].map(total).to_numpy())
+
+
+def warnings_from_counts(
+    counts: pd.DataFrame, utterances: pd.DataFrame, pairs: pd.DataFrame
+) -> list[dict]:
+    """:func:`guard_warnings` from :func:`utterance_counts` instead of the whole table."""
     warnings = []
     targets = utterances.groupby("dataset")["system"].unique()
-    for dataset, systems in table.groupby("dataset")["system"].unique().items():
+    for dataset, systems in counts.groupby("dataset")["system"].unique().items():
         if dataset not in targets.index:
             continue
         if len(systems) == 2:
             warnings.append(_two_systems(dataset, sorted(systems), _side_evidence(utterances)))
         warnings += _near_duplicates(dataset, pairs[pairs["dataset"] == dataset])
     warnings += _short_proxies(utterances)
-    warnings += _different_sets(table, targets)
+    warnings += _different_sets(counts, targets)
     return warnings
 
 
@@ -224,15 +248,16 @@ def _short_proxies(utterances: pd.DataFrame) -> list[dict]:
     return found
 
 
-def _different_sets(table: pd.DataFrame, targets: pd.Series) -> list[dict]:
-    """Datasets whose target systems did not all transcribe the same utterances."""
+def _different_sets(counts: pd.DataFrame, targets: pd.Series) -> list[dict]:
+    """Datasets whose target systems did not all transcribe the same utterances
+    (``counts``: :func:`utterance_counts`)."""
     found = []
-    for dataset, group in table.groupby("dataset"):
+    for dataset, group in counts.groupby("dataset"):
         if dataset not in targets.index:
             continue
-        total = group["utt_id"].nunique()
-        counts = group.groupby("system")["utt_id"].nunique()
-        short = counts[(counts < total) & counts.index.isin(targets[dataset])]
+        total = int(group["total"].iat[0])
+        per_system = group.set_index("system")["n"]
+        short = per_system[(per_system < total) & per_system.index.isin(targets[dataset])]
         if short.empty:
             continue
         listed = ", ".join(f"{name} {total - n}" for name, n in short.items())

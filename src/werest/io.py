@@ -52,6 +52,15 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 _RECORDERS: list[list[Path]] = []
 
 
+def record_write(path: Path, *, replacing: Path | None = None) -> None:
+    """Record a path put in place by other means than :func:`atomic_path` (a renamed
+    folder), in place of the files recorded under ``replacing`` (the folder's former name)."""
+    for record in _RECORDERS:
+        if replacing is not None:
+            record[:] = [p for p in record if not p.is_relative_to(replacing)]
+        record.append(Path(path))
+
+
 @contextmanager
 def recorded_writes() -> Iterator[list[Path]]:
     """Collect the paths :func:`atomic_path` puts in place while the block runs."""

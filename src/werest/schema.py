@@ -254,6 +254,25 @@ class TranscribeSettings:
 
 
 @dataclass
+class Partition:
+    """Bounded-memory runs (werest.partitioned)."""
+
+    rows: Any = typed(int, minimum=0, nullable=True)
+    count: Any = _positive()
+    dir: Any = _optional_path()
+
+
+@dataclass
+class Cluster:
+    """Dask (werest.cluster): ``conf/cluster/*.yaml``."""
+
+    kind: Any = typed(str, choices=("none", "local"))
+    address: Any = typed(str, nullable=True)
+    workers: Any = _positive()
+    retries: Any = _whole()
+
+
+@dataclass
 class EstimateSettings:
     input: Any = _path()
     target: Any = typed("names", nullable=True)
@@ -266,6 +285,8 @@ class EstimateSettings:
     output_dir: Any = _path()
     missing_hypotheses: Any = typed(str, choices=("exclude", "deletions"))
     chunk_utterances: Any = _positive()
+    partition: Partition = block(Partition)
+    cluster: Cluster = block(Cluster)
     n_jobs: Any = _n_jobs()
     seed: Any = _whole()
     normaliser: Any = _normaliser()

@@ -41,7 +41,8 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 
@@ -213,17 +214,58 @@ def normalise_many(
     null = series.isna().to_numpy()
     pairs = pd.MultiIndex.from_arrays([series.fillna(""), language_codes])
     codes, uniques = pd.factorize(pairs)
-    chunks = list(
-        _chunked(
-            list(uniques.get_level_values(0)), list(uniques.get_level_values(1)), size=chunk_size
-        )
-    )
+    texts, langs = list(uniques.get_level_values(0)), list(uniques.get_level_values(1))
+    memo = _CACHES[-1] if _CACHES else None
+    known = memo.lookup(normaliser, texts, langs) if memo is not None else [None] * len(texts)
+    todo = [i for i, value in enumerate(known) if value is None]
+    chunks = list(_chunked([texts[i] for i in todo], [langs[i] for i in todo], size=chunk_size))
     parts = parallel_map(
         _normalise_chunk, chunks, n_jobs, desc="normalising", normaliser=normaliser
     )
-    values = np.asarray([text for part in parts for text in part], dtype=object)[codes]
+    for i, text in zip(todo, (text for part in parts for text in part), strict=True):
+        known[i] = text
+    if memo is not None:
+        memo.store(normaliser, [texts[i] for i in todo], [langs[i] for i in todo], parts)
+    values = np.asarray(known, dtype=object)[codes]
     values[null] = None
     return pd.Series(values, index=series.index, dtype="str")
+
+
+class NormalisationCache:
+    """Normalised strings kept across :func:`normalise_many` calls (inside
+    :func:`cached_normalisation`): a partitioned run normalises each distinct string once per
+    worker process, not once per partition. At most ``max_entries`` strings: when full, it
+    starts again empty, so memory stays bounded (~200 B an entry)."""
+
+    def __init__(self, max_entries: int = 500_000) -> None:
+        self.max_entries = max_entries
+        self.entries: dict[tuple[str, str, str], str] = {}
+
+    def lookup(self, normaliser: str, texts: list[str], langs: list[str]) -> list[str | None]:
+        get = self.entries.get
+        return [get((normaliser, lang, text)) for text, lang in zip(texts, langs, strict=True)]
+
+    def store(self, normaliser: str, texts: list[str], langs: list[str], parts) -> None:
+        if len(self.entries) + len(texts) > self.max_entries:
+            self.entries.clear()
+        if len(texts) > self.max_entries:
+            return
+        done = (text for part in parts for text in part)
+        for text, lang, value in zip(texts, langs, done, strict=True):
+            self.entries[(normaliser, lang, text)] = value
+
+
+_CACHES: list[NormalisationCache] = []
+
+
+@contextmanager
+def cached_normalisation(cache: NormalisationCache) -> Iterator[NormalisationCache]:
+    """Let :func:`normalise_many` reuse and fill ``cache`` while the block runs."""
+    _CACHES.append(cache)
+    try:
+        yield cache
+    finally:
+        _CACHES.remove(cache)
 
 
 def _normalise_chunk(texts: list[str], languages: list[str], *, normaliser: str) -> list[str]:

@@ -2,13 +2,17 @@
 
 Writes ``utterances.csv``, ``summary.json``, ``resources.json`` (the run's CPU %, memory and GPU
 use: :mod:`werest.resources`) and ``config.yaml`` in ``output_dir`` and shows the summary with
-the guards' warnings (:func:`werest.estimate.estimate_table` does the work).
+the guards' warnings (:func:`werest.estimate.estimate_table` does the work). Large inputs, or a
+named Dask cluster, run in bounded memory, partition by partition
+(:func:`werest.partitioned.estimate_partitioned`, :mod:`werest.cluster`): the same summary,
+with the per-utterance rows in ``utterances/part-N.csv``.
 """
 
 from __future__ import annotations
 
 from omegaconf import DictConfig
 
+from werest.cluster import dask_client, dask_runner
 from werest.commands._common import int_setting, names, output_dir, save_config, show
 from werest.estimate import (
     estimate_table,
@@ -18,6 +22,12 @@ from werest.estimate import (
     write_outputs,
 )
 from werest.guards import format_warnings
+from werest.partitioned import (
+    DEFAULT_CHUNK_ROWS,
+    estimate_partitioned,
+    run_locally,
+    wants_partitions,
+)
 from werest.resources import ResourceMonitor, write_resources
 from werest.table import read_table
 
@@ -27,21 +37,16 @@ def run(cfg: DictConfig) -> list[dict]:
     models = load_models(
         cfg.get("model_path"), cfg.get("cer_model_path"), trust_model=bool(cfg.get("trust_model"))
     )
+    if partitioned_run(cfg):
+        return _run_partitioned(cfg, models)
     table = read_table(cfg.input, numeric=input_features(models))
     with ResourceMonitor() as monitor:
         utterances, records, warnings = estimate_table(
             table,
             models,
-            target=cfg.get("target"),
-            proxy=cfg.get("proxy"),
-            ranking=cfg.get("ranking"),
-            system_order=names(cfg.get("system_order")),
-            normaliser=cfg.get("normaliser"),
-            seed=int_setting(cfg, "seed"),
-            chunk_utterances=int_setting(cfg, "chunk_utterances"),
+            **estimate_settings(cfg),
             n_jobs=int_setting(cfg, "n_jobs"),
             source=cfg.input,
-            missing_hypotheses=cfg.get("missing_hypotheses", "exclude"),
         )
     folder = output_dir(cfg)
     write_outputs(utterances, records, folder)
@@ -49,3 +54,64 @@ def run(cfg: DictConfig) -> list[dict]:
     save_config(cfg, folder / "config.yaml")
     show(format_summary(records), format_warnings(warnings) if warnings else None)
     return records
+
+
+def estimate_settings(cfg: DictConfig) -> dict:
+    """The settings the in-memory and the partitioned run share, as keyword arguments."""
+    return {
+        "target": cfg.get("target"),
+        "proxy": cfg.get("proxy"),
+        "ranking": cfg.get("ranking"),
+        "system_order": names(cfg.get("system_order")),
+        "normaliser": cfg.get("normaliser"),
+        "seed": int_setting(cfg, "seed"),
+        "chunk_utterances": int_setting(cfg, "chunk_utterances"),
+        "missing_hypotheses": cfg.get("missing_hypotheses", "exclude"),
+    }
+
+
+def partitioned_run(cfg: DictConfig) -> bool:
+    """Whether the run goes in partitions: a cluster is named, ``partition.rows`` is set
+    (> 0), or the input is a Parquet folder or a file of at least 1 GB."""
+    cluster = cfg.get("cluster") or {}
+    if cluster.get("address") or cluster.get("kind") not in (None, "none"):
+        return True
+    return wants_partitions(cfg.input, (cfg.get("partition") or {}).get("rows"))
+
+
+def _run_partitioned(cfg: DictConfig, models) -> list[dict]:
+    partition = cfg.get("partition") or {}
+    cluster = cfg.get("cluster") or {}
+    folder = output_dir(cfg)
+    with (
+        ResourceMonitor() as monitor,
+        dask_client(
+            cluster.get("kind"),
+            address=cluster.get("address"),
+            workers=int(cluster.get("workers") or 2),
+        ) as client,
+    ):
+        runner = (
+            run_locally
+            if client is None
+            else dask_runner(client, retries=int(cluster.get("retries") or 0))
+        )
+        result = estimate_partitioned(
+            cfg.input,
+            models,
+            folder,
+            **estimate_settings(cfg),
+            chunk_rows=int(partition.get("rows") or DEFAULT_CHUNK_ROWS),
+            n_partitions=int(partition.get("count") or 16),
+            numeric=input_features(models),
+            work_dir=partition.get("dir"),
+            run_partitions=runner,
+        )
+    stages = {"stage_seconds": result.seconds, "partitions": result.n_partitions}
+    write_resources({**monitor.summary, **stages}, folder / "resources.json")
+    save_config(cfg, folder / "config.yaml")
+    show(
+        format_summary(result.records),
+        format_warnings(result.warnings) if result.warnings else None,
+    )
+    return result.records

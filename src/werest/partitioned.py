@@ -1,0 +1,558 @@
+"""Bounded-memory ``werest estimate``: the input in hash partitions, never whole in memory.
+
+The in-memory run (:func:`werest.estimate.estimate_table`) holds the table, its features and
+its predictions at once: about 2.4 GB per million target rows. This engine holds one input
+chunk, then one partition, at a time, plus a few numbers per target row:
+
+1. **spill**: the input (a Parquet file read by row groups, a folder of Parquet files, or a
+   CSV/TSV file read in chunks of ``chunk_rows`` rows) is validated chunk by chunk and split
+   into ``n_partitions`` Parquet partitions by a stable hash of (dataset, utt_id), so every
+   utterance's systems land in one partition (:func:`spill`);
+2. **global state, computed first and broadcast**: the system names, the languages, and the
+   guards' seeded sample of at most 1,000 utterances per dataset, drawn from the distinct
+   utterance keys of all partitions exactly as :func:`werest.guards.sample_pairs` draws it
+   from the whole table. The label-free proxy order (:func:`werest.proxy.consensus_order`)
+   is computed from that sample, so it equals the in-memory run's;
+3. **per partition** (:func:`estimate_partition`, in this process or on Dask workers,
+   :mod:`werest.cluster`): the same :func:`werest.estimate.estimate_utterances` as the
+   in-memory run, its rows written atomically to ``utterances/part-NNNNN.csv``, and a
+   compact per-target-row frame returned (dataset, system, proxy, status, n̂, proxy words,
+   predictions, a 64-bit utterance hash: about 100 bytes a row) with integer sums of the true
+   errors and the guards' utterance counts;
+4. **combine**: the same :func:`werest.estimate.summarise` and guards on the compact frame.
+   Summaries take each (dataset, system)'s utterances in a canonical order (the utterance
+   hash), so corpus estimates, bootstrap intervals and proxies are identical to the
+   in-memory run's, not merely close.
+
+Memory bound: one input chunk (``chunk_rows`` rows) while spilling; one partition (the input
+rows / ``n_partitions``, with its features: ~2.4 kB a target row) per worker; the distinct
+utterance keys while drawing the sample; the compact frame (~100 B a target row, 1 GB for
+10M target rows) while summarising. The bootstrap resamples one (prediction·n̂, n̂) pair per
+utterance: it needs those arrays of one (dataset, system) at a time.
+
+Not supported here (a ConfigError says so): ``missing_hypotheses=deletions`` and
+``ranking=references`` (they need the whole table), and models using the dataset-level
+context features ``ctx_*`` (they would need a second pass); the per-utterance files omit the
+``ctx_*`` columns, which the default model does not use.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm.auto import tqdm
+
+from werest.errors import ConfigError, InputError
+from werest.estimate import (
+    KEY,
+    REFERENCE_RANKING,
+    UTTERANCE,
+    _nothing_estimated,
+    check_normaliser,
+    choose_ranking,
+    estimate_utterances,
+    readable_utterances,
+    resolve_targets,
+    scored_rows,
+    summarise,
+    truth_from_sums,
+    truth_sums,
+    write_summary,
+)
+from werest.features.agreement import CONTEXT_FEATURES, STATUS_OK, pairwise_agreement
+from werest.guards import attach_warnings, sample_keys, utterance_counts, warnings_from_counts
+from werest.io import atomic_path, record_write
+from werest.model import TrainedModel
+from werest.proxy import Ranking
+from werest.scoring import dataset_units, scoring_units
+from werest.table import _CSV_SUFFIXES, resolve_audio, table_format, validate_table
+from werest.text import NormalisationCache, cached_normalisation
+
+log = logging.getLogger(__name__)
+
+#: The columns a partition carries besides the table's: the input file and row of each row.
+SOURCE, ROW = "_source", "_row"
+#: What a summary needs of each estimated row (plus ``predicted_*`` and ``_order``).
+COMPACT = ["dataset", "system", "proxy", "status", "est_ref_words", "proxy_words"]
+#: Inputs at least this large are estimated in partitions when ``partition.rows`` is unset.
+AUTO_BYTES = 1_000_000_000
+DEFAULT_CHUNK_ROWS = 1_000_000
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def input_files(path: str | Path) -> list[Path]:
+    """The table files of ``path``: itself, or a folder's Parquet files (a Parquet dataset,
+    e.g. hive-partitioned ``dataset=x/part-0.parquet``), in name order."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("no such file or folder", path=path)
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*.parquet") if not p.name.startswith((".", "_")))
+        if not files:
+            raise InputError("the folder holds no .parquet file", path=path)
+        return files
+    if table_format(path) == "jsonl":
+        raise ConfigError(
+            f"{path}: partitioned runs read Parquet or CSV/TSV; convert the JSON Lines table "
+            "(werest import or pandas), or unset partition.rows"
+        )
+    return [path]
+
+
+def read_chunks(
+    path: str | Path, *, chunk_rows: int, numeric: tuple[str, ...] = ()
+) -> Iterator[tuple[int, pd.DataFrame]]:
+    """Validated chunks of at most ``chunk_rows`` rows: ``(file index, frame)`` with the
+    input row of each row in ``_row`` (counted from 1 in its file, as errors name it)."""
+    root = Path(path)
+    for index, file in enumerate(input_files(root)):
+        offset = 0
+        for frame in _raw_chunks(file, chunk_rows):
+            frame = _with_hive_columns(frame, file, root)
+            rows = list(range(offset + 1, offset + len(frame) + 1))
+            offset += len(frame)
+            if frame.empty:
+                continue
+            frame[ROW] = np.asarray(rows, dtype=np.int64)
+            table = validate_table(frame, source=file, line_of=rows, numeric=numeric)
+            yield index, resolve_audio(table, file.parent)
+
+
+def _raw_chunks(file: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
+    if table_format(file) == "parquet":
+        try:
+            reader = pq.ParquetFile(file)
+            for batch in reader.iter_batches(batch_size=chunk_rows):
+                yield batch.to_pandas()
+        except (pa.ArrowException, OSError) as error:
+            message = " ".join(str(error).split())
+            raise InputError(f"not a readable Parquet file: {message}", path=file) from None
+        return
+    try:
+        yield from pd.read_csv(
+            file,
+            sep=_CSV_SUFFIXES[file.suffix.lower()],
+            dtype=str,
+            keep_default_na=False,
+            na_filter=False,
+            index_col=False,
+            encoding="utf-8-sig",
+            chunksize=chunk_rows,
+        )
+    except UnicodeDecodeError as error:
+        raise InputError(
+            f"not valid UTF-8 ({error.reason}); werest reads UTF-8 only: re-encode the file, "
+            "e.g. iconv -f latin1 -t utf-8",
+            path=file,
+        ) from None
+    except (pd.errors.ParserError, ValueError) as error:
+        message = " ".join(str(error).split())
+        raise InputError(f"not a well-formed table: {message}", path=file) from None
+
+
+def _with_hive_columns(frame: pd.DataFrame, file: Path, root: Path) -> pd.DataFrame:
+    """Columns named by ``key=value`` folders between ``root`` and ``file`` (a Parquet
+    dataset partitioned by dataset keeps ``dataset`` in the folder name, not in the file)."""
+    if file == root:
+        return frame
+    for part in file.relative_to(root).parts[:-1]:
+        key, sep, value = part.partition("=")
+        if sep and key not in frame.columns:
+            frame[key] = value
+    return frame
+
+
+# --------------------------------------------------------------------------- spilling
+
+
+@dataclass(frozen=True)
+class Spill:
+    """The input split into utterance-hash partitions on disk, and what it says globally."""
+
+    root: Path
+    partitions: list[Path]
+    sources: list[str]
+    systems: list[str]
+    languages: list[str]
+    n_rows: int
+
+
+def partition_of(frame: pd.DataFrame, n_partitions: int) -> np.ndarray:
+    """A stable partition number of each row's (dataset, utt_id): the same in every process
+    and run, so an utterance's systems always meet in one partition."""
+    hashed = pd.util.hash_pandas_object(frame[UTTERANCE].astype(object), index=False)
+    return (hashed.to_numpy() % np.uint64(n_partitions)).astype(np.int64)
+
+
+def spill(
+    path: str | Path,
+    root: str | Path,
+    *,
+    chunk_rows: int,
+    n_partitions: int,
+    numeric: tuple[str, ...] = (),
+) -> Spill:
+    """Read ``path`` chunk by chunk into ``root/p-NNNNN/`` Parquet partitions."""
+    root = Path(root)
+    systems: set[str] = set()
+    languages: set[str] = set()
+    n_rows = 0
+    chunks = read_chunks(path, chunk_rows=chunk_rows, numeric=numeric)
+    for number, (source, chunk) in enumerate(chunks):
+        chunk[SOURCE] = source
+        systems.update(chunk["system"].unique())
+        if "language" in chunk.columns:
+            languages.update(chunk["language"].dropna().unique())
+        n_rows += len(chunk)
+        for part, rows in chunk.groupby(partition_of(chunk, n_partitions), sort=True):
+            folder = root / f"p-{part:05d}"
+            folder.mkdir(parents=True, exist_ok=True)
+            rows.to_parquet(folder / f"chunk-{number:06d}.parquet", index=False)
+    if n_rows == 0:
+        raise InputError("the input has no rows", path=path)
+    return Spill(
+        root=root,
+        partitions=sorted(root.glob("p-*")),
+        sources=[str(f) for f in input_files(path)],
+        systems=sorted(systems),
+        languages=sorted(languages),
+        n_rows=n_rows,
+    )
+
+
+def read_partition(folder: Path, columns: list[str] | None = None) -> pd.DataFrame:
+    """One partition's rows in input order (file, then row)."""
+    parts = [pd.read_parquet(file, columns=columns) for file in sorted(folder.glob("*.parquet"))]
+    frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    if columns is None or {SOURCE, ROW} <= set(columns):
+        frame = frame.sort_values([SOURCE, ROW], kind="stable", ignore_index=True)
+    return frame
+
+
+def _check_unique(frame: pd.DataFrame, sources: list[str]) -> None:
+    """A (dataset, utt_id, system) given twice, named by its second file and row (the
+    chunks were validated one by one; duplicates across chunks meet here)."""
+    duplicated = frame.duplicated(KEY, keep="first").to_numpy()
+    if duplicated.any():
+        row = frame.iloc[int(np.flatnonzero(duplicated)[0])]
+        key = tuple(row[KEY])
+        first = frame[(frame[KEY] == row[KEY]).all(axis=1)].iloc[0]
+        seen = f"row {first[ROW]}" + (
+            f" of {sources[int(first[SOURCE])]}" if first[SOURCE] != row[SOURCE] else ""
+        )
+        raise InputError(
+            f"duplicate (dataset, utt_id, system) = {key}, first seen at {seen}",
+            path=sources[int(row[SOURCE])],
+            row=int(row[ROW]),
+            column="utt_id",
+        )
+
+
+# --------------------------------------------------------------------------- one partition
+
+
+@dataclass(frozen=True)
+class PartitionContext:
+    """What every partition needs, sent to each worker once (:mod:`werest.cluster`)."""
+
+    models: dict[str, TrainedModel]
+    targets: list[str]
+    proxy: str | None
+    order: Ranking | list[str] | None
+    normaliser: str
+    sources: list[str]
+    chunk_utterances: int
+
+
+@dataclass
+class PartitionResult:
+    """A partition's contribution to the corpus summary (a few numbers per target row)."""
+
+    compact: pd.DataFrame
+    truth: pd.DataFrame | None
+    units: pd.DataFrame
+    counts: pd.DataFrame
+    output: Path | None
+
+
+#: Normalised strings kept by this process across the partitions it estimates.
+NORMALISED = NormalisationCache()
+
+
+def estimate_partition(folder: Path, output: Path, context: PartitionContext) -> PartitionResult:
+    """Estimate one partition; its rows go to ``output`` (a CSV, written atomically).
+    Strings this process normalised for an earlier partition are not normalised again."""
+    with cached_normalisation(NORMALISED):
+        return _estimate_partition(folder, output, context)
+
+
+def _estimate_partition(folder: Path, output: Path, context: PartitionContext) -> PartitionResult:
+    part = read_partition(Path(folder))
+    _check_unique(part, context.sources)
+    table = part.drop(columns=[SOURCE, ROW])
+    normaliser = context.normaliser
+    units = pd.DataFrame(
+        {"dataset": table["dataset"].to_numpy(), "unit": scoring_units(table, normaliser)}
+    ).drop_duplicates()
+    counts = utterance_counts(table)
+    if not table["system"].isin(context.targets).any():
+        return PartitionResult(_empty_compact(context.models), None, units, counts, None)
+    utterances = estimate_utterances(
+        table,
+        context.models,
+        context.targets,
+        proxy=context.proxy,
+        ranking=context.order,
+        chunk_utterances=context.chunk_utterances,
+    ).drop(columns=list(CONTEXT_FEATURES))
+    scored = scored_rows(table, utterances, normaliser)
+    readable = readable_utterances(utterances, table, normaliser, scored)
+    with atomic_path(output) as tmp:
+        readable.to_csv(tmp, index=False, float_format="%.6g")
+    predicted = [c for c in utterances.columns if c.startswith("predicted_")]
+    compact = utterances[[*COMPACT, *predicted]].assign(
+        _order=pd.util.hash_array(utterances["utt_id"].to_numpy(dtype=object))
+    )
+    truth = truth_sums(scored) if scored is not None else None
+    return PartitionResult(compact, truth, units, counts, Path(output))
+
+
+def _empty_compact(models: dict[str, TrainedModel]) -> pd.DataFrame:
+    columns = [*COMPACT, *(f"predicted_{target}" for target in models), "_order"]
+    return pd.DataFrame(columns=columns)
+
+
+# --------------------------------------------------------------------------- the whole run
+
+#: ``run_partitions(function, folders, outputs, context)`` -> results in folder order.
+PartitionRunner = Callable[[Callable, list[Path], list[Path], PartitionContext], list]
+
+
+def run_locally(function, folders, outputs, context) -> list:
+    """Partitions one after another in this process."""
+    pairs = zip(folders, outputs, strict=True)
+    progress = tqdm(pairs, total=len(folders), desc="partitions", unit="partition", disable=None)
+    return [function(folder, output, context) for folder, output in progress]
+
+
+@dataclass
+class PartitionedEstimate:
+    """The outputs of :func:`estimate_partitioned` (records and warnings as in-memory)."""
+
+    records: list[dict]
+    warnings: list[dict]
+    utterance_files: list[Path]
+    pairs: pd.DataFrame
+    order: Ranking | list[str] | None
+    n_rows: int
+    n_partitions: int
+    seconds: dict[str, float]
+
+
+def estimate_partitioned(
+    path: str | Path,
+    models: dict[str, TrainedModel],
+    output_dir: str | Path,
+    *,
+    target=None,
+    proxy: str | None = None,
+    ranking: str | Path | None = None,
+    system_order: list[str] | None = None,
+    normaliser: str | None = None,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    n_partitions: int = 16,
+    chunk_utterances: int = 50_000,
+    missing_hypotheses: str = "exclude",
+    numeric: tuple[str, ...] = (),
+    work_dir: str | Path | None = None,
+    run_partitions: PartitionRunner = run_locally,
+) -> PartitionedEstimate:
+    """``werest estimate`` in bounded memory: the same summary as the in-memory run.
+
+    Writes ``output_dir/utterances/part-NNNNN.csv`` (all of them put in place at once, by
+    renaming a finished folder) and ``output_dir/summary.json``; the caller writes the rest.
+    ``run_partitions`` maps :func:`estimate_partition` over the partitions
+    (:func:`run_locally`, or :func:`werest.cluster.dask_runner`); ``work_dir`` holds the
+    spilled partitions (a temporary folder beside ``output_dir`` by default; on a cluster it
+    must be a folder every worker can read).
+    """
+    _refuse_whole_table_settings(models, ranking, missing_hypotheses)
+    output_dir = Path(output_dir)
+    parent = Path(work_dir) if work_dir else output_dir.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".werest-partitions-", dir=parent))
+    output_dir.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".utterances-", dir=output_dir))
+    clock = _Stages()
+    try:
+        spilled = spill(
+            path,
+            scratch / "input",
+            chunk_rows=chunk_rows,
+            n_partitions=n_partitions,
+            numeric=numeric,
+        )
+        clock.lap("spill")
+        systems = pd.DataFrame({"system": spilled.systems})
+        check_normaliser(models, normaliser, pd.DataFrame({"language": spilled.languages}))
+        targets = resolve_targets(systems, target, proxy)
+        if proxy is not None and proxy not in spilled.systems:
+            raise ConfigError(f"proxy system {proxy!r} is not in the input")
+        used = models["wer"].normaliser
+        pairs = sample_pairs_partitioned(spilled.partitions, normaliser=used, seed=seed)
+        order = (
+            None
+            if proxy
+            else choose_ranking(
+                models, systems, ranking=ranking, system_order=system_order, pairs=pairs
+            )
+        )
+        clock.lap("sample_and_order")
+        context = PartitionContext(
+            models, targets, proxy, order, used, spilled.sources, chunk_utterances
+        )
+        outputs = [staging / f"part-{i:05d}.csv" for i in range(len(spilled.partitions))]
+        results = run_partitions(estimate_partition, spilled.partitions, outputs, context)
+        clock.lap("partitions")
+        records, warnings, compact = _combine(results, models, used, pairs, n_resamples, seed)
+        if not (compact["status"] == STATUS_OK).any():
+            raise _nothing_estimated(compact, path)
+        files = _put_in_place(staging, output_dir / "utterances", results)
+        write_summary(records, output_dir)
+        clock.lap("summary")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(staging, ignore_errors=True)
+    return PartitionedEstimate(
+        records,
+        warnings,
+        files,
+        pairs,
+        order,
+        spilled.n_rows,
+        len(spilled.partitions),
+        clock.seconds,
+    )
+
+
+class _Stages:
+    """Wall seconds of each stage of a run (``PartitionedEstimate.seconds``)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.seconds[stage] = round(now - self._last, 3)
+        self._last = now
+
+
+def _refuse_whole_table_settings(models, ranking, missing_hypotheses) -> None:
+    needed = {f for m in models.values() for f in m.feature_names}
+    if needed & set(CONTEXT_FEATURES):
+        raise ConfigError(
+            "this model uses dataset-level context features (ctx_*), which partitioned runs "
+            "do not compute: unset partition.rows to estimate in memory"
+        )
+    if missing_hypotheses != "exclude":
+        raise ConfigError(
+            "missing_hypotheses=deletions needs the whole table: unset partition.rows"
+        )
+    if ranking == REFERENCE_RANKING:
+        raise ConfigError(
+            "ranking=references needs the whole table: rank with werest score first and pass "
+            "ranking=ranking.json, or unset partition.rows"
+        )
+
+
+def sample_pairs_partitioned(
+    partitions: list[Path], *, normaliser: str, seed: int = 0
+) -> pd.DataFrame:
+    """:func:`werest.guards.sample_pairs` of the whole input, from its partitions: the sample
+    is drawn from all distinct utterance keys, then only the sampled rows are read."""
+    keys = pd.concat(
+        [read_partition(p, UTTERANCE).drop_duplicates() for p in partitions], ignore_index=True
+    )
+    sample = sample_keys(keys, seed=seed)
+    del keys
+    rows = pd.concat(
+        [read_partition(p).merge(sample, on=UTTERANCE) for p in partitions], ignore_index=True
+    )
+    rows = rows.sort_values([SOURCE, ROW], kind="stable", ignore_index=True)
+    with cached_normalisation(NORMALISED):
+        return pairwise_agreement(rows.drop(columns=[SOURCE, ROW]), sample, normaliser=normaliser)
+
+
+def _combine(results, models, normaliser, pairs, n_resamples, seed):
+    """The summary records, warnings and compact rows of all partitions."""
+    compact = pd.concat([r.compact for r in results], ignore_index=True)
+    compact = compact.astype({c: object for c in ("dataset", "system", "proxy", "status")})
+    truths = [r.truth for r in results if r.truth is not None]
+    truth = truth_from_sums(pd.concat(truths).groupby(level=[0, 1]).sum()) if truths else None
+    units_found = pd.concat([r.units for r in results], ignore_index=True)
+    units = dataset_units(units_found["unit"], units_found["dataset"])
+    records = summarise(
+        compact,
+        None,
+        normaliser=normaliser,
+        n_resamples=n_resamples,
+        seed=seed,
+        calibration=models["wer"].info.get("calibration"),
+        truth=truth,
+        units=units,
+    )
+    warnings = warnings_from_counts(_total_counts(results), compact, pairs)
+    attach_warnings(records, warnings)
+    return records, warnings, compact
+
+
+def _total_counts(results: list[PartitionResult]) -> pd.DataFrame:
+    """:func:`werest.guards.utterance_counts` of the whole input: partitions hold disjoint
+    utterances, so their counts add up."""
+    counts = pd.concat([r.counts for r in results], ignore_index=True)
+    per_system = counts.groupby(["dataset", "system"], as_index=False)["n"].sum()
+    totals = [r.counts.drop_duplicates("dataset").set_index("dataset")["total"] for r in results]
+    total = pd.concat(totals).groupby(level=0).sum()
+    return per_system.assign(total=per_system["dataset"].map(total).to_numpy())
+
+
+def _put_in_place(staging: Path, final: Path, results: list[PartitionResult]) -> list[Path]:
+    """Rename the finished ``utterances`` folder into place (a previous one is replaced)."""
+    for stale in staging.glob(".*"):
+        stale.unlink()
+    final.parent.mkdir(parents=True, exist_ok=True)
+    if final.exists():
+        old = final.with_name(f".{final.name}.old-{os.getpid()}")
+        os.replace(final, old)
+        shutil.rmtree(old, ignore_errors=True)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(staging, 0o777 & ~umask)  # mkdtemp makes 0700; outputs get the usual mode
+    os.replace(staging, final)
+    record_write(final, replacing=staging)
+    return [final / r.output.name for r in results if r.output is not None]
+
+
+def wants_partitions(path: str | Path, rows: int | None) -> bool:
+    """Whether to estimate in partitions: ``partition.rows`` given (> 0), or unset and the
+    input a folder or a file of at least :data:`AUTO_BYTES`; ``0`` means never."""
+    if rows is not None:
+        return rows > 0
+    path = Path(path)
+    return path.is_dir() or (path.is_file() and path.stat().st_size >= AUTO_BYTES)

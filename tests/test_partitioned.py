@@ -1,0 +1,253 @@
+"""Bounded-memory and Dask runs of werest estimate give exactly the in-memory summary."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from werest.cli import main
+from werest.demo import demo_table_path
+from werest.estimate import default_model_path, estimate_table, write_outputs
+from werest.features.agreement import CONTEXT_FEATURES
+from werest.model import load_model
+from werest.partitioned import estimate_partitioned, partition_of
+from werest.table import read_table
+
+
+@pytest.fixture(scope="module")
+def models():
+    return {"wer": load_model(default_model_path())}
+
+
+def _in_memory(table, models, tmp_path):
+    utterances, records, warnings = estimate_table(table, models)
+    write_outputs(utterances, records, tmp_path)  # the same CSV formatting as the partitions
+    return pd.read_csv(tmp_path / "utterances.csv"), records, warnings
+
+
+def _same_rows(expected: pd.DataFrame, files: list[Path]) -> None:
+    found = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+    key = ["dataset", "utt_id", "system"]
+    expected = expected.drop(columns=list(CONTEXT_FEATURES))
+    expected = expected.sort_values(key, ignore_index=True)
+    found = found[expected.columns].sort_values(key, ignore_index=True)
+    pd.testing.assert_frame_equal(found, expected, check_dtype=False)
+
+
+@pytest.mark.parametrize("labelled", [True, False])
+def test_demo_in_chunks_and_partitions_equals_the_in_memory_run(models, tmp_path, labelled):
+    """Chunks of 7 rows split utterances across chunks; 3 partitions regroup them."""
+    table = read_table(demo_table_path())
+    if not labelled:
+        table = table.drop(columns="reference")
+    path = tmp_path / "input.csv"
+    table.to_csv(path, index=False)
+    expected_rows, records, warnings = _in_memory(table, models, tmp_path / "mem")
+    result = estimate_partitioned(path, models, tmp_path / "part", chunk_rows=7, n_partitions=3)
+    assert all(("wer" in r) == labelled for r in records)
+    assert result.records == records  # estimates, bootstrap CIs, intervals, proxies, truth
+    assert result.warnings == warnings
+    assert result.n_partitions == 3 and result.n_rows == 56
+    _same_rows(expected_rows, result.utterance_files)
+    saved = json.loads((tmp_path / "part" / "summary.json").read_text())
+    assert saved == json.loads((tmp_path / "mem" / "summary.json").read_text())
+    assert not list(tmp_path.glob(".werest-partitions-*"))  # the spilled input is removed
+
+
+def test_shared_data_as_a_hive_parquet_folder_equals_the_in_memory_run(
+    dighr_table, thennal10_table, models, tmp_path
+):
+    """Real data, several datasets and languages, with references (true WER) and systems
+    missing utterances (15 rows dropped: the different-sets guard), read from dataset=<name>/
+    folders in chunks of 500 rows."""
+    dighr = dighr_table[dighr_table["dataset"].isin(["dighr-190423", "dighr-190301"])]
+    keep = dighr[["dataset", "utt_id"]].drop_duplicates().groupby("dataset").head(300)
+    table = pd.concat(
+        [dighr.merge(keep, on=["dataset", "utt_id"]), thennal10_table], ignore_index=True
+    )
+    table = table.drop(index=table.index[table["dataset"] == "dighr-190423"][:15])
+    folder = tmp_path / "input"
+    for dataset, rows in table.groupby("dataset"):
+        (folder / f"dataset={dataset}").mkdir(parents=True)
+        rows.drop(columns="dataset").to_parquet(folder / f"dataset={dataset}" / "part-0.parquet")
+    expected_rows, records, warnings = _in_memory(
+        read_table_folder(folder), models, tmp_path / "mem"
+    )
+    result = estimate_partitioned(folder, models, tmp_path / "part", chunk_rows=500)
+    assert len(records) >= 8 and all("wer" in r for r in records)
+    assert any("different utterance sets" in w["message"] for w in warnings)
+    assert result.records == records
+    assert result.warnings == warnings
+    assert result.order.systems == estimate_order(models, table).systems
+    _same_rows(expected_rows, result.utterance_files)
+
+
+def read_table_folder(folder: Path) -> pd.DataFrame:
+    """The hive folder as one validated table (the in-memory run's input)."""
+    from werest.table import validate_table
+
+    frames = [
+        pd.read_parquet(file).assign(dataset=file.parent.name.split("=", 1)[1])
+        for file in sorted(folder.rglob("*.parquet"))
+    ]
+    return validate_table(pd.concat(frames, ignore_index=True))
+
+
+def estimate_order(models, table):
+    from werest.estimate import choose_ranking
+    from werest.guards import sample_pairs
+
+    pairs = sample_pairs(table, normaliser=models["wer"].normaliser)
+    return choose_ranking(models, table, pairs=pairs)
+
+
+def test_partition_numbers_are_stable_and_keep_utterances_together():
+    frame = pd.DataFrame(
+        {"dataset": ["a", "a", "b", "a"], "utt_id": ["1", "1", "1", "2"], "system": list("xyxz")}
+    )
+    parts = partition_of(frame, 7)
+    assert parts[0] == parts[1] and list(parts) == list(partition_of(frame.iloc[::-1], 7))[::-1]
+    assert list(parts) == [1, 1, 3, 6]  # fixed across runs and machines (a stable hash)
+
+
+def test_the_cli_setting_writes_the_same_summary_and_partitioned_rows(tmp_path, capsys):
+    demo = str(demo_table_path())
+    assert main(["estimate", f"input={demo}", f"output_dir={tmp_path / 'mem'}"]) == 0
+    overrides = ["partition.rows=10", "partition.count=4", f"output_dir={tmp_path / 'part'}"]
+    capsys.readouterr()
+    assert main(["estimate", f"input={demo}", *overrides]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {tmp_path / 'part' / 'utterances'}, " in out
+    mem, part = tmp_path / "mem" / "summary.json", tmp_path / "part" / "summary.json"
+    assert part.read_bytes() == mem.read_bytes()
+    assert len(list((tmp_path / "part" / "utterances").glob("part-*.csv"))) == 4
+    assert "rows: 10" in (tmp_path / "part" / "config.yaml").read_text()
+
+
+def test_a_duplicate_across_chunks_is_one_line_naming_file_row_and_column(tmp_path, capsys):
+    table = read_table(demo_table_path())
+    path = tmp_path / "dup.csv"
+    pd.concat([table, table.iloc[[3]]], ignore_index=True).to_csv(path, index=False)
+    out = tmp_path / "out"
+    status = main(["estimate", f"input={path}", f"output_dir={out}", "partition.rows=10"])
+    error = capsys.readouterr().err.strip()
+    assert status == 2 and "\n" not in error
+    assert f"error: {path}, row 57, column 'utt_id': duplicate" in error
+    assert error.endswith("first seen at row 4")
+    assert not (out / "summary.json").exists() and not (out / "utterances").exists()
+    assert not [p for p in tmp_path.rglob(".*") if p.is_dir()]  # no scratch left
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("missing_hypotheses=deletions", "needs the whole table"),
+        ("ranking=references", "needs the whole table"),
+    ],
+)
+def test_settings_that_need_the_whole_table_are_refused(tmp_path, capsys, override, message):
+    args = [f"input={demo_table_path()}", f"output_dir={tmp_path}", "partition.rows=10"]
+    assert main(["estimate", *args, override]) == 2
+    assert message in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- Dask
+
+distributed = pytest.importorskip("distributed", reason="needs werest[cluster] (dask)")
+
+
+@pytest.fixture(scope="module")
+def client():
+    from werest.cluster import dask_client
+
+    with dask_client("local", workers=2) as client:
+        yield client
+
+
+def test_a_local_cluster_gives_the_in_memory_summary(client, models, tmp_path):
+    from werest.cluster import dask_runner
+
+    _, records, warnings = estimate_table(read_table(demo_table_path()), models)
+    result = estimate_partitioned(
+        demo_table_path(),
+        models,
+        tmp_path / "dask",
+        chunk_rows=10,
+        n_partitions=6,
+        run_partitions=dask_runner(client),
+    )
+    assert result.records == records and result.warnings == warnings
+    assert len(result.utterance_files) == 6
+
+
+def test_the_cli_joins_a_running_scheduler_by_address(client, tmp_path, capsys):
+    demo = str(demo_table_path())
+    assert main(["estimate", f"input={demo}", f"output_dir={tmp_path / 'mem'}"]) == 0
+    address = f"cluster.address={client.scheduler.address}"
+    args = [f"input={demo}", f"output_dir={tmp_path / 'dask'}", address, "partition.count=5"]
+    assert main(["estimate", *args]) == 0  # a cluster named: partitioned without partition.rows
+    mem, dask = tmp_path / "mem" / "summary.json", tmp_path / "dask" / "summary.json"
+    assert dask.read_bytes() == mem.read_bytes()
+    assert len(list((tmp_path / "dask" / "utterances").glob("part-*.csv"))) == 5
+    assert client.status == "running"  # the CLI closed its own client, not the cluster
+
+
+class KillOnce(distributed.WorkerPlugin):
+    """Kills the worker process that starts the first partition task (once: a marker file
+    remembers it), while the task runs: a real lost worker, not a raised exception."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish == "executing" and "estimate_partition" in str(key):
+            try:
+                fd = os.open(self.marker, os.O_CREAT | os.O_EXCL)
+            except FileExistsError:
+                return
+            os.close(fd)
+            os._exit(1)
+
+
+def test_a_worker_killed_mid_run_has_its_partitions_retried(models, tmp_path):
+    from werest.cluster import dask_client, dask_runner
+
+    clean = estimate_partitioned(demo_table_path(), models, tmp_path / "clean", n_partitions=4)
+    marker = tmp_path / "killed"
+    with dask_client("local", workers=2) as client:
+        client.register_plugin(KillOnce(str(marker)))
+        result = estimate_partitioned(
+            demo_table_path(),
+            models,
+            tmp_path / "dask",
+            n_partitions=4,
+            run_partitions=dask_runner(client, retries=2),
+        )
+    assert marker.exists()  # a worker did die mid-run
+    assert result.records == clean.records
+    for a, b in zip(sorted(result.utterance_files), sorted(clean.utterance_files), strict=True):
+        assert a.read_bytes() == b.read_bytes()
+
+
+def test_the_normalisation_cache_changes_no_output_on_shared_data(thennal10_table, dighr_table):
+    """Strings normalised for one partition are reused for the next; every output equals the
+    reference (uncached) normaliser's, across languages (auto: ar, ml, en)."""
+    from werest.text import NormalisationCache, cached_normalisation, normalise_many
+
+    table = pd.concat([thennal10_table, dighr_table.head(20_000)], ignore_index=True)
+    parts = [table.iloc[i::2] for i in range(2)]
+    cache = NormalisationCache()
+    with cached_normalisation(cache):
+        cached = [normalise_many(p["hypothesis"], "auto", p.get("language")) for p in parts]
+        again = normalise_many(parts[0]["hypothesis"], "auto", parts[0].get("language"))
+    for part, found in zip(parts, cached, strict=True):
+        expected = normalise_many(part["hypothesis"], "auto", part.get("language"))
+        pd.testing.assert_series_equal(found, expected)
+    pd.testing.assert_series_equal(again, cached[0])
+    languages = table["language"].fillna("").astype(str)
+    distinct = pd.MultiIndex.from_arrays([table["hypothesis"], languages]).nunique()
+    assert len(cache.entries) == distinct  # each distinct (text, language) normalised once

@@ -273,44 +273,40 @@ class Cluster:
 
 
 @dataclass
-class EstimateSettings:
+class _Estimating:
+    """What ``estimate`` and ``leaderboard`` share: the input, the models and how proxies are
+    chosen."""
+
     input: Any = _path()
-    target: Any = typed("names", nullable=True)
-    proxy: Any = typed(str, nullable=True)
+    output_dir: Any = _path()
     ranking: Any = _optional_path()
     system_order: Any = typed("list", nullable=True)
     model_path: Any = _optional_path()
     cer_model_path: Any = _optional_path()
     trust_model: Any = typed(bool)
-    output_dir: Any = _path()
-    missing_hypotheses: Any = typed(str, choices=("exclude", "deletions"))
     chunk_utterances: Any = _positive()
-    partition: Partition = block(Partition)
-    cluster: Cluster = block(Cluster)
     n_jobs: Any = _n_jobs()
-    seed: Any = _whole()
     normaliser: Any = _normaliser()
     log_level: Any = _log_level()
 
 
 @dataclass
-class LeaderboardSettings:
-    input: Any = _path()
-    output_dir: Any = _path()
+class EstimateSettings(_Estimating):
+    target: Any = typed("names", nullable=True)
+    proxy: Any = typed(str, nullable=True)
+    missing_hypotheses: Any = typed(str, choices=("exclude", "deletions"))
+    seed: Any = _whole()
+    partition: Partition = block(Partition)
+    cluster: Cluster = block(Cluster)
+
+
+@dataclass
+class LeaderboardSettings(_Estimating):
     title: Any = typed(str, nullable=True)
     datasets: Any = typed("names", nullable=True)
     exclude_datasets: Any = typed("names", nullable=True)
-    model_path: Any = _optional_path()
-    cer_model_path: Any = _optional_path()
-    ranking: Any = _optional_path()
-    system_order: Any = typed("list", nullable=True)
-    trust_model: Any = typed(bool)
-    chunk_utterances: Any = _positive()
-    n_jobs: Any = _n_jobs()
     bootstrap: Bootstrap = block(Bootstrap)
     fairness: Fairness = block(Fairness)
-    normaliser: Any = _normaliser()
-    log_level: Any = _log_level()
 
 
 @dataclass

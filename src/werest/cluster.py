@@ -90,7 +90,7 @@ def dask_runner(client, *, retries: int = 2) -> PartitionRunner:
         position = {future.key: i for i, future in enumerate(futures)}
         results: list = [None] * len(futures)
         done = distributed.as_completed(futures)
-        for future in tqdm(done, total=len(futures), desc="partitions", unit="partition"):
+        for future in tqdm(done, total=len(futures), desc="partitions", disable=None):
             results[position[future.key]] = future.result()
             future.release()
         return results

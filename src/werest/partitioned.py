@@ -350,7 +350,7 @@ PartitionRunner = Callable[[Callable, list[Path], list[Path], PartitionContext],
 def run_locally(function, folders, outputs, context) -> list:
     """Partitions one after another in this process."""
     pairs = zip(folders, outputs, strict=True)
-    progress = tqdm(pairs, total=len(folders), desc="partitions", unit="partition")
+    progress = tqdm(pairs, total=len(folders), desc="partitions", unit="partition", disable=None)
     return [function(folder, output, context) for folder, output in progress]
 
 

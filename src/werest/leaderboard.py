@@ -51,6 +51,7 @@ from werest.fairness import FairnessSettings, audit, audit_frames, compare_audit
 from werest.features.agreement import STATUS_OK
 from werest.guards import guard_warnings, sample_pairs
 from werest.lid import LidReport, has_lid, lid_report
+from werest.model import Models
 from werest.stats import (
     RateSample,
     cohens_d,
@@ -400,7 +401,7 @@ def fairness_audits(
 
 def build(
     table: pd.DataFrame,
-    models,
+    models: Models,
     *,
     boot: Bootstrap,
     fairness: FairnessSettings | None,
@@ -414,7 +415,7 @@ def build(
     ``ranking``/``system_order`` choose the proxy order as in ``werest estimate``
     (:func:`werest.estimate.choose_ranking`; default: label-free)."""
     systems = sorted(table["system"].unique())
-    pairs_sample = sample_pairs(table, normaliser=models["wer"].normaliser, seed=boot.seed)
+    pairs_sample = sample_pairs(table, normaliser=models.normaliser, seed=boot.seed)
     ranking = choose_ranking(
         models, table, ranking=ranking, system_order=system_order, pairs=pairs_sample
     )
@@ -424,7 +425,7 @@ def build(
     done = utterances[utterances["status"] == STATUS_OK]
     if done.empty:
         raise InputError("no utterance was transcribed by two systems: nothing to estimate")
-    scored = true_scores(table, models["wer"].normaliser, n_jobs)
+    scored = true_scores(table, models.normaliser, n_jobs)
     board, per_dataset = rank_systems(done, scored, boot)
     board = add_timings(board, table)
     agreement = (

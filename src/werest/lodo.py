@@ -39,6 +39,7 @@ from werest.estimate import (
 from werest.features.agreement import pairwise_agreement
 from werest.features.inputs import build_features
 from werest.intervals import conformal_interval, conformity, domain_weights, weighted_quantile
+from werest.model import Models
 from werest.proxy import choose_proxies, rank_on
 from werest.scoring import utterance_labels
 from werest.table import KEY
@@ -183,7 +184,7 @@ def _held_out_cells(
     n_jobs: int,
 ) -> pd.DataFrame:
     """Estimate every system of a held-out domain as ``werest estimate`` would; score it."""
-    models = {"wer": fitted}
+    models = Models(fitted)
     ranking = choose_ranking(models, table)
     if pairs is None:
         utterances = estimate_utterances(

@@ -17,6 +17,7 @@ from werest.errors import ConfigError
 from werest.model import ModelError, Models, TrainedModel, load_model, save_model
 from werest.proxy import Ranking
 from werest.regressor import StackedWerRegressor
+from werest.text import Normaliser
 
 TINY_GRIDS = {
     "rf": {"n_estimators": [10], "min_samples_leaf": [2]},
@@ -168,9 +169,10 @@ def test_models_pair_targets_share_the_wer_models_normaliser_and_refuse_a_swappe
     models = Models(wer, cer)
     assert [target for target, _ in models] == models.targets == ["wer", "cer"]
     assert models.feature_names == ["cer_pwer", "pwer", "similarity"]
-    assert models.normaliser == "auto" and models.calibration == {"q": 1}
+    assert models.normaliser == Normaliser("auto") and models.calibration == {"q": 1}
     assert Models(wer).targets == ["wer"]
     with pytest.raises(ConfigError, match="the wer model was trained for cer"):
         Models(cer)
     with pytest.raises(ConfigError, match="the cer model was trained for wer"):
         Models(wer, wer)
+

@@ -60,7 +60,7 @@ from werest.proxy import Ranking, choose_proxies, consensus_order, references_ra
 from werest.scoring import dataset_units, scoring_units
 from werest.stats import RateSample, bootstrap_ci
 from werest.table import KEY, UTTERANCE
-from werest.text import corpus_rate, normalised_columns
+from werest.text import Normaliser, corpus_rate, normalised_columns
 
 log = logging.getLogger(__name__)
 
@@ -284,7 +284,7 @@ def summarise(
     utterances: pd.DataFrame,
     table: pd.DataFrame,
     *,
-    normaliser: str,
+    normaliser: Normaliser,
     n_resamples: int = 1000,
     seed: int = 0,
     calibration: dict | None = None,
@@ -368,7 +368,7 @@ def utterance_order(rows: pd.DataFrame) -> np.ndarray:
 
 
 def scored_rows(
-    table: pd.DataFrame, utterances: pd.DataFrame, normaliser: str
+    table: pd.DataFrame, utterances: pd.DataFrame, normaliser: Normaliser
 ) -> pd.DataFrame | None:
     """True per-utterance counts (:func:`werest.scoring.score_utterances`) of the estimated
     rows that have a reference, with the reference; None when there is none."""
@@ -386,7 +386,7 @@ def scored_rows(
 def _true_wer(
     table: pd.DataFrame,
     utterances: pd.DataFrame,
-    normaliser: str,
+    normaliser: Normaliser,
     scored: pd.DataFrame | None = None,
 ):
     """True corpus WER of the estimated rows, where the input has references."""
@@ -444,7 +444,7 @@ def _proxies(record: dict) -> str:
 def readable_utterances(
     utterances: pd.DataFrame,
     table: pd.DataFrame,
-    normaliser: str,
+    normaliser: Normaliser,
     scored: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """The estimated rows with what a person needs to check them: the target's and the
@@ -493,7 +493,7 @@ def load_models(
     )
 
 
-def check_normaliser(models: Models, requested: str | None, table: pd.DataFrame) -> str:
+def check_normaliser(models: Models, requested: str | None, table: pd.DataFrame) -> Normaliser:
     """The normaliser of this run: the models' own, which ``requested`` may only restate.
 
     A model learned what agreement rates mean under its own normaliser (``whisper_english``
@@ -578,11 +578,11 @@ def estimate_table(
         )
     if missing_hypotheses == "deletions":
         table = count_missing_as_deletions(table)
-    check_normaliser(models, normaliser, table)
+    used = check_normaliser(models, normaliser, table)
     targets = resolve_targets(table, target, proxy)
     if proxy is not None and proxy not in set(table["system"]):
         raise ConfigError(f"proxy system {proxy!r} is not in the input")
-    pairs = sample_pairs(table, normaliser=models.normaliser, seed=seed)
+    pairs = sample_pairs(table, normaliser=used, seed=seed)
     order = (
         None
         if proxy
@@ -599,7 +599,6 @@ def estimate_table(
     )
     if not (utterances["status"] == STATUS_OK).any():
         raise _nothing_estimated(utterances, source)
-    used = models.normaliser
     scored = scored_rows(table, utterances, used)  # once, for the summary and the rows
     records = summarise(
         utterances,

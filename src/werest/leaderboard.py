@@ -62,6 +62,7 @@ from werest.stats import (
     rank_agreement,
 )
 from werest.table import KEY, UTTERANCE
+from werest.text import Normaliser
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,9 @@ def select_datasets(table: pd.DataFrame, keep, exclude) -> pd.DataFrame:
     return table
 
 
-def true_scores(table: pd.DataFrame, normaliser: str, n_jobs: int = 1) -> pd.DataFrame | None:
+def true_scores(
+    table: pd.DataFrame, normaliser: Normaliser, n_jobs: int = 1
+) -> pd.DataFrame | None:
     """Per-utterance true errors where the input has references, else None."""
     if "reference" not in table.columns or table["reference"].isna().all():
         return None

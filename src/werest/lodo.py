@@ -43,6 +43,7 @@ from werest.model import Models
 from werest.proxy import choose_proxies, rank_on
 from werest.scoring import utterance_labels
 from werest.table import KEY
+from werest.text import Normaliser
 from werest.training import (
     build_regressor,
     domain_of,
@@ -197,7 +198,13 @@ def _held_out_cells(
         )
         utterances = predict_features(features, models)
     records = pd.DataFrame(
-        summarise(utterances, table, normaliser=normaliser, n_resamples=n_resamples, seed=seed)
+        summarise(
+            utterances,
+            table,
+            normaliser=Normaliser(normaliser),
+            n_resamples=n_resamples,
+            seed=seed,
+        )
     )
     done = utterances[utterances["status"] == STATUS_OK].merge(
         labels[[*KEY, "wer", "word_errors", "ref_words"]], on=KEY, how="inner"

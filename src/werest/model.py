@@ -39,6 +39,7 @@ import pandas as pd
 from werest.errors import ConfigError, WerestError
 from werest.io import atomic_path, json_default
 from werest.proxy import Ranking
+from werest.text import Normaliser
 
 log = logging.getLogger(__name__)
 
@@ -180,9 +181,10 @@ class Models:
         return [target for target, _ in self]
 
     @property
-    def normaliser(self) -> str:
-        """The normaliser the features are computed with (the WER model's)."""
-        return self.wer.normaliser
+    def normaliser(self) -> Normaliser:
+        """The normaliser the features are computed with (the WER model's), resolved once
+        from the name on its card."""
+        return Normaliser(self.wer.normaliser)
 
     @property
     def feature_names(self) -> list[str]:

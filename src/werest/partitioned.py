@@ -77,7 +77,7 @@ from werest.model import Models
 from werest.proxy import Ranking
 from werest.scoring import dataset_units, scoring_units
 from werest.table import _CSV_SUFFIXES, resolve_audio, table_format, validate_table
-from werest.text import NormalisationCache, cached_normalisation
+from werest.text import NormalisationCache, Normaliser, cached_normalisation
 
 log = logging.getLogger(__name__)
 
@@ -272,7 +272,7 @@ class PartitionContext:
     targets: list[str]
     proxy: str | None
     order: Ranking | list[str] | None
-    normaliser: str
+    normaliser: Normaliser
     sources: list[str]
     chunk_utterances: int
 
@@ -409,11 +409,10 @@ def estimate_partitioned(
         )
         clock.lap("spill")
         systems = pd.DataFrame({"system": spilled.systems})
-        check_normaliser(models, normaliser, pd.DataFrame({"language": spilled.languages}))
+        used = check_normaliser(models, normaliser, pd.DataFrame({"language": spilled.languages}))
         targets = resolve_targets(systems, target, proxy)
         if proxy is not None and proxy not in spilled.systems:
             raise ConfigError(f"proxy system {proxy!r} is not in the input")
-        used = models.normaliser
         pairs = sample_pairs_partitioned(spilled.partitions, normaliser=used, seed=seed)
         order = (
             None
@@ -481,7 +480,7 @@ def _refuse_whole_table_settings(models, ranking, missing_hypotheses) -> None:
 
 
 def sample_pairs_partitioned(
-    partitions: list[Path], *, normaliser: str, seed: int = 0
+    partitions: list[Path], *, normaliser: Normaliser, seed: int = 0
 ) -> pd.DataFrame:
     """:func:`werest.guards.sample_pairs` of the whole input, from its partitions: the sample
     is drawn from all distinct utterance keys, then only the sampled rows are read."""

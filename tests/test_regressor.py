@@ -176,3 +176,15 @@ def test_models_pair_targets_share_the_wer_models_normaliser_and_refuse_a_swappe
     with pytest.raises(ConfigError, match="the cer model was trained for wer"):
         Models(wer, wer)
 
+
+def test_a_parameter_scikit_learn_rejects_is_a_config_error_and_bad_data_is_not():
+    from sklearn.linear_model import Ridge
+
+    from werest.training import fit_model
+
+    frame = pd.DataFrame({"pwer": [0.1, 0.2, 0.3], "wer": [0.1, 0.25, 0.3]})
+    with pytest.raises(ConfigError, match=r"model: The 'alpha' parameter of Ridge"):
+        fit_model(frame, ["pwer"], Ridge(alpha=-1.0))
+    with pytest.raises(ValueError, match="NaN") as raised:
+        fit_model(frame.assign(pwer=[0.1, np.nan, 0.3]), ["pwer"], Ridge())
+    assert not isinstance(raised.value, ConfigError)

@@ -59,7 +59,7 @@ def leaderboard(table: pd.DataFrame, model: str):
     screenshot(PAGE / "leaderboard.html", PAGE / "screenshot.png", 1400, 2000)
     screenshot(PAGE / "leaderboard.html", PAGE / "screenshot_fairness.png", 1400, 2000,
                tab="tab-fairness")  # fmt: skip
-    return result, true_scores(table, models["wer"].normaliser)
+    return result, true_scores(table, models.normaliser)
 
 
 def audits(done, scored, table, model: str, frames: dict | None = None) -> pd.DataFrame:

@@ -125,7 +125,7 @@ def fold_frames(cfg, table, labels, pairs):
 
         def build(domain=domain):
             from werest.estimate import choose_ranking
-            from werest.model import TrainedModel
+            from werest.model import Models, TrainedModel
 
             train_table = table[table["domain"] != domain]
             ranking = rank_on(train_table, "auto", labels=labels)
@@ -139,7 +139,7 @@ def fold_frames(cfg, table, labels, pairs):
             ).assign(part="train")
             held_table = table[table["domain"] == domain]
             user_ranking = choose_ranking(
-                {"wer": TrainedModel(None, [], normaliser="auto", ranking=ranking)}, held_table
+                Models(TrainedModel(None, [], normaliser="auto", ranking=ranking)), held_table
             )
             test = training_frame(
                 held_table,

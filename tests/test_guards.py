@@ -17,6 +17,7 @@ from werest.errors import ConfigError
 from werest.estimate import choose_ranking, default_model_path, load_models
 from werest.proxy import consensus_order
 from werest.table import read_table, write_table
+from werest.text import Normaliser
 
 WORDS = [
     "the",
@@ -181,7 +182,7 @@ def test_two_system_warning_names_the_audio_evidence_when_the_model_has_it(tmp_p
 
     table = read_table(demo_table_path())
     two = table[table["system"].isin(["tiny", "edge-kws"])]
-    pairs = sample_pairs(two, normaliser="whisper_english")
+    pairs = sample_pairs(two, normaliser=Normaliser("whisper_english"))
     write_table(two, tmp_path / "two.csv")
     assert main(["estimate", f"input={tmp_path / 'two.csv'}", f"output_dir={tmp_path}"]) == 0
     rows = pd.read_csv(tmp_path / "utterances.csv")

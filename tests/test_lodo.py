@@ -131,14 +131,15 @@ def test_score_reports_character_unit(tmp_path):
 
 def test_check_normaliser_accepts_equivalents_and_refuses_others():
     from werest.estimate import check_normaliser
-    from werest.model import TrainedModel
+    from werest.model import Models, TrainedModel
+    from werest.text import Normaliser
 
     english = pd.DataFrame({"language": ["en", "en-US"]})
     mixed = pd.DataFrame({"language": ["en", "es"]})
-    models = {"wer": TrainedModel(None, [], normaliser="auto")}
-    assert check_normaliser(models, None, mixed) == "auto"
-    assert check_normaliser(models, "auto", mixed) == "auto"
-    assert check_normaliser(models, "whisper_english", english) == "auto"
+    models = Models(TrainedModel(None, [], normaliser="auto"))
+    assert check_normaliser(models, None, mixed) == Normaliser("auto")
+    assert check_normaliser(models, "auto", mixed) == Normaliser("auto")
+    assert check_normaliser(models, "whisper_english", english) == Normaliser("auto")
     with pytest.raises(ConfigError, match="differs from the model's"):
         check_normaliser(models, "whisper_english", mixed)
     with pytest.raises(ConfigError, match="normaliser=none"):

@@ -13,14 +13,14 @@ from werest.cli import main
 from werest.demo import demo_table_path
 from werest.estimate import default_model_path, estimate_table, write_outputs
 from werest.features.agreement import CONTEXT_FEATURES
-from werest.model import load_model
+from werest.model import Models, load_model
 from werest.partitioned import estimate_partitioned, partition_of
 from werest.table import read_table
 
 
 @pytest.fixture(scope="module")
 def models():
-    return {"wer": load_model(default_model_path())}
+    return Models(load_model(default_model_path()))
 
 
 def _in_memory(table, models, tmp_path):
@@ -101,7 +101,7 @@ def estimate_order(models, table):
     from werest.estimate import choose_ranking
     from werest.guards import sample_pairs
 
-    pairs = sample_pairs(table, normaliser=models["wer"].normaliser)
+    pairs = sample_pairs(table, normaliser=models.normaliser)
     return choose_ranking(models, table, pairs=pairs)
 
 

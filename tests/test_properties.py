@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from werest.errors import WerestError
 from werest.estimate import default_model_path, estimate_utterances
 from werest.importers import import_table
-from werest.model import load_model
+from werest.model import Models, load_model
 from werest.proxy import Ranking
 from werest.regressor import StackedWerRegressor
 from werest.table import read_table
@@ -132,7 +132,7 @@ def test_regressor_predictions_are_never_negative(regressor, rows):
 
 @pytest.fixture(scope="module")
 def default_model():
-    return {"wer": load_model(default_model_path())}
+    return Models(load_model(default_model_path()))
 
 
 transcripts = st.lists(

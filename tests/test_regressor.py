@@ -13,9 +13,11 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_estimator
 
-from werest.model import ModelError, TrainedModel, load_model, save_model
+from werest.errors import ConfigError
+from werest.model import ModelError, Models, TrainedModel, load_model, save_model
 from werest.proxy import Ranking
 from werest.regressor import StackedWerRegressor
+from werest.text import Normaliser
 
 TINY_GRIDS = {
     "rf": {"n_estimators": [10], "min_samples_leaf": [2]},
@@ -159,3 +161,30 @@ def test_a_feature_table_without_the_models_features_is_refused(saved):
     path, X = saved
     with pytest.raises(ModelError, match="lacks the model's feature"):
         load_model(path).predict(X.drop(columns="third"))
+
+
+def test_models_pair_targets_share_the_wer_models_normaliser_and_refuse_a_swapped_model():
+    wer = TrainedModel(None, ["pwer", "similarity"], "wer", "auto", None, {"calibration": {"q": 1}})
+    cer = TrainedModel(None, ["cer_pwer", "pwer"], "cer", "none")
+    models = Models(wer, cer)
+    assert [target for target, _ in models] == models.targets == ["wer", "cer"]
+    assert models.feature_names == ["cer_pwer", "pwer", "similarity"]
+    assert models.normaliser == Normaliser("auto") and models.calibration == {"q": 1}
+    assert Models(wer).targets == ["wer"]
+    with pytest.raises(ConfigError, match="the wer model was trained for cer"):
+        Models(cer)
+    with pytest.raises(ConfigError, match="the cer model was trained for wer"):
+        Models(wer, wer)
+
+
+def test_a_parameter_scikit_learn_rejects_is_a_config_error_and_bad_data_is_not():
+    from sklearn.linear_model import Ridge
+
+    from werest.training import fit_model
+
+    frame = pd.DataFrame({"pwer": [0.1, 0.2, 0.3], "wer": [0.1, 0.25, 0.3]})
+    with pytest.raises(ConfigError, match=r"model: The 'alpha' parameter of Ridge"):
+        fit_model(frame, ["pwer"], Ridge(alpha=-1.0))
+    with pytest.raises(ValueError, match="NaN") as raised:
+        fit_model(frame.assign(pwer=[0.1, np.nan, 0.3]), ["pwer"], Ridge())
+    assert not isinstance(raised.value, ConfigError)

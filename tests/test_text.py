@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import jiwer
 import numpy as np
 import pandas as pd
@@ -13,6 +15,8 @@ from werest.errors import ConfigError
 from werest.stats import bootstrap_ci
 from werest.text import (
     ErrorCounts,
+    Normaliser,
+    as_normaliser,
     corpus_rate,
     count_errors,
     error_rate,
@@ -22,6 +26,19 @@ from werest.text import (
 )
 
 # --------------------------------------------------------------------------- normalisers
+
+
+def test_a_normaliser_is_chosen_once_by_name_and_refuses_an_unknown_one_there():
+    auto = as_normaliser(None)
+    assert auto == Normaliser("auto") and str(auto) == "auto" and as_normaliser(auto) is auto
+    # auto follows each row's language: English rules for "en", basic rules for Spanish
+    assert auto("Twenty five!", "en") == "25" and auto("Veinte, CINCO", "es") == "veinte cinco"
+    texts = pd.Series(["Twenty five!", None, "Twenty five!"], index=[7, 8, 9])
+    many = Normaliser("whisper_english").many(texts)
+    assert many.index.tolist() == [7, 8, 9] and many[7] == many[9] == "25" and pd.isna(many[8])
+    assert pickle.loads(pickle.dumps(auto)) == auto  # what worker processes receive
+    with pytest.raises(ConfigError, match="unknown normaliser 'english'"):
+        Normaliser("english")
 
 
 def test_whisper_english_folds_case_punctuation_and_numbers():

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from werest.model import TrainedModel
+from werest.model import Models, TrainedModel
 from werest.table import read_table, validate_table
 
 
@@ -98,9 +98,7 @@ def estimate(
     """
     from werest.estimate import estimate_table, input_features
 
-    models = {"wer": model if model is not None else load_model()}
-    if cer_model is not None:
-        models["cer"] = cer_model
+    models = Models(model if model is not None else load_model(), cer_model)
     frame = as_table(table, numeric=input_features(models))
     utterances, records, warnings = estimate_table(
         frame,
@@ -155,7 +153,7 @@ def leaderboard(
 
     return build(
         as_table(table),
-        {"wer": model if model is not None else load_model()},
+        Models(model if model is not None else load_model()),
         boot=Bootstrap(n_resamples=n_resamples, seed=seed),
         fairness=FairnessSettings() if fairness else None,
         n_jobs=n_jobs,

@@ -55,12 +55,12 @@ from werest.guards import (
 )
 from werest.intervals import conformal_interval
 from werest.io import atomic_path, json_default
-from werest.model import TrainedModel, load_model
+from werest.model import Models, TrainedModel, load_model
 from werest.proxy import Ranking, choose_proxies, consensus_order, references_ranking
 from werest.scoring import dataset_units, scoring_units
 from werest.stats import RateSample, bootstrap_ci
 from werest.table import KEY, UTTERANCE
-from werest.text import corpus_rate, normalised_columns
+from werest.text import Normaliser, corpus_rate, normalised_columns
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ LABEL_FREE, MODEL_RANKING, REFERENCE_RANKING = "label_free", "model", "reference
 
 
 def choose_ranking(
-    models: dict[str, TrainedModel],
+    models: Models,
     table: pd.DataFrame,
     *,
     ranking: str | Path | None = None,
@@ -149,8 +149,7 @@ def choose_ranking(
     """
     if system_order is not None and ranking not in (None, LABEL_FREE):
         raise ConfigError("give ranking= or system_order=, not both")
-    normaliser = models["wer"].normaliser
-    consensus = consensus_order(table, normaliser=normaliser, pairs=pairs)
+    consensus = consensus_order(table, normaliser=models.normaliser, pairs=pairs)
     if system_order is None and ranking in (None, LABEL_FREE):
         log.info("proxies follow the systems' label-free order: %s", consensus)
         return Ranking.from_order(consensus)
@@ -164,9 +163,9 @@ def choose_ranking(
             )
         return Ranking.from_order(order + [name for name in consensus if name not in order])
     if ranking == MODEL_RANKING:
-        known = proxy_ranking(models["wer"], table)
+        known = proxy_ranking(models.wer, table)
     elif ranking == REFERENCE_RANKING:
-        known = reference_ranking(models["wer"], table)
+        known = reference_ranking(models.wer, table)
     else:
         known = Ranking.load(ranking)
     ranked = [name for name in known.systems if name in set(table["system"])]
@@ -181,7 +180,7 @@ def choose_ranking(
 
 def estimate_utterances(
     table: pd.DataFrame,
-    models: dict[str, TrainedModel],
+    models: Models,
     targets: list[str],
     *,
     proxy: str | None = None,
@@ -194,14 +193,12 @@ def estimate_utterances(
 
     Parameters
     ----------
-    models : ``{"wer": model}`` and optionally ``{"cer": model}``; the first gives the
-        normaliser.
+    models : the WER model and optionally a CER one; the WER model's normaliser is used.
     unseen_order : the order of systems the ranking does not hold (label-free consensus).
     """
-    first = next(iter(models.values()))
     extra = _extra_features(models, table)
     # Each distinct hypothesis is normalised once for the whole table, not once per chunk.
-    normalised = normalised_columns(table, first.normaliser, ("hypothesis",), n_jobs=n_jobs)
+    normalised = normalised_columns(table, models.normaliser, ("hypothesis",), n_jobs=n_jobs)
     columns = input_columns(extra)
     table = table[[*KEY, *columns]].assign(hypothesis=normalised["hypothesis"].to_numpy())
     codes, _ = pd.factorize(pd.MultiIndex.from_frame(table[UTTERANCE]))
@@ -237,7 +234,7 @@ def estimate_utterances(
 def _estimate_chunk(
     chunk: pd.DataFrame,
     *,
-    models: dict[str, TrainedModel],
+    models: Models,
     targets: list[str],
     proxy: str | None,
     ranking: Ranking | None,
@@ -260,21 +257,20 @@ def _present(chunk: pd.DataFrame, targets: list[str]) -> list[str]:
     return [t for t in targets if t in present]
 
 
-def _extra_features(models: dict[str, TrainedModel], table: pd.DataFrame) -> list[str]:
+def _extra_features(models: Models, table: pd.DataFrame) -> list[str]:
     """Model features that are not computed from text: they (or, for ``*_vs_proxy``, the
     columns they derive from) must come with the input (:mod:`werest.features.inputs`)."""
-    needed = sorted({f for m in models.values() for f in m.feature_names})
-    return require_inputs(needed, table, "werest estimate")
+    return require_inputs(models.feature_names, table, "werest estimate")
 
 
-def predict_features(features: pd.DataFrame, models: dict[str, TrainedModel]) -> pd.DataFrame:
+def predict_features(features: pd.DataFrame, models: Models) -> pd.DataFrame:
     """``predicted_<target>`` columns for a feature table; rows with a non-finite feature get
     status ``missing feature value``."""
-    names = sorted({f for m in models.values() for f in m.feature_names})
+    names = models.feature_names
     usable = (features["status"] == STATUS_OK).to_numpy()
     values = features[names].astype(float)
     finite = np.isfinite(values.fillna(0).to_numpy()).all(axis=1)
-    for target, model in models.items():
+    for target, model in models:
         column = np.full(len(features), np.nan)
         rows = usable & finite
         if rows.any():
@@ -288,7 +284,7 @@ def summarise(
     utterances: pd.DataFrame,
     table: pd.DataFrame,
     *,
-    normaliser: str,
+    normaliser: Normaliser,
     n_resamples: int = 1000,
     seed: int = 0,
     calibration: dict | None = None,
@@ -372,7 +368,7 @@ def utterance_order(rows: pd.DataFrame) -> np.ndarray:
 
 
 def scored_rows(
-    table: pd.DataFrame, utterances: pd.DataFrame, normaliser: str
+    table: pd.DataFrame, utterances: pd.DataFrame, normaliser: Normaliser
 ) -> pd.DataFrame | None:
     """True per-utterance counts (:func:`werest.scoring.score_utterances`) of the estimated
     rows that have a reference, with the reference; None when there is none."""
@@ -390,7 +386,7 @@ def scored_rows(
 def _true_wer(
     table: pd.DataFrame,
     utterances: pd.DataFrame,
-    normaliser: str,
+    normaliser: Normaliser,
     scored: pd.DataFrame | None = None,
 ):
     """True corpus WER of the estimated rows, where the input has references."""
@@ -448,7 +444,7 @@ def _proxies(record: dict) -> str:
 def readable_utterances(
     utterances: pd.DataFrame,
     table: pd.DataFrame,
-    normaliser: str,
+    normaliser: Normaliser,
     scored: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """The estimated rows with what a person needs to check them: the target's and the
@@ -489,20 +485,15 @@ def load_models(
     cer_model_path: str | Path | None = None,
     *,
     trust_model: bool = False,
-) -> dict[str, TrainedModel]:
+) -> Models:
     """The WER model (``model_path``, default models/default.skops) and an optional CER one."""
-    models = {"wer": load_model(model_path or default_model_path(), trust_model=trust_model)}
-    if cer_model_path:
-        models["cer"] = load_model(cer_model_path, trust_model=trust_model)
-    for target, model in models.items():
-        if model.target != target:
-            raise ConfigError(f"the {target} model was trained for {model.target}")
-    return models
+    return Models(
+        load_model(model_path or default_model_path(), trust_model=trust_model),
+        load_model(cer_model_path, trust_model=trust_model) if cer_model_path else None,
+    )
 
 
-def check_normaliser(
-    models: dict[str, TrainedModel], requested: str | None, table: pd.DataFrame
-) -> str:
+def check_normaliser(models: Models, requested: str | None, table: pd.DataFrame) -> Normaliser:
     """The normaliser of this run: the models' own, which ``requested`` may only restate.
 
     A model learned what agreement rates mean under its own normaliser (``whisper_english``
@@ -514,7 +505,7 @@ def check_normaliser(
     ------
     ConfigError : ``requested`` differs from a model's normaliser on this table.
     """
-    for model in models.values():
+    for _, model in models:
         trained = model.normaliser
         if requested is None or requested == trained:
             continue
@@ -526,7 +517,7 @@ def check_normaliser(
             f"not mean what the model learned; leave normaliser unset (the model's) or retrain "
             f"with normaliser={requested}"
         )
-    return next(iter(models.values())).normaliser
+    return models.normaliser
 
 
 def _non_english(table: pd.DataFrame) -> list[str]:
@@ -538,10 +529,9 @@ def _non_english(table: pd.DataFrame) -> list[str]:
     return sorted(code for code in codes if code not in (None, "en"))
 
 
-def input_features(models: dict[str, TrainedModel]) -> tuple[str, ...]:
+def input_features(models: Models) -> tuple[str, ...]:
     """Columns the models need from the input (e.g. ``similarity``, ``wl_mean_logprob``)."""
-    needed = {f for m in models.values() for f in m.feature_names}
-    return tuple(input_columns(sorted(needed)))
+    return tuple(input_columns(models.feature_names))
 
 
 def _nothing_estimated(utterances: pd.DataFrame, path) -> InputError:
@@ -558,7 +548,7 @@ def _nothing_estimated(utterances: pd.DataFrame, path) -> InputError:
 
 def estimate_table(
     table: pd.DataFrame,
-    models: dict[str, TrainedModel],
+    models: Models,
     *,
     target=None,
     proxy: str | None = None,
@@ -588,11 +578,11 @@ def estimate_table(
         )
     if missing_hypotheses == "deletions":
         table = count_missing_as_deletions(table)
-    check_normaliser(models, normaliser, table)
+    used = check_normaliser(models, normaliser, table)
     targets = resolve_targets(table, target, proxy)
     if proxy is not None and proxy not in set(table["system"]):
         raise ConfigError(f"proxy system {proxy!r} is not in the input")
-    pairs = sample_pairs(table, normaliser=models["wer"].normaliser, seed=seed)
+    pairs = sample_pairs(table, normaliser=used, seed=seed)
     order = (
         None
         if proxy
@@ -609,7 +599,6 @@ def estimate_table(
     )
     if not (utterances["status"] == STATUS_OK).any():
         raise _nothing_estimated(utterances, source)
-    used = models["wer"].normaliser
     scored = scored_rows(table, utterances, used)  # once, for the summary and the rows
     records = summarise(
         utterances,
@@ -617,7 +606,7 @@ def estimate_table(
         normaliser=used,
         n_resamples=n_resamples,
         seed=seed,
-        calibration=models["wer"].info.get("calibration"),
+        calibration=models.calibration,
         scored=scored,
     )
     warnings = guard_warnings(table, utterances, pairs)

@@ -28,6 +28,7 @@ import pandas as pd
 from werest.features.agreement import STATUS_OK, pairwise_agreement
 from werest.features.inputs import ATTRIBUTED, VS_PROXY
 from werest.table import UTTERANCE
+from werest.text import Normaliser
 
 #: utterances per dataset aligned pairwise for the label-free order and the guards.
 SAMPLE_PER_DATASET = 1000
@@ -44,7 +45,7 @@ SHORT_SHARE = 0.10
 def sample_pairs(
     table: pd.DataFrame,
     *,
-    normaliser: str,
+    normaliser: Normaliser,
     per_dataset: int = SAMPLE_PER_DATASET,
     seed: int = 0,
     n_jobs: int = 1,

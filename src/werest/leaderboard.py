@@ -51,6 +51,7 @@ from werest.fairness import FairnessSettings, audit, audit_frames, compare_audit
 from werest.features.agreement import STATUS_OK
 from werest.guards import guard_warnings, sample_pairs
 from werest.lid import LidReport, has_lid, lid_report
+from werest.model import Models
 from werest.stats import (
     RateSample,
     cohens_d,
@@ -61,6 +62,7 @@ from werest.stats import (
     rank_agreement,
 )
 from werest.table import KEY, UTTERANCE
+from werest.text import Normaliser
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +112,9 @@ def select_datasets(table: pd.DataFrame, keep, exclude) -> pd.DataFrame:
     return table
 
 
-def true_scores(table: pd.DataFrame, normaliser: str, n_jobs: int = 1) -> pd.DataFrame | None:
+def true_scores(
+    table: pd.DataFrame, normaliser: Normaliser, n_jobs: int = 1
+) -> pd.DataFrame | None:
     """Per-utterance true errors where the input has references, else None."""
     if "reference" not in table.columns or table["reference"].isna().all():
         return None
@@ -400,7 +404,7 @@ def fairness_audits(
 
 def build(
     table: pd.DataFrame,
-    models,
+    models: Models,
     *,
     boot: Bootstrap,
     fairness: FairnessSettings | None,
@@ -414,7 +418,7 @@ def build(
     ``ranking``/``system_order`` choose the proxy order as in ``werest estimate``
     (:func:`werest.estimate.choose_ranking`; default: label-free)."""
     systems = sorted(table["system"].unique())
-    pairs_sample = sample_pairs(table, normaliser=models["wer"].normaliser, seed=boot.seed)
+    pairs_sample = sample_pairs(table, normaliser=models.normaliser, seed=boot.seed)
     ranking = choose_ranking(
         models, table, ranking=ranking, system_order=system_order, pairs=pairs_sample
     )
@@ -424,7 +428,7 @@ def build(
     done = utterances[utterances["status"] == STATUS_OK]
     if done.empty:
         raise InputError("no utterance was transcribed by two systems: nothing to estimate")
-    scored = true_scores(table, models["wer"].normaliser, n_jobs)
+    scored = true_scores(table, models.normaliser, n_jobs)
     board, per_dataset = rank_systems(done, scored, boot)
     board = add_timings(board, table)
     agreement = (

@@ -39,9 +39,11 @@ from werest.estimate import (
 from werest.features.agreement import pairwise_agreement
 from werest.features.inputs import build_features
 from werest.intervals import conformal_interval, conformity, domain_weights, weighted_quantile
+from werest.model import Models
 from werest.proxy import choose_proxies, rank_on
 from werest.scoring import utterance_labels
 from werest.table import KEY
+from werest.text import Normaliser
 from werest.training import (
     build_regressor,
     domain_of,
@@ -183,7 +185,7 @@ def _held_out_cells(
     n_jobs: int,
 ) -> pd.DataFrame:
     """Estimate every system of a held-out domain as ``werest estimate`` would; score it."""
-    models = {"wer": fitted}
+    models = Models(fitted)
     ranking = choose_ranking(models, table)
     if pairs is None:
         utterances = estimate_utterances(
@@ -196,7 +198,13 @@ def _held_out_cells(
         )
         utterances = predict_features(features, models)
     records = pd.DataFrame(
-        summarise(utterances, table, normaliser=normaliser, n_resamples=n_resamples, seed=seed)
+        summarise(
+            utterances,
+            table,
+            normaliser=Normaliser(normaliser),
+            n_resamples=n_resamples,
+            seed=seed,
+        )
     )
     done = utterances[utterances["status"] == STATUS_OK].merge(
         labels[[*KEY, "wer", "word_errors", "ref_words"]], on=KEY, how="inner"

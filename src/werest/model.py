@@ -27,6 +27,7 @@ import json
 import logging
 import platform
 import zipfile
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
@@ -35,9 +36,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from werest.errors import WerestError
+from werest.errors import ConfigError, WerestError
 from werest.io import atomic_path, json_default
 from werest.proxy import Ranking
+from werest.text import Normaliser
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +150,51 @@ class TrainedModel:
         values = features[self.feature_names].astype(float)
         predicted = np.clip(np.asarray(self.estimator.predict(values), dtype=float), 0.0, None)
         return pd.Series(predicted, index=features.index)
+
+
+@dataclass(frozen=True)
+class Models:
+    """The models one run applies: the WER model and, optionally, a CER one.
+
+    They share one set of features, so the WER model decides what both are computed with
+    (its normaliser) and what the corpus intervals are calibrated with. Iterating yields
+    ``(target, model)`` pairs; a model trained for another target is refused on creation,
+    so a CER model cannot silently stand in for the WER one.
+    """
+
+    wer: TrainedModel
+    cer: TrainedModel | None = None
+
+    def __post_init__(self) -> None:
+        for target, model in self:
+            if model.target != target:
+                raise ConfigError(f"the {target} model was trained for {model.target}")
+
+    def __iter__(self) -> Iterator[tuple[str, TrainedModel]]:
+        yield "wer", self.wer
+        if self.cer is not None:
+            yield "cer", self.cer
+
+    @property
+    def targets(self) -> list[str]:
+        """``["wer"]`` or ``["wer", "cer"]``: the ``predicted_<target>`` columns."""
+        return [target for target, _ in self]
+
+    @property
+    def normaliser(self) -> Normaliser:
+        """The normaliser the features are computed with (the WER model's), resolved once
+        from the name on its card."""
+        return Normaliser(self.wer.normaliser)
+
+    @property
+    def feature_names(self) -> list[str]:
+        """Every feature some model needs, sorted."""
+        return sorted({name for _, model in self for name in model.feature_names})
+
+    @property
+    def calibration(self) -> dict | None:
+        """The WER model's conformal calibration (:mod:`werest.intervals`), if it has one."""
+        return self.wer.info.get("calibration")
 
 
 def sha256_of(path: str | Path) -> str:

@@ -73,11 +73,11 @@ from werest.estimate import (
 from werest.features.agreement import CONTEXT_FEATURES, STATUS_OK, pairwise_agreement
 from werest.guards import attach_warnings, sample_keys, utterance_counts, warnings_from_counts
 from werest.io import atomic_path, record_write
-from werest.model import TrainedModel
+from werest.model import Models
 from werest.proxy import Ranking
 from werest.scoring import dataset_units, scoring_units
 from werest.table import _CSV_SUFFIXES, resolve_audio, table_format, validate_table
-from werest.text import NormalisationCache, cached_normalisation
+from werest.text import NormalisationCache, Normaliser, cached_normalisation
 
 log = logging.getLogger(__name__)
 
@@ -268,11 +268,11 @@ def _check_unique(frame: pd.DataFrame, sources: list[str]) -> None:
 class PartitionContext:
     """What every partition needs, sent to each worker once (:mod:`werest.cluster`)."""
 
-    models: dict[str, TrainedModel]
+    models: Models
     targets: list[str]
     proxy: str | None
     order: Ranking | list[str] | None
-    normaliser: str
+    normaliser: Normaliser
     sources: list[str]
     chunk_utterances: int
 
@@ -330,8 +330,8 @@ def _estimate_partition(folder: Path, output: Path, context: PartitionContext) -
     return PartitionResult(compact, truth, units, counts, Path(output))
 
 
-def _empty_compact(models: dict[str, TrainedModel]) -> pd.DataFrame:
-    columns = [*COMPACT, *(f"predicted_{target}" for target in models), "_order"]
+def _empty_compact(models: Models) -> pd.DataFrame:
+    columns = [*COMPACT, *(f"predicted_{target}" for target in models.targets), "_order"]
     return pd.DataFrame(columns=columns)
 
 
@@ -364,7 +364,7 @@ class PartitionedEstimate:
 
 def estimate_partitioned(
     path: str | Path,
-    models: dict[str, TrainedModel],
+    models: Models,
     output_dir: str | Path,
     *,
     target=None,
@@ -409,11 +409,10 @@ def estimate_partitioned(
         )
         clock.lap("spill")
         systems = pd.DataFrame({"system": spilled.systems})
-        check_normaliser(models, normaliser, pd.DataFrame({"language": spilled.languages}))
+        used = check_normaliser(models, normaliser, pd.DataFrame({"language": spilled.languages}))
         targets = resolve_targets(systems, target, proxy)
         if proxy is not None and proxy not in spilled.systems:
             raise ConfigError(f"proxy system {proxy!r} is not in the input")
-        used = models["wer"].normaliser
         pairs = sample_pairs_partitioned(spilled.partitions, normaliser=used, seed=seed)
         order = (
             None
@@ -464,8 +463,7 @@ class _Stages:
 
 
 def _refuse_whole_table_settings(models, ranking, missing_hypotheses) -> None:
-    needed = {f for m in models.values() for f in m.feature_names}
-    if needed & set(CONTEXT_FEATURES):
+    if set(models.feature_names) & set(CONTEXT_FEATURES):
         raise ConfigError(
             "this model uses dataset-level context features (ctx_*), which partitioned runs "
             "do not compute: unset partition.rows to estimate in memory"
@@ -482,7 +480,7 @@ def _refuse_whole_table_settings(models, ranking, missing_hypotheses) -> None:
 
 
 def sample_pairs_partitioned(
-    partitions: list[Path], *, normaliser: str, seed: int = 0
+    partitions: list[Path], *, normaliser: Normaliser, seed: int = 0
 ) -> pd.DataFrame:
     """:func:`werest.guards.sample_pairs` of the whole input, from its partitions: the sample
     is drawn from all distinct utterance keys, then only the sampled rows are read."""
@@ -513,7 +511,7 @@ def _combine(results, models, normaliser, pairs, n_resamples, seed):
         normaliser=normaliser,
         n_resamples=n_resamples,
         seed=seed,
-        calibration=models["wer"].info.get("calibration"),
+        calibration=models.calibration,
         truth=truth,
         units=units,
     )

@@ -1,6 +1,8 @@
 """Text normalisation and error counting (WER/CER) on top of whisper-normalizer and jiwer 4.
 
-Normalisers are a named, configurable choice (:func:`get_normaliser`):
+Normalisers are a named, configurable choice, resolved once into a :class:`Normaliser`
+(the name stays what configs and model cards hold; :func:`get_normaliser` gives the function
+for one language):
 
 ``whisper_english``
     Whisper's English normaliser, the Open ASR Leaderboard convention (default): lower case,
@@ -53,7 +55,7 @@ from werest.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
-Normaliser = Callable[[str], str]
+TextRule = Callable[[str], str]
 
 NORMALISERS: tuple[str, ...] = ("whisper_english", "whisper_basic", "auto", "none")
 COUNT_COLUMNS: tuple[str, ...] = ("substitutions", "deletions", "insertions", "hits")
@@ -89,11 +91,11 @@ _LANGUAGE_RULES: dict[str, Callable[[str], str]] = {"ar": _arabic, "ml": _malaya
 CHARACTER_LANGUAGES: frozenset[str] = frozenset({"zh", "ja", "th", "lo", "km", "my", "bo", "yue"})
 
 
-def scoring_unit(language: str | None, normaliser: str | None = "auto") -> str:
+def scoring_unit(language: str | None, normaliser: Normaliser | str | None = "auto") -> str:
     """The unit a row's "word" error rate counts under ``normaliser``: ``"character"`` for a
     language written without spaces between words (with ``auto`` or ``whisper_basic``), else
     ``"word"``."""
-    if (normaliser or "auto") not in ("auto", "whisper_basic"):
+    if as_normaliser(normaliser).name not in ("auto", "whisper_basic"):
         return "word"
     return "character" if _language_code(language) in CHARACTER_LANGUAGES else "word"
 
@@ -133,7 +135,7 @@ def _language_code(language: str | None) -> str | None:
 
 
 @cache
-def get_normaliser(name: str = "whisper_english", language: str | None = None) -> Normaliser:
+def get_normaliser(name: str = "whisper_english", language: str | None = None) -> TextRule:
     """The normaliser called ``name`` (see the module docstring), for ``language``.
 
     Raises
@@ -159,7 +161,7 @@ def get_normaliser(name: str = "whisper_english", language: str | None = None) -
     raise ConfigError(f"unknown normaliser {name!r}; choose one of {', '.join(NORMALISERS)}")
 
 
-def _with_rule(rule: Callable[[str], str]) -> Normaliser:
+def _with_rule(rule: TextRule) -> TextRule:
     return lambda text: _basic(rule(unicodedata.normalize("NFC", text)))
 
 
@@ -180,9 +182,44 @@ def _basic(text: str) -> str:
     return _SPACES.sub(" ", remove_symbols(text, preserve_marks=True).lower())
 
 
+@dataclass(frozen=True)
+class Normaliser:
+    """A normaliser chosen once, by its name (see the module docstring), and passed down.
+
+    It is what a run's text goes through; its ``name`` is what configs and model cards hold,
+    and it prints as that name. Unknown names fail here, at the boundary, not deep inside the
+    first function that normalises. It pickles to worker processes as its name.
+    """
+
+    name: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.name not in NORMALISERS:
+            raise ConfigError(
+                f"unknown normaliser {self.name!r}; choose one of {', '.join(NORMALISERS)}"
+            )
+
+    def __call__(self, text: str, language: str | None = None) -> str:
+        """One string, for ``language`` (used by ``auto`` and ``whisper_basic``)."""
+        return get_normaliser(self.name, language)(text)
+
+    def many(self, texts, languages=None, *, n_jobs: int = 1) -> pd.Series:
+        """Many strings, each distinct one once (:func:`normalise_many`)."""
+        return normalise_many(texts, self, languages, n_jobs=n_jobs)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def as_normaliser(value: Normaliser | str | None) -> Normaliser:
+    """The :class:`Normaliser` a config or card value names (unset: ``auto``). Functions
+    that still take a name call this, so both spellings work while callers move over."""
+    return value if isinstance(value, Normaliser) else Normaliser(value or "auto")
+
+
 def normalise_many(
     texts: Iterable[str] | pd.Series,
-    normaliser: str = "auto",
+    normaliser: Normaliser | str = "auto",
     languages: Iterable[str | None] | pd.Series | None = None,
     *,
     n_jobs: int = 1,
@@ -193,7 +230,7 @@ def normalise_many(
     Parameters
     ----------
     texts : the strings; nulls stay null.
-    normaliser : a name from :data:`NORMALISERS`.
+    normaliser : a :class:`Normaliser` (or a name from :data:`NORMALISERS`).
     languages : per-string language codes, used by ``auto`` and ``whisper_basic``.
     n_jobs : worker processes (joblib) for large inputs; 1 normalises in this process.
 
@@ -201,8 +238,7 @@ def normalise_many(
     -------
     A ``str`` Series aligned with ``texts`` (same index when ``texts`` is a Series).
     """
-    normaliser = normaliser or "auto"
-    get_normaliser(normaliser)  # fail early on an unknown name
+    normaliser = as_normaliser(normaliser).name  # fails early on an unknown name
     series = texts if isinstance(texts, pd.Series) else pd.Series(list(texts), dtype="str")
     if normaliser == "none":
         return series.astype("str")
@@ -482,14 +518,14 @@ def corpus_rate(errors: np.ndarray | pd.Series, reference_length: np.ndarray | p
 
 def normalised_columns(
     table: pd.DataFrame,
-    normaliser: str,
+    normaliser: Normaliser | str,
     columns: tuple[str, ...] = ("hypothesis", "reference"),
     *,
     n_jobs: int = 1,
 ) -> pd.DataFrame:
     """The table's text columns normalised (each distinct string once), per row language."""
     languages = table["language"] if "language" in table.columns else None
-    if normaliser == "whisper_english" and languages is not None:
+    if as_normaliser(normaliser).name == "whisper_english" and languages is not None:
         other = set(languages.dropna().unique()) - {"en", "eng", "en-US", "en-GB", "eng_Latn"}
         if other:
             log.warning(

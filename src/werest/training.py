@@ -267,14 +267,19 @@ def build_regressor(model: Mapping, **overrides) -> Regressor:
 
 
 def _fit(estimator, X: pd.DataFrame, y: np.ndarray, fit_params: dict) -> None:
-    """``estimator.fit``; a parameter scikit-learn rejects (a config mistake) is a ConfigError."""
-    from sklearn.utils._param_validation import InvalidParameterError
+    """``estimator.fit``; a parameter scikit-learn rejects (a config mistake) is a ConfigError.
 
+    scikit-learn exports no name for that error (``InvalidParameterError`` lives in a private
+    module); it is a ValueError and a TypeError at once (both kept for backward
+    compatibility), which scikit-learn's errors about the data are not: that tells it apart.
+    """
     from werest.io import first_line
 
     try:
         estimator.fit(X, y, **fit_params)
-    except InvalidParameterError as error:
+    except ValueError as error:
+        if not isinstance(error, TypeError):
+            raise
         raise ConfigError(f"model: {first_line(error)}") from None
 
 

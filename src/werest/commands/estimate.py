@@ -22,6 +22,7 @@ from werest.estimate import (
     write_outputs,
 )
 from werest.guards import format_warnings
+from werest.model import Models
 from werest.partitioned import (
     DEFAULT_CHUNK_ROWS,
     estimate_partitioned,
@@ -79,7 +80,7 @@ def partitioned_run(cfg: DictConfig) -> bool:
     return wants_partitions(cfg.input, (cfg.get("partition") or {}).get("rows"))
 
 
-def _run_partitioned(cfg: DictConfig, models) -> list[dict]:
+def _run_partitioned(cfg: DictConfig, models: Models) -> list[dict]:
     partition = cfg.get("partition") or {}
     cluster = cfg.get("cluster") or {}
     folder = output_dir(cfg)

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from werest.features.agreement import STATUS_OK, pairwise_agreement
-from werest.features.inputs import ATTRIBUTED, VS_PROXY
+from werest.features.inputs import relative_to_proxy
 from werest.table import UTTERANCE
 from werest.text import Normaliser
 
@@ -111,7 +111,7 @@ def warnings_from_counts(
 def _side_evidence(utterances: pd.DataFrame) -> list[str]:
     """The estimated rows' features that say which side of a disagreement is wrong: input
     scores' proxy differences and the attributed pWER (:mod:`werest.features.inputs`)."""
-    columns = [c for c in utterances.columns if c.endswith(VS_PROXY) or c in ATTRIBUTED]
+    columns = [c for c in utterances.columns if relative_to_proxy(c)]
     return [c for c in columns if utterances[c].notna().any()]
 
 

@@ -48,6 +48,13 @@ TOTAL_LOGPROB = ("wl_mean_logprob", "wl_tokens")
 COMPUTED: frozenset[str] = frozenset((*AGREEMENT_FEATURES, *CONTEXT_FEATURES))
 
 
+def relative_to_proxy(name: str) -> bool:
+    """Whether feature ``name`` compares the row with its proxy on the same audio
+    (``<column>_vs_proxy`` or ``wl_attributed_*``): derived after the proxy is chosen, and
+    what tells the two sides of a disagreement apart."""
+    return name.endswith(VS_PROXY) or name in ATTRIBUTED
+
+
 def input_columns(feature_names: Iterable[str]) -> list[str]:
     """The table columns that features not computed from text need: the feature itself, or
     for ``<column>_vs_proxy`` the ``<column>`` it is derived from."""
@@ -101,15 +108,16 @@ def join_input_features(
     values = values.astype({"system": str}).astype(dict.fromkeys(bases, float))
     out = features.drop(columns=bases, errors="ignore").reset_index(drop=True)
     out = out.merge(values, on=KEY, how="left", validate="many_to_one")
-    derived = [n for n in names if n.endswith(VS_PROXY) or n in ATTRIBUTED]
+    derived = [n for n in names if relative_to_proxy(n)]
     if derived and "proxy" not in out.columns:  # rows without a proxy: no difference
         out[derived] = float("nan")
     elif derived:
         proxy = values.rename(columns={"system": "proxy"})
         joined = out[[*UTTERANCE, "proxy"]].merge(proxy, on=[*UTTERANCE, "proxy"], how="left")
+        if any(name in ATTRIBUTED for name in derived):  # P(the row is the wrong side)
+            wrong = expit(_total_logprob(joined) - _total_logprob(out))
         for name in derived:
             if name in ATTRIBUTED:
-                wrong = expit(_total_logprob(joined) - _total_logprob(out))
                 out[name] = out[ATTRIBUTED[name]].to_numpy(dtype=float) * wrong
             else:
                 base = name.removesuffix(VS_PROXY)

@@ -114,10 +114,14 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
     parser.add_argument("--configs", nargs="+", default=["1 process", "2 workers"])
     parser.add_argument("--work", type=Path, default=None, help="scratch folder")
-    parser.add_argument("--partitions", type=int, default=16, help="partition.count")
+    parser.add_argument(
+        "--partitions", type=int, default=None, help="partition.count (default: automatic)"
+    )
     parser.add_argument("--out", default="bench_scale", help="results/<out>.md and .json")
     args = parser.parse_args()
-    common = ["partition.rows=1000000", f"partition.count={args.partitions}"]
+    common = ["partition.rows=1000000"]
+    if args.partitions:
+        common.append(f"partition.count={args.partitions}")
     configs = {"1 process": common, "2 workers": [*common, "cluster=local"]}
     real = import_table("dighr", [SHARED / "dighr" / "en"])
     real = real.loc[

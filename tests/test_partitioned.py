@@ -9,12 +9,18 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from werest import partitioned
 from werest.cli import main
 from werest.demo import demo_table_path
 from werest.estimate import default_model_path, estimate_table, write_outputs
 from werest.features.agreement import CONTEXT_FEATURES
 from werest.model import Models, load_model
-from werest.partitioned import estimate_partitioned, partition_of
+from werest.partitioned import (
+    MIN_PARTITIONS,
+    automatic_partitions,
+    estimate_partitioned,
+    partition_of,
+)
 from werest.table import read_table
 
 
@@ -251,3 +257,21 @@ def test_the_normalisation_cache_changes_no_output_on_shared_data(thennal10_tabl
     languages = table["language"].fillna("").astype(str)
     distinct = pd.MultiIndex.from_arrays([table["hypothesis"], languages]).nunique()
     assert len(cache.entries) == distinct  # each distinct (text, language) normalised once
+
+
+def test_automatic_partition_count_follows_the_input_size(tmp_path, monkeypatch):
+    """Parquet rows are counted from the footers, a CSV's rows estimated from its size; the
+    count keeps each partition near ROWS_PER_PARTITION rows and never goes below the floor."""
+    table = read_table(demo_table_path())
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for number in range(3):
+        table.to_parquet(folder / f"part-{number}.parquet", index=False)
+    csv = tmp_path / "input.csv"
+    table.to_csv(csv, index=False)
+    assert automatic_partitions(folder) == MIN_PARTITIONS  # 3 x 56 rows
+    monkeypatch.setattr(partitioned, "ROWS_PER_PARTITION", 10)
+    assert automatic_partitions(folder) == -(-3 * len(table) // 10) > MIN_PARTITIONS
+    monkeypatch.setattr(partitioned, "MIN_PARTITIONS", 1)
+    estimated = automatic_partitions(csv)
+    assert abs(estimated - len(table) / 10) <= 1  # the header line counts as a row

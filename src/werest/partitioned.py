@@ -25,7 +25,8 @@ chunk, then one partition, at a time, plus a few numbers per target row:
    in-memory run's, not merely close.
 
 Memory bound: one input chunk (``chunk_rows`` rows) while spilling; one partition (the input
-rows / ``n_partitions``, with its features: ~2.4 kB a target row) per worker; the distinct
+rows / ``n_partitions``, by default ~500,000 rows, with their features: ~2.4 kB a target row)
+per worker; the distinct
 utterance keys while drawing the sample; the compact frame (~100 B a target row, 1 GB for
 10M target rows) while summarising. The bootstrap resamples one (prediction·n̂, n̂) pair per
 utterance: it needs those arrays of one (dataset, system) at a time.
@@ -88,6 +89,10 @@ COMPACT = ["dataset", "system", "proxy", "status", "est_ref_words", "proxy_words
 #: Inputs at least this large are estimated in partitions when ``partition.rows`` is unset.
 AUTO_BYTES = 1_000_000_000
 DEFAULT_CHUNK_ROWS = 1_000_000
+#: ``n_partitions=None``: one partition per this many input rows (at least ``MIN_PARTITIONS``),
+#: about 330 MB of rows and features in memory each, whatever the input's size.
+ROWS_PER_PARTITION = 500_000
+MIN_PARTITIONS = 16
 
 
 # --------------------------------------------------------------------------- reading
@@ -129,6 +134,26 @@ def read_chunks(
             frame[ROW] = np.asarray(rows, dtype=np.int64)
             table = validate_table(frame, source=file, line_of=rows, numeric=numeric)
             yield index, resolve_audio(table, file.parent)
+
+
+def automatic_partitions(path: str | Path) -> int:
+    """The partition count that keeps each partition near ``ROWS_PER_PARTITION`` input rows:
+    Parquet files are counted from their footers, CSV/TSV files estimated from their size and
+    the length of their first lines (a bound, not an exact count)."""
+    rows = sum(_approximate_rows(file) for file in input_files(path))
+    return max(MIN_PARTITIONS, -(-rows // ROWS_PER_PARTITION))
+
+
+def _approximate_rows(file: Path) -> int:
+    if table_format(file) == "parquet":
+        try:
+            return pq.ParquetFile(file).metadata.num_rows
+        except (pa.ArrowException, OSError):
+            return 0  # reading it says what is wrong, with the file's name
+    size = file.stat().st_size
+    with file.open("rb") as handle:
+        head = handle.read(4_000_000)
+    return int(size * max(head.count(b"\n"), 1) / max(len(head), 1))
 
 
 def _raw_chunks(file: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
@@ -375,7 +400,7 @@ def estimate_partitioned(
     seed: int = 0,
     n_resamples: int = 1000,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
-    n_partitions: int = 16,
+    n_partitions: int | None = None,
     chunk_utterances: int = 50_000,
     missing_hypotheses: str = "exclude",
     numeric: tuple[str, ...] = (),
@@ -389,9 +414,12 @@ def estimate_partitioned(
     ``run_partitions`` maps :func:`estimate_partition` over the partitions
     (:func:`run_locally`, or :func:`werest.cluster.dask_runner`); ``work_dir`` holds the
     spilled partitions (a temporary folder beside ``output_dir`` by default; on a cluster it
-    must be a folder every worker can read).
+    must be a folder every worker can read). ``n_partitions=None`` chooses the count from
+    the input's size (:func:`automatic_partitions`).
     """
     _refuse_whole_table_settings(models, ranking, missing_hypotheses)
+    if n_partitions is None:
+        n_partitions = automatic_partitions(path)
     output_dir = Path(output_dir)
     parent = Path(work_dir) if work_dir else output_dir.parent
     parent.mkdir(parents=True, exist_ok=True)

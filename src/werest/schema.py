@@ -258,7 +258,7 @@ class Partition:
     """Bounded-memory runs (werest.partitioned)."""
 
     rows: Any = typed(int, minimum=0, nullable=True)
-    count: Any = _positive()
+    count: Any = typed(int, minimum=1, nullable=True)
     dir: Any = _optional_path()
 
 

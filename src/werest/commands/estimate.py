@@ -103,7 +103,7 @@ def _run_partitioned(cfg: DictConfig, models: Models) -> list[dict]:
             folder,
             **estimate_settings(cfg),
             chunk_rows=int(partition.get("rows") or DEFAULT_CHUNK_ROWS),
-            n_partitions=int(partition.get("count") or 16),
+            n_partitions=partition.get("count"),
             numeric=input_features(models),
             work_dir=partition.get("dir"),
             run_partitions=runner,

@@ -11,6 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import shared_path
+from werest.english import FastEnglishTextNormalizer
 from werest.errors import ConfigError
 from werest.stats import bootstrap_ci
 from werest.text import (
@@ -216,3 +218,42 @@ def test_whisper_basic_keeps_combining_marks_inside_words():
     # whisper's own basic normaliser turns marks into spaces: "ട ന ന ൽ"; werest keeps words
     assert get_normaliser("whisper_basic")("അതിന്റെ ടിന്നിൽ") == "അതിന്റെ ടിന്നിൽ"
     assert get_normaliser("whisper_basic", "ml")("ടിന്നില\u0d4d\u200d") == "ടിന്നിൽ"
+
+
+# ------------------------------------------------ the fast English normaliser (issue 15)
+
+_TOKENS = [
+    *"abcxyz019 ,.'%$£€¢()[]<>-’—éœßøÆ½\t",
+    *["won't", "can't", "mr", "Mrs.", "st", "dr", "'d been", "'s", "n't", "y'all", "hmm", "uh"],
+    *["twelve", "thousand", "and a half", "dollars", "1,000", "3.5", "1960s", "2nd", "colour"],
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_TOKENS), max_size=14), st.sampled_from(["", " "]))
+def test_fast_english_normaliser_equals_the_reference_on_adversarial_strings(tokens, joiner):
+    from whisper_normalizer.english import EnglishTextNormalizer
+
+    text = joiner.join(tokens)
+    assert FastEnglishTextNormalizer()(text) == EnglishTextNormalizer()(text)
+
+
+def test_fast_english_normaliser_equals_the_reference_on_the_shared_transcripts(
+    dighr_table, thennal10_table
+):
+    """Every distinct dighr and thennal10 English string and 20,000 afrispeech ones."""
+    from whisper_normalizer.english import EnglishTextNormalizer
+
+    from werest.importers import import_table
+
+    afrispeech = import_table("afrispeech", [shared_path("afrispeech")])
+    english = thennal10_table.loc[thennal10_table["language"] == "en"]
+    texts = set()
+    for table in (dighr_table, english):
+        texts |= set(table["hypothesis"].dropna()) | set(table["reference"].dropna())
+    distinct = pd.Series(sorted(set(afrispeech["hypothesis"].dropna())))
+    texts |= set(distinct.sample(20_000, random_state=0))
+    reference, fast = EnglishTextNormalizer(), get_normaliser("whisper_english")
+    assert isinstance(fast, FastEnglishTextNormalizer)
+    differing = [text for text in sorted(texts) if fast(text) != reference(text)]
+    assert len(texts) > 50_000 and differing == []

@@ -149,9 +149,9 @@ def get_normaliser(name: str = "whisper_english", language: str | None = None) -
     if name == "auto":
         name = "whisper_english" if language in (None, "en") else "whisper_basic"
     if name == "whisper_english":
-        from whisper_normalizer.english import EnglishTextNormalizer
+        from werest.english import FastEnglishTextNormalizer
 
-        return EnglishTextNormalizer()
+        return FastEnglishTextNormalizer()
     if name == "whisper_basic":
         rule = _LANGUAGE_RULES.get(language or "")
         basic = _basic if rule is None else _with_rule(rule)

@@ -1,0 +1,99 @@
+"""whisper-normalizer's ``EnglishTextNormalizer``, faster, with the same output.
+
+The reference normaliser runs about 70 ``re.sub`` calls per string (most of them the
+contraction and title replacers, each looked up in ``re``'s pattern cache) and a
+per-character Unicode lookup. At ~0.1–0.3 ms a string it is the largest per-row cost of a
+big run (``experiments/bench_scale.py``). This subclass changes *how*, never *what*:
+
+* every pattern is compiled once;
+* a replacer whose literal text (the pattern without its ``\\b`` anchors) is not in the
+  string cannot match it, so it is skipped: ``in`` is a substring search, far cheaper
+  than a regex call. The check is made on the string as it stands at that step, so the
+  replacers still apply in the reference order;
+* ASCII strings (NFKD leaves them unchanged and none of them is a diacritic) replace their
+  symbols and punctuation with one ``str.translate``, built from the same Unicode
+  categories the reference reads.
+
+The number and spelling normalisers are the reference's own objects. The replacers are
+taken from the reference instance, so a new whisper-normalizer release that changes them is
+followed; a release that changes the steps themselves would not be, which is why
+``tests/test_text.py`` compares this class with the reference on every distinct transcript
+of the shared data (and on adversarial strings) and the version is pinned in
+``pyproject.toml``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from whisper_normalizer.basic import remove_symbols_and_diacritics
+from whisper_normalizer.english import EnglishTextNormalizer
+
+#: Characters the reference keeps through symbol removal (numeric symbols).
+_KEEP = ".%$¢€£"
+
+
+def _ascii_symbols_table(keep: str) -> dict[int, str]:
+    """``str.translate`` table: each ASCII character of Unicode category M*, S* or P*
+    (except ``keep``) becomes a space, as ``remove_symbols_and_diacritics`` does."""
+    return {
+        code: " "
+        for code in range(128)
+        if chr(code) not in keep and unicodedata.category(chr(code))[0] in "MSP"
+    }
+
+
+def _literal(pattern: str) -> str | None:
+    """The text every match of ``pattern`` contains, when it is a plain word between
+    ``\\b`` anchors (all the reference's replacers are); None for anything else."""
+    text = pattern.replace(r"\b", "")
+    return None if re.escape(text) != text.replace(" ", r"\ ") else text
+
+
+class FastEnglishTextNormalizer(EnglishTextNormalizer):
+    """``EnglishTextNormalizer`` with compiled patterns and literal pre-checks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._brackets = re.compile(r"[<\[][^>\]]*[>\]]")
+        self._parentheses = re.compile(r"\(([^)]+?)\)")
+        self._ignore = re.compile(self.ignore_patterns)
+        self._space_apostrophe = re.compile(r"\s+'")
+        self._replacers = [
+            (_literal(pattern), re.compile(pattern), replacement)
+            for pattern, replacement in self.replacers.items()
+        ]
+        self._digit_commas = re.compile(r"(\d),(\d)")
+        self._periods = re.compile(r"\.([^0-9]|$)")
+        self._prefix_symbols = re.compile(r"[.$¢€£]([^0-9])")
+        self._suffix_percent = re.compile(r"([^0-9])%")
+        self._spaces = re.compile(r"\s+")
+        self._ascii_symbols = _ascii_symbols_table(_KEEP)
+
+    def __call__(self, s: str) -> str:
+        s = s.lower()
+        if "[" in s or "<" in s:
+            s = self._brackets.sub("", s)
+        if "(" in s:
+            s = self._parentheses.sub("", s)
+        s = self._ignore.sub("", s)
+        if "'" in s:
+            s = self._space_apostrophe.sub("'", s)
+        for literal, pattern, replacement in self._replacers:
+            if literal is None or literal in s:
+                s = pattern.sub(replacement, s)
+        if "," in s:
+            s = self._digit_commas.sub(r"\1\2", s)
+        if "." in s:
+            s = self._periods.sub(r" \1", s)
+        if s.isascii():
+            s = s.translate(self._ascii_symbols)
+        else:
+            s = remove_symbols_and_diacritics(s, keep=_KEEP)
+        s = self.standardize_numbers(s)
+        s = self.standardize_spellings(s)
+        s = self._prefix_symbols.sub(r" \1", s)
+        if "%" in s:
+            s = self._suffix_percent.sub(r"\1 ", s)
+        return self._spaces.sub(" ", s)

@@ -267,7 +267,7 @@ class CountingScorer:
     """A real Scorer that delegates to Whisper and counts the clips it is asked to score."""
 
     def __init__(self, scorer: WhisperLikelihood) -> None:
-        self.inner, self.calls = scorer, 0
+        self.inner, self.calls, self.decodes = scorer, 0, 0
         self.chunk_samples = scorer.chunk_samples
 
     def prepare(self, text: str) -> str:
@@ -280,6 +280,13 @@ class CountingScorer:
         self.calls += 1
         return self.inner.score_clip(samples, texts, lang)
 
+    def decode_clip(self, samples, lang):
+        self.decodes += 1
+        return self.inner.decode_clip(samples, lang)
+
+    def decode_text(self, ids, lang):
+        return self.inner.decode_text(ids, lang)
+
 
 def test_likelihood_features_on_an4_systems_with_cache(an4_systems, scorer, tmp_path):
     transcripts = read_table(an4_systems)
@@ -289,6 +296,7 @@ def test_likelihood_features_on_an4_systems_with_cache(an4_systems, scorer, tmp_
     cache = EmbeddingCache(tmp_path / "cache")
     out = add_likelihood(features, transcripts, counting, cache, default_language="en")
     assert counting.calls == N_CLIPS  # one call (one encoding) per clip for all its systems
+    assert counting.decodes == N_CLIPS  # and one transcript per clip
     assert set(LIKELIHOOD_COLUMNS) <= set(out.columns) and len(out) == len(features)
     empty = transcripts.set_index(["utt_id", "system"])["hypothesis"].str.strip().eq("")
     for row in out.itertuples():
@@ -308,8 +316,31 @@ def test_likelihood_features_on_an4_systems_with_cache(an4_systems, scorer, tmp_
     cached = add_likelihood(
         features, transcripts, again, EmbeddingCache(tmp_path / "cache"), default_language="en"
     )
-    assert again.calls == 0  # everything from the on-disk cache
+    assert again.calls == again.decodes == 0  # everything from the on-disk cache
     pd.testing.assert_frame_equal(cached, out)
+
+
+def test_the_scorer_transcript_is_a_reference_no_system_wrote(an4_systems, scorer):
+    """wl_decode_pwer: 0 for the scorer's own words, 1 for an empty hypothesis, and on real
+    systems it orders generic and AN4-tuned pocketsphinx as their true WER does."""
+    transcripts = read_table(an4_systems)
+    features = feature_table(transcripts, proxy="whisper-tiny.en")
+    out = add_likelihood(features, transcripts, scorer, default_language="en")
+    assert out["wl_decode_pwer"].notna().all() and (out["wl_decode_pcer"] >= 0).all()
+    empty = out.merge(transcripts, on=["dataset", "utt_id", "system"])["hypothesis"].str.strip()
+    assert (out.loc[empty.eq("").to_numpy(), "wl_decode_pwer"] == 1).all()
+    first = transcripts.iloc[:1].copy()
+    samples = sf.read(first["audio"].iat[0], dtype="float32")[0]
+    first["hypothesis"] = scorer.decode_text(scorer.decode_clip(samples, "en"), "en")
+    own = add_likelihood(
+        first[["dataset", "utt_id", "system"]], first, scorer, default_language="en"
+    )
+    assert own["wl_decode_pwer"].iat[0] == own["wl_decode_pcer"].iat[0] == 0
+    truth = score_utterances(transcripts).groupby("system")
+    true_wer = truth.apply(lambda g: corpus_rate(g["word_errors"], g["ref_words"]))
+    by_system = out.groupby("system")["wl_decode_pwer"].mean()
+    generic, tuned = "pocketsphinx-en-us", "pocketsphinx-an4"
+    assert (by_system[generic] > by_system[tuned]) == (true_wer[generic] > true_wer[tuned])
 
 
 def test_bad_rows_get_a_status_and_the_rest_go_on(an4_systems, scorer, tmp_path):

@@ -22,6 +22,12 @@ Columns (``wl_`` for Whisper likelihood):
                                symmetric (the target against the proxy says as much as the
                                proxy against the target); these say which of the two the
                                audio favours.
+``wl_decode_pwer``,            pWER and pCER of the hypothesis against the scorer's *own*
+``wl_decode_pcer``             transcript of the clip (greedy decoding of the same encoder
+                               output; normalised with ``auto``): a reference that no system
+                               wrote, so two systems are no longer each other's only judge.
+                               Meaningless for the scorer's own system (0 by construction):
+                               score with a model that is not one of the systems.
 ``wl_status``                  ``ok``, ``split`` (clip above 30 s, scored in chunks), an audio
                                status (``missing``, ``unreadable``, ``too_short``...),
                                ``no_audio``, ``no_hypothesis``, ``empty_hypothesis`` (nothing
@@ -46,7 +52,9 @@ land in the wrong chunk and score low: the statistics of split rows are noisier.
 Cache. The statistics of a (clip, text) pair are stored in the content-keyed
 :class:`~werest.features.cache.EmbeddingCache` under the SHA-256 of the clip's bytes and of
 the formatted text, in a namespace naming the model, compute type, language, text form and
-audio policy: a rerun, or a new system on the same clips, scores only what is new.
+audio policy: a rerun, or a new system on the same clips, scores only what is new. The
+scorer's transcript of a clip is stored in the same cache (its token ids, in a ``|decode``
+namespace, under the clip's key), so each clip is decoded once.
 """
 
 from __future__ import annotations
@@ -71,13 +79,16 @@ from werest.errors import ConfigError, InputError
 from werest.features.cache import EmbeddingCache, file_key, normalise_text
 from werest.features.inputs import join_input_features
 from werest.table import KEY, UTTERANCE
+from werest.text import as_normaliser, count_errors, error_rate, normalise_many
 
 log = logging.getLogger(__name__)
 
 #: the cached statistics of one (clip, text), in this order
 STATS = ("wl_mean_logprob", "wl_min_logprob", "wl_low_share", "wl_expected_errors", "wl_tokens")
 DIFFS = ("wl_mean_logprob_vs_proxy", "wl_expected_errors_vs_proxy")
-LIKELIHOOD_FEATURES = (*STATS, *DIFFS)
+#: agreement with the scorer's own transcript of the clip
+DECODE = ("wl_decode_pwer", "wl_decode_pcer")
+LIKELIHOOD_FEATURES = (*STATS, *DIFFS, *DECODE)
 LIKELIHOOD_COLUMNS = (*LIKELIHOOD_FEATURES, "wl_status")
 TEXT_FORMS = ("sentence", "lower", "raw")
 LOW_PROBABILITY = 0.5
@@ -132,6 +143,9 @@ class Scorer(Protocol):
     raises :class:`~werest.errors.ConfigError` for a language it cannot score. ``cache_name``
     names what would serve ``lang``: equal names must mean equal scores (it keys the cache).
     ``prepare`` puts a hypothesis into the form the scorer wants (:func:`format_text`).
+    A scorer that can also transcribe has ``decode_clip(samples, lang) -> list[int]``: its
+    own transcript's token ids, ended by an end token (:data:`DECODE` features), and
+    ``decode_text(ids, lang) -> str``.
     """
 
     def prepare(self, text: str) -> str: ...
@@ -200,6 +214,7 @@ class WhisperLikelihood:
         self.chunk_samples = int(float(chunk_seconds) * SAMPLE_RATE)
         self._whisper = load_whisper(self.path, device, self.compute_type, cpu_threads, "embedder")
         self._tokenizers: dict[str, Any] = {}
+        self._last_encoded: tuple[bytes, np.ndarray, int] | None = None
         weights = self.path / "model.bin"
         digest = hashlib.sha256(f"{weights.stat().st_size}:{weights.stat().st_mtime_ns}".encode())
         self._identity = f"{self.path.name}:{digest.hexdigest()[:12]}:{self.compute_type}"
@@ -253,13 +268,45 @@ class WhisperLikelihood:
             for p, w in zip(probs, word_ids, strict=True)
         ]
 
+    def decode_clip(self, samples: np.ndarray, lang: str) -> list[int]:
+        """The model's own greedy transcript of the clip, chunk by chunk: token ids ending
+        with the end-of-text token (so an empty transcript is still one token)."""
+        import ctranslate2
+
+        tokenizer = self._tokenizer(lang)
+        samples = np.asarray(samples, dtype=np.float32)
+        prompt = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
+        ids: list[int] = []
+        for start, end in chunk_bounds(len(samples), self.chunk_samples):
+            encoded, _ = self._encode(samples[start:end])
+            result = self._whisper.model.generate(
+                ctranslate2.StorageView.from_array(np.ascontiguousarray(encoded)),
+                [prompt],
+                beam_size=1,
+                max_length=448,
+                suppress_blank=True,
+                suppress_tokens=list(tokenizer.non_speech_tokens),
+            )[0]
+            ids.extend(t for t in result.sequences_ids[0] if t < tokenizer.eot)
+        return [*ids, tokenizer.eot]
+
+    def decode_text(self, ids: Sequence[int], lang: str) -> str:
+        """The text of :meth:`decode_clip`'s token ids."""
+        return self._tokenizer(lang).decode([int(t) for t in ids]).strip()
+
     def _encode(self, samples: np.ndarray) -> tuple[np.ndarray, int]:
+        """The encoder output of one ≤30 s piece; the last one is kept, because scoring and
+        decoding the same clip ask for it twice."""
         from faster_whisper.audio import pad_or_trim
 
+        digest = hashlib.sha1(samples.tobytes()).digest()
+        if self._last_encoded is not None and self._last_encoded[0] == digest:
+            return self._last_encoded[1], self._last_encoded[2]
         features = self._whisper.feature_extractor(samples)
         frames = int(features.shape[-1])
-        encoded = self._whisper.encode(pad_or_trim(features))
-        return np.asarray(encoded), frames
+        encoded = np.asarray(self._whisper.encode(pad_or_trim(features)))
+        self._last_encoded = (digest, encoded, frames)
+        return encoded, frames
 
     def _align(
         self, encoded: np.ndarray, frames: int, tokenizer: Any, tokens: list[list[int]]
@@ -318,21 +365,29 @@ def score_pairs(
     cache: EmbeddingCache,
     policy: AudioPolicy,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:data:`STATS` and a status for each row of ``pairs`` (``audio``, ``language``,
-    ``text`` per (utterance, system)); clip by clip, cached by content."""
+    """:data:`STATS`, a status and the scorer's own transcript of the clip (None when it
+    cannot transcribe) for each row of ``pairs`` (``audio``, ``language``, ``text`` per
+    (utterance, system)); clip by clip, cached by content."""
     stats = np.full((len(pairs), len(STATS)), np.nan)
     status = np.full(len(pairs), "pending", dtype=object)
+    decodes = np.full(len(pairs), None, dtype=object)
     status[pairs["audio"].isna().to_numpy()] = "no_audio"
     status[(status == "pending") & pairs["text"].isna().to_numpy()] = "no_hypothesis"
     forms = pairs["text"].fillna("").astype(str).map(scorer.prepare)
     status[(status == "pending") & (forms == "").to_numpy()] = "empty_hypothesis"
     todo = pairs[status == "pending"]
     groups = list(todo.groupby(["audio", "language"], sort=True))
+    clips: dict[tuple[str, str], str | None] = {}
     with tqdm(total=len(groups), desc="whisper likelihood", unit="clip", disable=None) as bar:
         for (path, lang), group in groups:
-            _score_group(str(path), str(lang), group, forms, scorer, cache, policy, stats, status)
+            done = _score_group(str(path), str(lang), group, forms, scorer, cache, policy)
+            stats[group.index], status[group.index], decodes[group.index] = done
+            clips[(path, lang)] = done[2]
             bar.update(1)
-    return stats, status
+    # an empty hypothesis has no likelihood, but against the transcript it misses every word
+    for i in np.flatnonzero(status == "empty_hypothesis"):
+        decodes[i] = clips.get((pairs["audio"].iat[i], pairs["language"].iat[i]))
+    return stats, status, decodes
 
 
 def _score_group(
@@ -343,40 +398,43 @@ def _score_group(
     scorer: Scorer,
     cache: EmbeddingCache,
     policy: AudioPolicy,
-    stats: np.ndarray,
-    status: np.ndarray,
-) -> None:
+) -> tuple[np.ndarray, str | np.ndarray, str | None]:
+    """One clip's rows: their statistics, status(es) and the scorer's transcript."""
     index = group.index.to_numpy()
+    nothing = np.full((len(index), len(STATS)), np.nan)
     try:
         namespace = f"{scorer.cache_name(lang)}|{policy.signature()}"
     except ConfigError as error:
         log.debug("%s: %s", path, error)
-        status[index] = "unsupported_language"
-        return
+        return nothing, "unsupported_language", None
     try:
         audio_key = file_key(path)
     except OSError as error:
-        status[index] = "missing" if not Path(path).exists() else "unreadable"
         log.debug("%s: %s", path, error)
-        return
-    keys = {i: _pair_key(audio_key, forms[i]) for i in index}
-    hits = cache.get_many(namespace, set(keys.values()))
-    missing = sorted({forms[i] for i in index if keys[i] not in hits})
+        return nothing, "missing" if not Path(path).exists() else "unreadable", None
+    keys = [_pair_key(audio_key, forms[i]) for i in index]
+    hits = cache.get_many(namespace, set(keys))
+    missing = sorted({forms[i] for i, key in zip(index, keys, strict=True) if key not in hits})
+    decoder = getattr(scorer, "decode_clip", None)
+    decoded = cache.get_many(f"{namespace}|decode", [audio_key]) if decoder else {}
     split = _duration(path) > getattr(scorer, "chunk_samples", math.inf) / SAMPLE_RATE
-    if missing:
+    if missing or (decoder and not decoded):
         clip = load_audio(path, policy)
         if not clip.status.usable:
-            status[index] = str(clip.status)
-            return
+            return nothing, str(clip.status), None
         samples = np.concatenate(clip.segments)
-        scored = scorer.score_clip(samples, missing, lang)
-        vectors = np.stack([s.stats() for s in scored])
-        new_keys = [_pair_key(audio_key, text) for text in missing]
-        cache.put_many(namespace, new_keys, vectors)
-        hits.update(zip(new_keys, vectors, strict=True))
-    for i in index:
-        stats[i] = hits[keys[i]]
-        status[i] = "split" if split else "ok"
+        if missing:
+            scored = scorer.score_clip(samples, missing, lang)
+            vectors = np.stack([s.stats() for s in scored])
+            new_keys = [_pair_key(audio_key, text) for text in missing]
+            cache.put_many(namespace, new_keys, vectors)
+            hits.update(zip(new_keys, vectors, strict=True))
+        if decoder and not decoded:
+            ids = np.asarray([decoder(samples, lang)], dtype=np.float32)
+            cache.put_many(f"{namespace}|decode", [audio_key], ids)
+            decoded = {audio_key: ids[0]}
+    transcript = scorer.decode_text(decoded[audio_key], lang) if decoded else None
+    return np.stack([hits[key] for key in keys]), "split" if split else "ok", transcript
 
 
 def _duration(path: str) -> float:
@@ -414,17 +472,40 @@ def add_likelihood(
         raise InputError("missing text column", column=text_column)
     pairs = _rows(features, transcripts, text_column)
     pairs = pairs.merge(_languages(transcripts, default_language), on=UTTERANCE, how="left")
-    stats, status = score_pairs(
+    stats, status, decodes = score_pairs(
         pairs, scorer, cache or EmbeddingCache(None), policy or AudioPolicy()
     )
     scored = pairs[KEY].copy()
     scored[list(STATS)] = stats
+    scored[list(DECODE)] = decode_agreement(pairs["text"], decodes, pairs["language"])
     scored["wl_status"] = status.astype(str)
     out = features.drop(columns=list(LIKELIHOOD_COLUMNS), errors="ignore").reset_index(drop=True)
     out["system"] = out["system"].astype(str)
     out = out.merge(scored[[*KEY, "wl_status"]], on=KEY, how="left", validate="many_to_one")
-    out = join_input_features(out, scored, (*STATS, *DIFFS))
+    out = join_input_features(out, scored, (*STATS, *DIFFS, *DECODE))
     _log_statuses(out["wl_status"])
+    return out
+
+
+def decode_agreement(texts: pd.Series, transcripts: np.ndarray, languages: pd.Series) -> np.ndarray:
+    """:data:`DECODE`: pWER and pCER of each text against the scorer's transcript of its
+    clip (the reference side), both normalised with ``auto`` for the row's language; NaN
+    without a transcript, or where the normalised transcript is empty."""
+    out = np.full((len(texts), len(DECODE)), np.nan)
+    has = np.asarray([t is not None for t in transcripts]) & texts.notna().to_numpy()
+    if not has.any():
+        return out
+    languages = languages[has].reset_index(drop=True)
+    normaliser = as_normaliser("auto")
+    references = normalise_many(pd.Series(list(transcripts[has])), normaliser, languages)
+    hypotheses = normalise_many(
+        texts[has].astype(str).reset_index(drop=True), normaliser, languages
+    )
+    for column, unit in enumerate(("word", "char")):
+        counts = count_errors(references, hypotheses, unit)
+        errors = counts[["substitutions", "deletions", "insertions"]].sum(axis=1)
+        length = counts[["substitutions", "deletions", "hits"]].sum(axis=1)
+        out[has, column] = error_rate(errors, length)
     return out
 
 

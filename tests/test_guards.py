@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from werest.cli import main
@@ -15,6 +16,7 @@ from werest.config import compose
 from werest.demo import demo_table_path
 from werest.errors import ConfigError
 from werest.estimate import choose_ranking, default_model_path, load_models
+from werest.guards import sample_keys
 from werest.proxy import consensus_order
 from werest.table import read_table, write_table
 from werest.text import Normaliser
@@ -198,3 +200,32 @@ def test_two_system_warning_names_the_audio_evidence_when_the_model_has_it(tmp_p
     scored = rows.assign(wl_attributed_pwer=0.1, wl_mean_logprob_vs_proxy=np.nan)
     (audio,) = two_systems(scored)
     assert "only the audio scores (wl_attributed_pwer) say which" in audio
+
+
+def _sample_with_pandas(keys: pd.DataFrame, per_dataset: int, seed: int) -> pd.DataFrame:
+    """The sample's definition, written in pandas (werest's first implementation)."""
+    utterances = keys[["dataset", "utt_id"]].drop_duplicates()
+    utterances = utterances.sort_values(["dataset", "utt_id"], ignore_index=True)
+    draw = np.random.default_rng(seed).random(len(utterances))
+    return utterances.iloc[np.argsort(draw, kind="stable")].groupby("dataset").head(per_dataset)
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_the_arrow_sample_is_the_pandas_sample(seed):
+    """Same keys, order and index from a pandas frame or an Arrow table, with repeated keys,
+    non-ASCII ids (code-point order) and datasets smaller and larger than per_dataset."""
+    rng = np.random.default_rng(seed)
+    alphabet = list("abcXYZ019_-éßΩ中🙂")
+    ids = ["".join(rng.choice(alphabet, size=rng.integers(1, 6))) for _ in range(3000)]
+    keys = pd.DataFrame(
+        {
+            "dataset": rng.choice(["b", "a", "é", "big"], size=3000, p=[0.1, 0.05, 0.05, 0.8]),
+            "utt_id": ids,
+        }
+    )
+    keys = pd.concat([keys, keys.sample(500, random_state=seed)], ignore_index=True)
+    expected = _sample_with_pandas(keys, per_dataset=100, seed=seed)
+    assert 100 < len(expected) < keys["utt_id"].nunique()  # some datasets are capped
+    pd.testing.assert_frame_equal(sample_keys(keys, per_dataset=100, seed=seed), expected)
+    from_arrow = sample_keys(pa.Table.from_pandas(keys), per_dataset=100, seed=seed)
+    pd.testing.assert_frame_equal(from_arrow, expected, check_dtype=False)

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from werest.features.agreement import STATUS_OK, pairwise_agreement
 from werest.features.inputs import relative_to_proxy
@@ -59,14 +61,39 @@ def sample_pairs(
 
 
 def sample_keys(
-    keys: pd.DataFrame, *, per_dataset: int = SAMPLE_PER_DATASET, seed: int = 0
+    keys: pd.DataFrame | pa.Table, *, per_dataset: int = SAMPLE_PER_DATASET, seed: int = 0
 ) -> pd.DataFrame:
     """A seeded sample of at most ``per_dataset`` distinct (dataset, utt_id) of ``keys`` per
     dataset, independent of row order and names (a partitioned run draws it from the
-    distinct keys of all its partitions: the same sample)."""
-    utterances = keys[UTTERANCE].drop_duplicates().sort_values(UTTERANCE, ignore_index=True)
-    draw = np.random.default_rng(seed).random(len(utterances))
-    return utterances.iloc[np.argsort(draw, kind="stable")].groupby("dataset").head(per_dataset)
+    distinct keys of all its partitions, as Arrow strings: the same sample).
+
+    The distinct keys are sorted (code-point order: Arrow sorts UTF-8 bytes, which order as
+    the code points do), each gets the seeded draw of its position, and each dataset keeps
+    its ``per_dataset`` keys with the smallest draws; rows come in draw order, indexed by
+    their sorted position. Done in Arrow and NumPy, so 10M keys are never 10M Python
+    strings."""
+    table = keys if isinstance(keys, pa.Table) else pa.Table.from_pandas(keys[UTTERANCE])
+    table = table.select(list(UTTERANCE)).cast(
+        pa.schema([(name, pa.large_string()) for name in UTTERANCE])
+    )
+    distinct = table.group_by(list(UTTERANCE)).aggregate([])
+    distinct = distinct.sort_by([(name, "ascending") for name in UTTERANCE]).combine_chunks()
+    n = distinct.num_rows
+    order = np.argsort(np.random.default_rng(seed).random(n), kind="stable")
+    dataset = distinct.column("dataset")
+    changes = pc.not_equal(dataset.slice(1), dataset.slice(0, max(n - 1, 0)))
+    codes = np.concatenate([[0], np.cumsum(changes.to_numpy(zero_copy_only=False))])[:n]
+    in_order = codes[order]
+    by_code = np.argsort(in_order, kind="stable")
+    first = np.searchsorted(in_order[by_code], in_order[by_code], side="left")
+    rank = np.empty(n, dtype=np.int64)
+    rank[by_code] = np.arange(n) - first
+    chosen = order[rank < per_dataset]
+    sample = distinct.take(pa.array(chosen, type=pa.int64())).to_pandas()
+    sample.index = pd.Index(chosen)
+    if isinstance(keys, pd.DataFrame):
+        sample = sample.astype(keys[UTTERANCE].dtypes.to_dict())
+    return sample
 
 
 def guard_warnings(

@@ -351,6 +351,9 @@ def _estimate_partition(folder: Path, output: Path, context: PartitionContext) -
     compact = utterances[[*COMPACT, *predicted]].assign(
         _order=pd.util.hash_array(utterances["utt_id"].to_numpy(dtype=object))
     )
+    # categories: a string read from Parquet is one object per row, ~60 bytes each, which
+    # over 10M target rows would make the compact frame several GB instead of ~100 B a row
+    compact = compact.astype(dict.fromkeys(["dataset", "system", "proxy", "status"], "category"))
     truth = truth_sums(scored) if scored is not None else None
     return PartitionResult(compact, truth, units, counts, Path(output))
 
@@ -512,9 +515,7 @@ def sample_pairs_partitioned(
 ) -> pd.DataFrame:
     """:func:`werest.guards.sample_pairs` of the whole input, from its partitions: the sample
     is drawn from all distinct utterance keys, then only the sampled rows are read."""
-    keys = pd.concat(
-        [read_partition(p, UTTERANCE).drop_duplicates() for p in partitions], ignore_index=True
-    )
+    keys = pa.concat_tables([_distinct_keys(p) for p in partitions], promote_options="permissive")
     sample = sample_keys(keys, seed=seed)
     del keys
     rows = pd.concat(
@@ -523,6 +524,16 @@ def sample_pairs_partitioned(
     rows = rows.sort_values([SOURCE, ROW], kind="stable", ignore_index=True)
     with cached_normalisation(NORMALISED):
         return pairwise_agreement(rows.drop(columns=[SOURCE, ROW]), sample, normaliser=normaliser)
+
+
+def _distinct_keys(folder: Path) -> pa.Table:
+    """The distinct (dataset, utt_id) of one partition, as Arrow strings (no Python object
+    per key: 10M keys as pandas objects would take several GB on the driver)."""
+    files = sorted(folder.glob("*.parquet"))
+    table = pa.concat_tables(
+        [pq.read_table(f, columns=list(UTTERANCE)) for f in files], promote_options="permissive"
+    )
+    return table.group_by(list(UTTERANCE)).aggregate([])
 
 
 def _combine(results, models, normaliser, pairs, n_resamples, seed):

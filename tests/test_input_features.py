@@ -18,7 +18,7 @@ from werest.model import load_model, save_model
 from werest.proxy import rank_on
 from werest.scoring import score_utterances
 from werest.table import read_table, write_table
-from werest.training import fit_model, prepare_training_rows, training_frame
+from werest.training import fit_model, training_frame
 
 
 def test_input_columns_are_the_bases_of_what_text_does_not_give():
@@ -115,20 +115,6 @@ def test_train_joins_input_features_and_their_proxy_difference(scored_demo):
     # quality = -WER, so WER = -quality exactly: a linear fit recovers it
     model = fit_model(frame, ["quality"], Ridge(alpha=1e-9), ranking=ranking)
     assert np.abs(model.predict(frame) - frame["wer"]).max() < 1e-6
-
-
-def test_excluded_targets_train_nothing_but_remain_proxies(scored_demo):
-    """data.exclude_targets (the audio scorer's own system): its rows leave the training
-    frame, other rows keep it as their proxy."""
-    demo, _ = scored_demo
-    ranking = rank_on(demo, "whisper_english")
-    frame = training_frame(demo, ranking, normaliser="whisper_english", input_features=["pwer"])
-    best = ranking.systems[0]
-    assert (frame["system"] == best).any() and (frame["proxy"] == best).any()
-    for excluded in (best, [best]):
-        kept = prepare_training_rows(frame, {"exclude_targets": excluded})
-        assert best not in set(kept["system"]) and (kept["proxy"] == best).any()
-        assert len(kept) == (frame["system"] != best).sum()
 
 
 def test_training_without_the_input_column_says_how_to_add_it():

@@ -135,7 +135,6 @@ class Model(Open):
 @dataclass
 class Data(Open):
     max_rows_per_domain: Any = typed(int, minimum=1, nullable=True)
-    exclude_targets: Any = typed("names", nullable=True)
 
 
 @dataclass

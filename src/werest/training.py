@@ -169,16 +169,7 @@ def balanced_sample(
 
 
 def prepare_training_rows(frame: pd.DataFrame, data: Mapping, seed: int = 0) -> pd.DataFrame:
-    """``domain`` from ``data.domains``, without the rows of ``data.exclude_targets`` (systems
-    that may be proxies but never training targets: e.g. the audio scorer's own transcripts,
-    which it rates higher than it would any system's in use), and the balanced sample of
-    ``data.max_rows_per_domain``."""
-    excluded = data.get("exclude_targets") or []
-    excluded = [excluded] if isinstance(excluded, str) else list(excluded)
-    if excluded:
-        kept = ~frame["system"].isin(excluded)
-        log.info("%d row(s) of %s not used as training targets", (~kept).sum(), excluded)
-        frame = frame[kept]
+    """``domain`` from ``data.domains`` and the balanced sample of ``data.max_rows_per_domain``."""
     frame = frame.assign(domain=domain_of(frame["dataset"], data.get("domains")).to_numpy())
     return balanced_sample(frame, data.get("max_rows_per_domain"), seed).reset_index(drop=True)
 

@@ -1,7 +1,7 @@
 """Real systems on the shared audio, and whether the Whisper likelihood can tell them apart.
 
-    make audio-systems                        # AN4 test + thennal10-en
-    .venv/bin/python experiments/audio_systems.py --an4-splits test train   # + AN4 train (slow)
+    make audio-systems     # AN4 test and train + thennal10-en (~20 min on 2 cores)
+    .venv/bin/python experiments/audio_systems.py      # AN4 test + thennal10-en only
 
 Transcribes (``werest transcribe``, resumable: a rerun only does what is missing)
   * AN4 (``--an4-splits``, default test): pocketsphinx generic (``pocketsphinx-en-us``),
@@ -152,6 +152,11 @@ def system_summary(transcripts: pd.DataFrame, scored: pd.DataFrame, name: str) -
     merged = all_rows.merge(truth[[*FEATURE_KEY, "wer"]], on=list(FEATURE_KEY))
     summary["spearman_err_wer"] = merged.groupby("system").apply(
         lambda r: r["wl_expected_errors"].corr(r["wer"], method="spearman"), include_groups=False
+    )
+    # agreement with the scorer's own transcript (0 for the scorer's own system by construction)
+    summary["decode_pwer"] = all_rows.groupby("system")["wl_decode_pwer"].mean()
+    summary["spearman_decode_wer"] = merged.groupby("system").apply(
+        lambda r: r["wl_decode_pwer"].corr(r["wer"], method="spearman"), include_groups=False
     )
     return summary.sort_values("wer")
 

@@ -315,7 +315,7 @@ def summarise(
             "dataset": dataset,
             "system": system,
             "proxy": done["proxy"].mode().iat[0] if len(done) else None,
-            "proxies": {str(k): int(v) for k, v in done["proxy"].value_counts().items()},
+            "proxies": {str(k): int(v) for k, v in done["proxy"].value_counts().items() if v},
             "unit": units.get(dataset, "word"),
             "estimated_wer": sample.rate() if len(done) else None,
             "ci_low": None,

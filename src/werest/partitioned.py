@@ -52,6 +52,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pandas.api.types import union_categoricals
 from tqdm.auto import tqdm
 
 from werest.errors import ConfigError, InputError
@@ -86,6 +87,8 @@ log = logging.getLogger(__name__)
 SOURCE, ROW = "_source", "_row"
 #: What a summary needs of each estimated row (plus ``predicted_*`` and ``_order``).
 COMPACT = ["dataset", "system", "proxy", "status", "est_ref_words", "proxy_words"]
+#: Its string columns, kept as categories (one Python string per row would not fit at 10M).
+CATEGORIES = ("dataset", "system", "proxy", "status")
 #: Inputs at least this large are estimated in partitions when ``partition.rows`` is unset.
 AUTO_BYTES = 1_000_000_000
 DEFAULT_CHUNK_ROWS = 1_000_000
@@ -353,7 +356,7 @@ def _estimate_partition(folder: Path, output: Path, context: PartitionContext) -
     )
     # categories: a string read from Parquet is one object per row, ~60 bytes each, which
     # over 10M target rows would make the compact frame several GB instead of ~100 B a row
-    compact = compact.astype(dict.fromkeys(["dataset", "system", "proxy", "status"], "category"))
+    compact = compact.astype(dict.fromkeys(CATEGORIES, "category"))
     truth = truth_sums(scored) if scored is not None else None
     return PartitionResult(compact, truth, units, counts, Path(output))
 
@@ -536,10 +539,24 @@ def _distinct_keys(folder: Path) -> pa.Table:
     return table.group_by(list(UTTERANCE)).aggregate([])
 
 
+def _concat_compact(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The partitions' compact rows in one frame whose string columns stay categories (with
+    the union of the categories, sorted, so groups come in the in-memory run's order):
+    concatenating differing categories would give one Python string per row, several GB
+    at 10M target rows."""
+    texts = [c for c in COMPACT if c in CATEGORIES]
+    compact = pd.concat([f.drop(columns=texts) for f in frames], ignore_index=True)
+    for column in texts:
+        parts = [
+            f[column].astype(object).astype("category") if f.empty else f[column] for f in frames
+        ]
+        compact[column] = union_categoricals(parts, sort_categories=True, ignore_order=True)
+    return compact
+
+
 def _combine(results, models, normaliser, pairs, n_resamples, seed):
     """The summary records, warnings and compact rows of all partitions."""
-    compact = pd.concat([r.compact for r in results], ignore_index=True)
-    compact = compact.astype({c: object for c in ("dataset", "system", "proxy", "status")})
+    compact = _concat_compact([r.compact for r in results])
     truths = [r.truth for r in results if r.truth is not None]
     truth = truth_from_sums(pd.concat(truths).groupby(level=[0, 1]).sum()) if truths else None
     units_found = pd.concat([r.units for r in results], ignore_index=True)

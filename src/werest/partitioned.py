@@ -544,14 +544,12 @@ def _concat_compact(frames: list[pd.DataFrame]) -> pd.DataFrame:
     the union of the categories, sorted, so groups come in the in-memory run's order):
     concatenating differing categories would give one Python string per row, several GB
     at 10M target rows."""
-    texts = [c for c in COMPACT if c in CATEGORIES]
-    compact = pd.concat([f.drop(columns=texts) for f in frames], ignore_index=True)
-    for column in texts:
-        parts = [
-            f[column].astype(object).astype("category") if f.empty else f[column] for f in frames
-        ]
+    frames = [f for f in frames if len(f)] or frames[:1]  # an empty one adds no row
+    compact = pd.concat([f.drop(columns=list(CATEGORIES)) for f in frames], ignore_index=True)
+    for column in CATEGORIES:
+        parts = [f[column].astype("category") for f in frames]
         compact[column] = union_categoricals(parts, sort_categories=True, ignore_order=True)
-    return compact
+    return compact[list(frames[0].columns)]
 
 
 def _combine(results, models, normaliser, pairs, n_resamples, seed):

@@ -398,8 +398,8 @@ def _score_group(
     scorer: Scorer,
     cache: EmbeddingCache,
     policy: AudioPolicy,
-) -> tuple[np.ndarray, str | np.ndarray, str | None]:
-    """One clip's rows: their statistics, status(es) and the scorer's transcript."""
+) -> tuple[np.ndarray, str, str | None]:
+    """One clip's rows: their statistics, their status and the scorer's transcript."""
     index = group.index.to_numpy()
     nothing = np.full((len(index), len(STATS)), np.nan)
     try:
@@ -504,8 +504,7 @@ def decode_agreement(texts: pd.Series, transcripts: np.ndarray, languages: pd.Se
     for column, unit in enumerate(("word", "char")):
         counts = count_errors(references, hypotheses, unit)
         errors = counts[["substitutions", "deletions", "insertions"]].sum(axis=1)
-        length = counts[["substitutions", "deletions", "hits"]].sum(axis=1)
-        out[has, column] = error_rate(errors, length)
+        out[has, column] = error_rate(errors, counts["reference_length"])
     return out
 
 

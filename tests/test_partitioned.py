@@ -111,6 +111,39 @@ def estimate_order(models, table):
     return choose_ranking(models, table, pairs=pairs)
 
 
+def _child_pid(folder, output, context) -> tuple[int, str]:
+    """A partition function that tells which process ran it (importable by a spawned child)."""
+    return os.getpid(), Path(folder).name
+
+
+def test_child_processes_are_replaced_after_their_share_of_partitions(tmp_path):
+    folders = [tmp_path / f"p-{i:05d}" for i in range(5)]
+    outputs = [tmp_path / f"part-{i:05d}.csv" for i in range(5)]
+    results = partitioned.child_process_runner(per_process=2)(_child_pid, folders, outputs, None)
+    assert [name for _, name in results] == [f.name for f in folders]  # in partition order
+    pids = [pid for pid, _ in results]
+    assert os.getpid() not in pids
+    assert pids[0] == pids[1] != pids[2] == pids[3] != pids[4]  # 2 partitions, then a new one
+
+
+def test_child_processes_give_the_in_memory_summary_and_rows(models, tmp_path):
+    """The default runner of werest estimate (no cluster): the same records and rows as the
+    in-memory run, with one partition per child so every partition crosses a process."""
+    table = read_table(demo_table_path())
+    expected_rows, records, warnings = _in_memory(table, models, tmp_path / "mem")
+    result = estimate_partitioned(
+        demo_table_path(),
+        models,
+        tmp_path / "part",
+        chunk_rows=7,
+        n_partitions=3,
+        run_partitions=partitioned.child_process_runner(per_process=1),
+    )
+    assert result.records == records
+    assert result.warnings == warnings
+    _same_rows(expected_rows, result.utterance_files)
+
+
 def test_partition_numbers_are_stable_and_keep_utterances_together():
     frame = pd.DataFrame(
         {"dataset": ["a", "a", "b", "a"], "utt_id": ["1", "1", "1", "2"], "system": list("xyxz")}

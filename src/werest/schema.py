@@ -260,6 +260,7 @@ class Partition:
     rows: Any = typed(int, minimum=0, nullable=True)
     count: Any = typed(int, minimum=1, nullable=True)
     dir: Any = _optional_path()
+    per_process: Any = typed(int, minimum=0, nullable=True)
 
 
 @dataclass

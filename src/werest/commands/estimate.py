@@ -26,7 +26,7 @@ from werest.model import Models
 from werest.partitioned import (
     DEFAULT_CHUNK_ROWS,
     estimate_partitioned,
-    run_locally,
+    local_runner,
     wants_partitions,
 )
 from werest.resources import ResourceMonitor, write_resources
@@ -93,7 +93,7 @@ def _run_partitioned(cfg: DictConfig, models: Models) -> list[dict]:
         ) as client,
     ):
         runner = (
-            run_locally
+            local_runner(partition.get("per_process"))
             if client is None
             else dask_runner(client, retries=int(cluster.get("retries") or 0))
         )

@@ -43,7 +43,7 @@ from werest.model import Models
 from werest.proxy import choose_proxies, rank_on
 from werest.scoring import utterance_labels
 from werest.table import KEY
-from werest.text import Normaliser
+from werest.text import AUTO, Normaliser
 from werest.training import (
     build_regressor,
     domain_of,
@@ -81,7 +81,7 @@ def evaluate_lodo(
     features: list[str],
     model: Mapping,
     *,
-    normaliser: str = "auto",
+    normaliser: Normaliser = AUTO,
     two_system_views: bool = True,
     level: float = 0.95,
     offset: float = 0.5,
@@ -179,7 +179,7 @@ def _held_out_cells(
     labels: pd.DataFrame,
     *,
     pairs: pd.DataFrame | None,
-    normaliser: str,
+    normaliser: Normaliser,
     n_resamples: int,
     seed: int,
     n_jobs: int,
@@ -201,7 +201,7 @@ def _held_out_cells(
         summarise(
             utterances,
             table,
-            normaliser=Normaliser(normaliser),
+            normaliser=normaliser,
             n_resamples=n_resamples,
             seed=seed,
         )

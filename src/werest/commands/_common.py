@@ -16,6 +16,7 @@ from werest.errors import ConfigError
 from werest.features.inputs import input_columns, with_feature_table
 from werest.io import atomic_path
 from werest.table import KEY, read_table
+from werest.text import Normaliser, as_normaliser
 from werest.training import load_sources
 
 
@@ -39,6 +40,12 @@ def int_setting(cfg: DictConfig, key: str) -> int:
     if not number.is_integer():
         raise ConfigError(f"{key} must be a whole number, got {value!r}")
     return int(number)
+
+
+def normaliser_setting(cfg: DictConfig) -> Normaliser:
+    """The run's :class:`~werest.text.Normaliser`, built once from ``cfg.normaliser`` (unset:
+    ``auto``); an unknown name is a ConfigError."""
+    return as_normaliser(cfg.get("normaliser"))
 
 
 def float_setting(cfg: DictConfig, key: str) -> float:

@@ -8,6 +8,7 @@ from omegaconf import DictConfig
 from werest.commands._common import (
     float_setting,
     int_setting,
+    normaliser_setting,
     output_dir,
     require,
     save_config,
@@ -27,14 +28,14 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     n_jobs = int_setting(cfg, "n_jobs")
     with ResourceMonitor() as monitor:
         table = read_table(cfg.input)
-        scored = score_utterances(table, cfg.normaliser, n_jobs=n_jobs)
+        scored = score_utterances(table, normaliser_setting(cfg), n_jobs=n_jobs)
         scores = corpus_scores(
             scored,
             n_resamples=int_setting(cfg, "bootstrap.n_resamples"),
             seed=int_setting(cfg, "bootstrap.seed"),
             confidence=float_setting(cfg, "bootstrap.confidence"),
         )
-        ranking = rank_systems(scores, normaliser=cfg.normaliser)
+        ranking = rank_systems(scores, normaliser=normaliser_setting(cfg))
     folder = output_dir(cfg)
     write_table(scores, folder / "scores.csv")
     write_table(readable_scores(scored, table), folder / "utterances.csv")

@@ -151,7 +151,8 @@ def leaderboard(
     demographic columns, ``.fairness``.
     """
     from werest.fairness import FairnessSettings
-    from werest.leaderboard import Bootstrap, build
+    from werest.leaderboard import build
+    from werest.stats import Bootstrap
 
     return build(
         as_table(table),

@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -91,8 +91,6 @@ class AudioPolicy:
     silence_peak: float = 1e-4
 
     def __post_init__(self) -> None:
-        from werest.errors import ConfigError
-
         if self.long_clips not in ("split", "reject"):
             raise ConfigError(f"long_clips must be 'split' or 'reject', not {self.long_clips!r}")
         if not 0 < self.segment_seconds <= self.max_seconds:
@@ -250,12 +248,3 @@ def load_many(paths: Sequence[str | Path], policy: AudioPolicy | None = None) ->
             failed[0].message,
         )
     return loaded
-
-
-def audio_policy(settings: Mapping[str, object] | None) -> AudioPolicy:
-    """An :class:`AudioPolicy` from the ``audio:`` settings (unknown keys are a ConfigError)."""
-    values = dict(settings or {})
-    try:
-        return AudioPolicy(**values)
-    except TypeError as error:
-        raise ConfigError(f"audio: {error}") from None

@@ -9,15 +9,19 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TypeVar
 
 from omegaconf import DictConfig, OmegaConf
 
+from werest.build import instantiate_checked
 from werest.errors import ConfigError
 from werest.features.inputs import input_columns, with_feature_table
 from werest.io import atomic_path
 from werest.table import KEY, read_table
 from werest.text import Normaliser, as_normaliser
 from werest.training import load_sources
+
+T = TypeVar("T")
 
 
 def show(*blocks: str | None) -> None:
@@ -46,6 +50,13 @@ def normaliser_setting(cfg: DictConfig) -> Normaliser:
     """The run's :class:`~werest.text.Normaliser`, built once from ``cfg.normaliser`` (unset:
     ``auto``); an unknown name is a ConfigError."""
     return as_normaliser(cfg.get("normaliser"))
+
+
+def built(cfg: DictConfig, key: str, kind: type[T]) -> T:
+    """The ``key:`` block built by ``hydra.utils.instantiate`` from its ``_target_``, checked
+    to be a ``kind`` (:func:`werest.build.instantiate_checked`: a mistake is a one-line
+    ConfigError naming ``key``)."""
+    return instantiate_checked(OmegaConf.select(cfg, key), kind, key, _convert_="all")
 
 
 def float_setting(cfg: DictConfig, key: str) -> float:

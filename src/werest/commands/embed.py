@@ -12,8 +12,8 @@ import logging
 import pandas as pd
 from omegaconf import DictConfig
 
-from werest.audio import audio_policy
-from werest.commands._common import plain
+from werest.audio import AudioPolicy
+from werest.commands._common import built
 from werest.errors import InputError
 from werest.features.agreement import AGREEMENT_FEATURES
 from werest.features.cache import EmbeddingCache
@@ -46,7 +46,7 @@ def run(cfg: DictConfig) -> pd.DataFrame:
         transcripts,
         backend,
         cache,
-        audio_policy(plain(cfg.get("audio"))),
+        built(cfg, "audio", AudioPolicy),
         text_column=cfg.get("text_column", "hypothesis"),
         default_language=cfg.get("default_language"),
     )

@@ -63,7 +63,7 @@ def files_under(folder: Path) -> set[Path]:
 
 
 class HashEmbedder:
-    """A deterministic, torch-free :class:`werest.features.similarity.Embedder`: vectors
+    """A deterministic, torch-free :class:`werest.features.embedder.Embedder`: vectors
     seeded by content hashes; ``delay`` seconds per speech call (to kill a run mid-way).
     Built by ``embedder._target_=tests.test_bad_input.HashEmbedder`` (SONAR keys ignored)."""
 

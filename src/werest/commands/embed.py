@@ -17,13 +17,9 @@ from werest.commands._common import built
 from werest.errors import InputError
 from werest.features.agreement import AGREEMENT_FEATURES
 from werest.features.cache import EmbeddingCache
+from werest.features.embedder import build_embedder, likelihood_scorer
 from werest.features.likelihood import LIKELIHOOD_FEATURES, add_likelihood, no_likelihood
-from werest.features.similarity import (
-    add_similarity,
-    build_embedder,
-    likelihood_scorer,
-    no_similarity,
-)
+from werest.features.similarity import add_similarity, no_similarity
 from werest.table import KEY, read_table, write_table
 
 log = logging.getLogger("werest.features")

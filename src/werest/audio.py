@@ -123,12 +123,6 @@ class LoadedAudio:
         return lengths / lengths.sum()
 
 
-def read_mono(path: str | Path) -> tuple[np.ndarray, int]:
-    """Decode ``path`` with soundfile, downmixed to mono float32; raises soundfile's errors."""
-    samples, rate, _ = read_checked(path)
-    return samples, rate
-
-
 def read_checked(path: str | Path) -> tuple[np.ndarray, int, str | None]:
     """Decoded mono samples, the rate, and why the file looks truncated (None when it does
     not): a WAV whose data chunk is longer than the file, or a NIST SPHERE file with fewer

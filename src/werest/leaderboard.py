@@ -119,10 +119,6 @@ def true_scores(
 # --------------------------------------------------------------------------- ranking
 
 
-def _estimated_samples(done: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
-    return {key: g for key, g in done.groupby(["dataset", "system"], sort=True)}
-
-
 def _rate_sample(frame: pd.DataFrame, kind: str) -> RateSample:
     if kind == "est":
         return estimated_sample(frame)

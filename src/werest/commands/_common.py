@@ -59,15 +59,6 @@ def built(cfg: DictConfig, key: str, kind: type[T]) -> T:
     return instantiate_checked(OmegaConf.select(cfg, key), kind, key, _convert_="all")
 
 
-def float_setting(cfg: DictConfig, key: str) -> float:
-    """``cfg.<key>`` as a float; a ConfigError naming the key when it is not a number."""
-    value = OmegaConf.select(cfg, key)
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be a number, got {value!r}") from None
-
-
 def save_config(cfg: DictConfig, target: Path) -> Path:
     """Save the run's composed config: ``target`` if it is a ``.yaml`` path, else
     ``<target>.config.yaml`` beside an output file."""

@@ -25,8 +25,7 @@ from werest.config import compose
 from werest.estimate import estimated_sample
 from werest.features.agreement import add_dataset_context, pairwise_agreement
 from werest.formatting import markdown_table, percent
-from werest.lodo import cross_conformal, domain_summary, overall_summary
-from werest.proxy import rank_on
+from werest.lodo import cross_conformal, domain_summary, fold_training_rows, overall_summary
 from werest.scoring import utterance_labels
 from werest.table import KEY
 from werest.text import AUTO
@@ -128,16 +127,10 @@ def fold_frames(cfg, table, labels, pairs):
             from werest.estimate import choose_ranking
             from werest.model import Models, TrainedModel
 
-            train_table = table[table["domain"] != domain]
-            ranking = rank_on(train_table, AUTO, labels=labels)
-            train = training_frame(
-                train_table,
-                ranking,
-                normaliser=AUTO,
-                labels=labels,
-                two_system_views=True,
-                pairs=pairs[pairs["domain"] != domain],
-            ).assign(part="train")
+            ranking, train = fold_training_rows(
+                table, domain, normaliser=AUTO, labels=labels, pairs=pairs, two_system_views=True
+            )
+            train = train.assign(part="train")
             held_table = table[table["domain"] == domain]
             user_ranking = choose_ranking(
                 Models(TrainedModel(None, [], normaliser="auto", ranking=ranking)), held_table

@@ -10,7 +10,7 @@ time, so an interrupted run keeps every finished chunk.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +24,13 @@ from werest.features.embedder import Embedder
 log = logging.getLogger(__name__)
 
 
-def _batches(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+def _batches(items: Sequence[Any], size: int, *, desc: str, unit: str) -> Iterator[Sequence[Any]]:
+    """``items`` ``size`` at a time, with a progress bar over the items (none when empty)."""
+    with tqdm(total=len(items), desc=desc, unit=unit, disable=True if not items else None) as bar:
+        for start in range(0, len(items), size):
+            chunk = items[start : start + size]
+            yield chunk
+            bar.update(len(chunk))
 
 
 def embed_audio_files(
@@ -57,17 +61,8 @@ def embed_audio_files(
     results.update({path: hits[key] for path, key in keys.items() if key in hits})
     todo = [path for path in keys if path not in results]
     log.info("speech %s: %d files, %d cached, %d to embed", lang, len(paths), len(hits), len(todo))
-    with tqdm(
-        total=len(todo),
-        desc=f"embed speech ({lang})",
-        unit="clip",
-        disable=True if not todo else None,
-    ) as bar:
-        for chunk in _batches(todo, chunk_size):
-            results.update(
-                _embed_audio_chunk(chunk, keys, lang, embedder, cache, namespace, policy)
-            )
-            bar.update(len(chunk))
+    for chunk in _batches(todo, chunk_size, desc=f"embed speech ({lang})", unit="clip"):
+        results.update(_embed_audio_chunk(chunk, keys, lang, embedder, cache, namespace, policy))
     return results
 
 
@@ -118,15 +113,8 @@ def embed_texts(
         len(unique) - len(todo),
         len(todo),
     )
-    with tqdm(
-        total=len(todo),
-        desc=f"embed text ({lang})",
-        unit="text",
-        disable=True if not todo else None,
-    ) as bar:
-        for chunk in _batches(todo, chunk_size):
-            embedded = embedder.embed_text([unique[key] for key in chunk], lang)
-            cache.put_many(namespace, list(chunk), embedded)
-            vectors.update(zip(chunk, embedded, strict=True))
-            bar.update(len(chunk))
+    for chunk in _batches(todo, chunk_size, desc=f"embed text ({lang})", unit="text"):
+        embedded = embedder.embed_text([unique[key] for key in chunk], lang)
+        cache.put_many(namespace, list(chunk), embedded)
+        vectors.update(zip(chunk, embedded, strict=True))
     return {unique[key]: vector for key, vector in vectors.items()}

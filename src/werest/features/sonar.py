@@ -121,6 +121,17 @@ def _checkpoint_identity(card: Any) -> str:
     return text
 
 
+def _configured(values: Mapping[str, str], lang: str, what: str, setting: str, form: str) -> str:
+    """``values[lang]``; a ConfigError naming the languages configured and the setting to add."""
+    if lang not in values:
+        known = ", ".join(sorted(values)) or "none"
+        raise ConfigError(
+            f"no SONAR {what} configured for language {lang!r} (configured: {known});"
+            f" add embedder.{setting}.{lang}={form}"
+        )
+    return values[lang]
+
+
 class SonarEmbedder:
     """SONAR speech and text encoders behind the :class:`Embedder` protocol.
 
@@ -239,22 +250,12 @@ class SonarEmbedder:
     # ---------------------------------------------------------------- loading
 
     def _speech_card(self, lang: str) -> str:
-        if lang not in self.speech_encoders:
-            known = ", ".join(sorted(self.speech_encoders)) or "none"
-            raise ConfigError(
-                f"no SONAR speech encoder configured for language {lang!r} (configured: {known});"
-                f" add embedder.speech_encoders.{lang}=CARD"
-            )
-        return self.speech_encoders[lang]
+        return _configured(self.speech_encoders, lang, "speech encoder", "speech_encoders", "CARD")
 
     def _text_code(self, lang: str) -> str:
-        if lang not in self.text_languages:
-            known = ", ".join(sorted(self.text_languages)) or "none"
-            raise ConfigError(
-                f"no SONAR text language code configured for {lang!r} (configured: {known});"
-                f" add embedder.text_languages.{lang}=xxx_Xxxx"
-            )
-        return self.text_languages[lang]
+        return _configured(
+            self.text_languages, lang, "text language code", "text_languages", "xxx_Xxxx"
+        )
 
     def _checkpoint_of(self, card_name: str) -> str:
         """Where the card's checkpoint is (reads the card, not the weights)."""

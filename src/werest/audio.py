@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from werest.errors import ConfigError
+from werest.io import first_line
 
 log = logging.getLogger(__name__)
 
@@ -219,8 +220,7 @@ def load_audio(path: str | Path, policy: AudioPolicy | None = None) -> LoadedAud
     try:
         samples, rate, truncated = read_checked(path)
     except Exception as error:  # soundfile raises LibsndfileError, RuntimeError, TypeError...
-        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        return LoadedAudio(name, AudioStatus.UNREADABLE, message=first_line)
+        return LoadedAudio(name, AudioStatus.UNREADABLE, message=first_line(error))
     if truncated is not None:
         duration = len(samples) / rate if rate else float("nan")
         return LoadedAudio(name, AudioStatus.TRUNCATED, duration, truncated)

@@ -149,7 +149,11 @@ def get_normaliser(name: str = "whisper_english", language: str | None = None) -
         if language in CHARACTER_LANGUAGES:
             return lambda text: _characters(basic(text))
         return basic
-    raise ConfigError(f"unknown normaliser {name!r}; choose one of {', '.join(NORMALISERS)}")
+    raise _unknown_normaliser(name)
+
+
+def _unknown_normaliser(name: str) -> ConfigError:
+    return ConfigError(f"unknown normaliser {name!r}; choose one of {', '.join(NORMALISERS)}")
 
 
 def _with_rule(rule: TextRule) -> TextRule:
@@ -186,9 +190,7 @@ class Normaliser:
 
     def __post_init__(self) -> None:
         if self.name not in NORMALISERS:
-            raise ConfigError(
-                f"unknown normaliser {self.name!r}; choose one of {', '.join(NORMALISERS)}"
-            )
+            raise _unknown_normaliser(self.name)
 
     def __call__(self, text: str, language: str | None = None) -> str:
         """One string, for ``language`` (used by ``auto`` and ``whisper_basic``)."""
@@ -475,8 +477,9 @@ def wer(
     """Corpus word error rate of one pair or of two equal-length lists of strings:
     Σ (S + D + I) / Σ reference words, as ``jiwer.wer`` computes it.
 
-    ``normaliser`` is ``none`` by default, as in jiwer; the werest commands' convention is
-    ``whisper_english`` (or ``auto``, which is ``whisper_english`` without a ``language``).
+    ``normaliser`` (a :class:`Normaliser` or its name) is ``none`` by default, as in jiwer;
+    the werest commands' convention is ``whisper_english`` (or ``auto``, which is
+    ``whisper_english`` without a ``language``).
 
     >>> wer("the cat sat", "the cat sat down")
     0.3333333333333333

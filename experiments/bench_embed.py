@@ -49,7 +49,7 @@ def worker(arch: str, batch: int, clips: int) -> dict:
     from tests.tiny_sonar import build_models
 
     from werest.audio import load_audio
-    from werest.features.similarity import SonarEmbedder
+    from werest.features.sonar import SonarEmbedder
 
     torch.set_num_threads(2)
     paths = sorted(AN4.glob("*/*.sph"))[:clips]

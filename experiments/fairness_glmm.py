@@ -36,7 +36,8 @@ from werest.estimate import load_models
 from werest.fairness import FairnessSettings
 from werest.formatting import markdown_table
 from werest.importers import import_table
-from werest.leaderboard import Bootstrap, build, fairness_audits, true_scores
+from werest.leaderboard import build, fairness_audits, true_scores
+from werest.stats import Bootstrap
 from werest.webpage import screenshot
 
 REPO = Path(__file__).resolve().parents[1]

@@ -25,10 +25,10 @@ from werest.config import compose
 from werest.estimate import estimated_sample
 from werest.features.agreement import add_dataset_context, pairwise_agreement
 from werest.formatting import markdown_table, percent
-from werest.lodo import cross_conformal, domain_summary, overall_summary
-from werest.proxy import rank_on
+from werest.lodo import cross_conformal, domain_summary, fold_training_rows, overall_summary
 from werest.scoring import utterance_labels
 from werest.table import KEY
+from werest.text import AUTO
 from werest.training import (
     build_regressor,
     domain_of,
@@ -127,16 +127,10 @@ def fold_frames(cfg, table, labels, pairs):
             from werest.estimate import choose_ranking
             from werest.model import Models, TrainedModel
 
-            train_table = table[table["domain"] != domain]
-            ranking = rank_on(train_table, "auto", labels=labels)
-            train = training_frame(
-                train_table,
-                ranking,
-                normaliser="auto",
-                labels=labels,
-                two_system_views=True,
-                pairs=pairs[pairs["domain"] != domain],
-            ).assign(part="train")
+            ranking, train = fold_training_rows(
+                table, domain, normaliser=AUTO, labels=labels, pairs=pairs, two_system_views=True
+            )
+            train = train.assign(part="train")
             held_table = table[table["domain"] == domain]
             user_ranking = choose_ranking(
                 Models(TrainedModel(None, [], normaliser="auto", ranking=ranking)), held_table
@@ -144,7 +138,7 @@ def fold_frames(cfg, table, labels, pairs):
             test = training_frame(
                 held_table,
                 user_ranking,
-                normaliser="auto",
+                normaliser=AUTO,
                 labels=labels,
                 pairs=pairs[pairs["domain"] == domain],
             ).assign(part="test")
@@ -211,8 +205,8 @@ def main(names: list[str]) -> None:
     cfg = compose("evaluate", ["experiment=lodo"])
     table = cached("table", lambda: load_sources(cfg.data))
     table["domain"] = domain_of(table["dataset"], cfg.data.domains).to_numpy()
-    labels = cached("labels", lambda: utterance_labels(table, "auto", n_jobs=2))
-    pairs = cached("pairs", lambda: pairwise_agreement(table, normaliser="auto", n_jobs=2))
+    labels = cached("labels", lambda: utterance_labels(table, AUTO, n_jobs=2))
+    pairs = cached("pairs", lambda: pairwise_agreement(table, normaliser=AUTO, n_jobs=2))
     domain = table.drop_duplicates("dataset").set_index("dataset")["domain"]
     pairs["domain"] = pairs["dataset"].map(domain).to_numpy()
     folds = fold_frames(cfg, table, labels, pairs)

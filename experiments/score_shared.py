@@ -16,6 +16,7 @@ import pandas as pd
 from werest.importers import import_table
 from werest.proxy import rank_systems
 from werest.scoring import corpus_scores, format_scores, score_utterances
+from werest.text import Normaliser
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -38,10 +39,10 @@ def main() -> None:
     ]
     frames = []
     for title, (table, normaliser) in parts.items():
-        scores = corpus_scores(score_utterances(table, normaliser))
+        scores = corpus_scores(score_utterances(table, Normaliser(normaliser)))
         scores["normaliser"] = normaliser
         frames.append(scores)
-        ranking = rank_systems(scores, normaliser=normaliser)
+        ranking = rank_systems(scores, normaliser=Normaliser(normaliser))
         lines += [
             f"## {title}",
             "",

@@ -26,13 +26,14 @@ from werest.features.agreement import agreement_features
 from werest.importers import import_table
 from werest.proxy import Ranking, choose_proxies, rank_on
 from werest.scoring import utterance_labels
+from werest.text import Normaliser
 from werest.training import fit_model, training_frame
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
 B = ["dighr-190515", "dighr-190423", "dighr-190301"]
 SOURCE = "google"
-NORMALISER = "whisper_english"
+NORMALISER = Normaliser("whisper_english")
 
 
 def corpus(pred: np.ndarray, frame: pd.DataFrame) -> float:

@@ -31,6 +31,7 @@ from werest.model import save_model
 from werest.proxy import rank_on
 from werest.regressor import StackedWerRegressor
 from werest.table import read_table, write_table
+from werest.text import Normaliser
 from werest.training import fit_model, training_frame
 
 COMMANDS = ["import", "train", "evaluate", "estimate", "transcribe", "embed"]
@@ -62,7 +63,7 @@ def files_under(folder: Path) -> set[Path]:
 
 
 class HashEmbedder:
-    """A deterministic, torch-free :class:`werest.features.similarity.Embedder`: vectors
+    """A deterministic, torch-free :class:`werest.features.embedder.Embedder`: vectors
     seeded by content hashes; ``delay`` seconds per speech call (to kill a run mid-way).
     Built by ``embedder._target_=tests.test_bad_input.HashEmbedder`` (SONAR keys ignored)."""
 
@@ -406,8 +407,8 @@ def test_train_on_a_table_without_a_proxy_hypothesis(tmp_path, monkeypatch, caps
 def similarity_model(tmp_path_factory) -> Path:
     """A tiny model that needs the input's ``similarity`` column (as features=paper does)."""
     demo = read_table(demo_table_path())
-    ranking = rank_on(demo, "whisper_english")
-    frame = training_frame(demo, ranking, normaliser="whisper_english")
+    ranking = rank_on(demo, Normaliser("whisper_english"))
+    frame = training_frame(demo, ranking, normaliser=Normaliser("whisper_english"))
     frame["similarity"] = np.linspace(0.2, 0.9, len(frame))
     estimator = StackedWerRegressor(
         models=["hgb"], param_grids={"hgb": {"max_iter": [20]}}, n_splits=2

@@ -21,6 +21,7 @@ from werest.model import save_model
 from werest.proxy import rank_on
 from werest.regressor import StackedWerRegressor
 from werest.table import read_table, write_table
+from werest.text import Normaliser
 from werest.training import fit_model, training_frame
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,8 +36,8 @@ def demo():
 @pytest.fixture(scope="module")
 def model_path(tmp_path_factory, demo):
     """A small model trained on the demo table (text features), saved with its card."""
-    ranking = rank_on(demo, "whisper_english")
-    frame = training_frame(demo, ranking, normaliser="whisper_english")
+    ranking = rank_on(demo, Normaliser("whisper_english"))
+    frame = training_frame(demo, ranking, normaliser=Normaliser("whisper_english"))
     estimator = StackedWerRegressor(models=["hgb"], param_grids=GRIDS, n_splits=2)
     names = ["pwer", "pcer", "pwer_min", "pwer_mean", "est_ref_words"]
     model = fit_model(frame, names, estimator, ranking=ranking)
@@ -116,8 +117,8 @@ def test_unseen_systems_are_ordered_by_agreement(model_path, demo, tmp_path):
 
 
 def test_a_model_needing_features_the_input_lacks_is_refused(demo, tmp_path, capsys):
-    ranking = rank_on(demo, "whisper_english")
-    frame = training_frame(demo, ranking, normaliser="whisper_english")
+    ranking = rank_on(demo, Normaliser("whisper_english"))
+    frame = training_frame(demo, ranking, normaliser=Normaliser("whisper_english"))
     frame["similarity"] = 0.5
     model = fit_model(
         frame,

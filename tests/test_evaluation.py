@@ -40,6 +40,7 @@ from werest.evaluation import (
     evaluate_four_cases,
 )
 from werest.reports import bar_cells, write_four_case_reports
+from werest.text import Normaliser
 
 REF_1 = "alpha bravo charlie delta"
 REF_2 = "echo foxtrot golf hotel"
@@ -101,7 +102,7 @@ METHODS = [
 
 @pytest.fixture(scope="module")
 def result(table, protocol):
-    return evaluate_four_cases(table, protocol, METHODS, normaliser="whisper_english")
+    return evaluate_four_cases(table, protocol, METHODS, normaliser=Normaliser("whisper_english"))
 
 
 def cell(result, case: int, method: str, fold: str, system: str, dataset: str) -> pd.Series:

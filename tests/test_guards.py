@@ -66,7 +66,7 @@ def _table(n: int = 60, seed: int = 0) -> pd.DataFrame:
 
 
 def test_degenerate_systems_cannot_win_the_label_free_order():
-    order = consensus_order(_table(), normaliser="none")
+    order = consensus_order(_table(), normaliser=Normaliser("none"))
     assert order[:3] == ["good", "fair", "poor"]
     assert set(order[3:]) == {"oneword", "mostly_empty"}
 
@@ -75,8 +75,8 @@ def test_the_label_free_order_ignores_names_and_row_order():
     table = _table()
     rename = {"good": "zz9", "fair": "aa1", "poor": "mm5", "oneword": "a0", "mostly_empty": "b2"}
     renamed = table.assign(system=table["system"].map(rename)).sample(frac=1, random_state=3)
-    assert consensus_order(renamed, normaliser="none") == [
-        rename[s] for s in consensus_order(table, normaliser="none")
+    assert consensus_order(renamed, normaliser=Normaliser("none")) == [
+        rename[s] for s in consensus_order(table, normaliser=Normaliser("none"))
     ]
 
 

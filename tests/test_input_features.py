@@ -18,6 +18,7 @@ from werest.model import load_model, save_model
 from werest.proxy import rank_on
 from werest.scoring import score_utterances
 from werest.table import read_table, write_table
+from werest.text import Normaliser
 from werest.training import fit_model, training_frame
 
 
@@ -93,7 +94,9 @@ def scored_demo(tmp_path_factory):
     """The demo table with a per-row input column ``quality`` = minus the true utterance WER:
     a perfect audio score, so a model that uses its proxy difference must beat pWER alone."""
     demo = read_table(demo_table_path())
-    truth = score_utterances(demo, "whisper_english")[["dataset", "utt_id", "system", "wer"]]
+    truth = score_utterances(demo, Normaliser("whisper_english"))[
+        ["dataset", "utt_id", "system", "wer"]
+    ]
     demo = demo.merge(truth, on=["dataset", "utt_id", "system"])
     demo["quality"] = -demo.pop("wer")
     path = tmp_path_factory.mktemp("scored") / "demo_scored.parquet"
@@ -103,9 +106,11 @@ def scored_demo(tmp_path_factory):
 
 def test_train_joins_input_features_and_their_proxy_difference(scored_demo):
     demo, _ = scored_demo
-    ranking = rank_on(demo, "whisper_english")
+    ranking = rank_on(demo, Normaliser("whisper_english"))
     names = ["pwer", "quality", "quality_vs_proxy"]
-    frame = training_frame(demo, ranking, normaliser="whisper_english", input_features=names)
+    frame = training_frame(
+        demo, ranking, normaliser=Normaliser("whisper_english"), input_features=names
+    )
     quality = demo.set_index(["dataset", "utt_id", "system"])["quality"]
     for row in frame.head(20).itertuples():
         own = quality[(row.dataset, row.utt_id, row.system)]
@@ -119,21 +124,23 @@ def test_train_joins_input_features_and_their_proxy_difference(scored_demo):
 
 def test_training_without_the_input_column_says_how_to_add_it():
     demo = read_table(demo_table_path())
-    ranking = rank_on(demo, "whisper_english")
+    ranking = rank_on(demo, Normaliser("whisper_english"))
     with pytest.raises(ConfigError, match=r"wl_mean_logprob .*whisper_likelihood"):
         training_frame(
             demo,
             ranking,
-            normaliser="whisper_english",
+            normaliser=Normaliser("whisper_english"),
             input_features=["pwer", "wl_mean_logprob_vs_proxy"],
         )
 
 
 def test_estimate_derives_the_proxy_difference_the_model_needs(scored_demo, tmp_path):
     demo, scored_path = scored_demo
-    ranking = rank_on(demo, "whisper_english")
+    ranking = rank_on(demo, Normaliser("whisper_english"))
     names = ["pwer", "quality_vs_proxy"]
-    frame = training_frame(demo, ranking, normaliser="whisper_english", input_features=names)
+    frame = training_frame(
+        demo, ranking, normaliser=Normaliser("whisper_english"), input_features=names
+    )
     model = fit_model(frame, names, Ridge(alpha=1e-6), ranking=ranking)
     model_path = save_model(model, tmp_path / "m.skops")
 
@@ -174,7 +181,9 @@ def test_train_learns_from_a_feature_table_the_paper_set(tmp_path):
     features_path = tmp_path / "features.parquet"
     assert main(["features", f"input={demo_table_path()}", f"out={features_path}"]) == 0
     features = read_table(features_path, required=("dataset", "utt_id", "system"))
-    truth = score_utterances(demo, "whisper_english")[["dataset", "utt_id", "system", "wer"]]
+    truth = score_utterances(demo, Normaliser("whisper_english"))[
+        ["dataset", "utt_id", "system", "wer"]
+    ]
     features = features.merge(truth, on=["dataset", "utt_id", "system"])
     features["similarity"] = features.pop("wer")
     write_table(features, features_path)
@@ -195,7 +204,7 @@ def test_train_learns_from_a_feature_table_the_paper_set(tmp_path):
     rows = training_frame(
         with_feature_table(demo, features, model.feature_names),
         model.ranking,
-        normaliser="whisper_english",
+        normaliser=Normaliser("whisper_english"),
         input_features=model.feature_names,
     )
     # the model uses the similarity it was given: it beats pWER alone, and without it differs

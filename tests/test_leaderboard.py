@@ -11,8 +11,9 @@ import pytest
 from werest.cli import main
 from werest.estimate import load_models
 from werest.fairness import FairnessSettings
-from werest.leaderboard import Bootstrap, build, select_datasets
+from werest.leaderboard import build, select_datasets
 from werest.stats import (
+    Bootstrap,
     RateSample,
     bootstrap_ci,
     cohens_d,

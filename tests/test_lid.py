@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from werest.leaderboard import Bootstrap, build
+from werest.leaderboard import build
 from werest.lid import confusion_matrix, has_lid, lid_report, normalise_language
+from werest.stats import Bootstrap
 
 from .test_leaderboard import models, toy_table  # noqa: F401  (the fixture)
 

@@ -13,7 +13,7 @@ from tests.conftest import shared_path
 from werest.errors import ConfigError
 from werest.features.agreement import agreement_features, pairwise_agreement, triangulated_errors
 from werest.proxy import Ranking, choose_proxies
-from werest.text import get_normaliser, normalise_many, scoring_unit
+from werest.text import Normaliser, get_normaliser, normalise_many, scoring_unit
 
 KEY = ["dataset", "utt_id", "system"]
 
@@ -36,7 +36,7 @@ def test_triangulated_errors_by_hand():
             ("d", "u2", "B", "p"),
         ]
     )
-    tri = triangulated_errors(pairwise_agreement(table, normaliser="none"))
+    tri = triangulated_errors(pairwise_agreement(table, normaliser=Normaliser("none")))
     assert tri.loc[("d", "u1", "A"), "tri_wer"] == pytest.approx(0.0)
     assert tri.loc[("d", "u1", "B"), "tri_wer"] == pytest.approx(0.25)
     assert tri.loc[("d", "u1", "C"), "tri_wer"] == pytest.approx(0.25)
@@ -52,7 +52,9 @@ def test_triangulated_feature_names_the_proxys_value():
         ]
     )
     features = agreement_features(
-        table, choose_proxies(table, Ranking.from_order(["A", "B", "C"])), normaliser="none"
+        table,
+        choose_proxies(table, Ranking.from_order(["A", "B", "C"])),
+        normaliser=Normaliser("none"),
     )
     row = features.set_index(KEY).loc[("d", "u1", "B")]
     assert row["proxy"] == "A"
@@ -63,7 +65,7 @@ def test_triangulated_feature_names_the_proxys_value():
 def test_pairwise_rows_are_mirrored_alignments():
     # "a b" vs "a b c": one insertion seen from the longer side, one deletion from the other.
     table = _table([("d", "u", "A", "a b c"), ("d", "u", "B", "a b")])
-    pairs = pairwise_agreement(table, normaliser="none").set_index(["system", "other"])
+    pairs = pairwise_agreement(table, normaliser=Normaliser("none")).set_index(["system", "other"])
     assert pairs.loc[("A", "B"), ["w_ins", "w_del", "hyp_words", "other_words"]].tolist() == [
         1,
         0,
@@ -99,12 +101,14 @@ def test_scoring_unit_follows_language_and_normaliser():
     assert scoring_unit("cmn") == "character"
     assert scoring_unit("en") == "word"
     assert scoring_unit(None) == "word"
-    assert scoring_unit("zh", "whisper_english") == "word"
+    assert scoring_unit("zh", Normaliser("whisper_english")) == "word"
 
 
-def test_normalise_many_null_normaliser_is_auto():
-    out = normalise_many(pd.Series(["你好"]), None, pd.Series(["zh"]))
+def test_normalise_many_takes_a_normaliser_not_a_name():
+    out = normalise_many(pd.Series(["你好"]), Normaliser("auto"), pd.Series(["zh"]))
     assert out.tolist() == ["你 好"]
+    with pytest.raises(TypeError, match="takes a Normaliser"):
+        normalise_many(pd.Series(["你好"]), "auto", pd.Series(["zh"]))
 
 
 def test_score_reports_character_unit(tmp_path):
@@ -120,7 +124,7 @@ def test_score_reports_character_unit(tmp_path):
             "language": ["zh", "en"],
         }
     )
-    scored = score_utterances(table, "auto")
+    scored = score_utterances(table, Normaliser("auto"))
     scores = corpus_scores(scored, n_resamples=0).set_index("dataset")
     # zh: 3 characters, one substituted -> 1/3; en: 2 words, one substituted -> 1/2.
     assert scores.loc["zh", "wer"] == pytest.approx(1 / 3)
@@ -132,7 +136,6 @@ def test_score_reports_character_unit(tmp_path):
 def test_check_normaliser_accepts_equivalents_and_refuses_others():
     from werest.estimate import check_normaliser
     from werest.model import Models, TrainedModel
-    from werest.text import Normaliser
 
     english = pd.DataFrame({"language": ["en", "en-US"]})
     mixed = pd.DataFrame({"language": ["en", "es"]})

@@ -275,16 +275,16 @@ def test_a_worker_killed_mid_run_has_its_partitions_retried(models, tmp_path):
 def test_the_normalisation_cache_changes_no_output_on_shared_data(thennal10_table, dighr_table):
     """Strings normalised for one partition are reused for the next; every output equals the
     reference (uncached) normaliser's, across languages (auto: ar, ml, en)."""
-    from werest.text import NormalisationCache, cached_normalisation, normalise_many
+    from werest.text import AUTO, NormalisationCache, cached_normalisation, normalise_many
 
     table = pd.concat([thennal10_table, dighr_table.head(20_000)], ignore_index=True)
     parts = [table.iloc[i::2] for i in range(2)]
     cache = NormalisationCache()
     with cached_normalisation(cache):
-        cached = [normalise_many(p["hypothesis"], "auto", p.get("language")) for p in parts]
-        again = normalise_many(parts[0]["hypothesis"], "auto", parts[0].get("language"))
+        cached = [normalise_many(p["hypothesis"], AUTO, p.get("language")) for p in parts]
+        again = normalise_many(parts[0]["hypothesis"], AUTO, parts[0].get("language"))
     for part, found in zip(parts, cached, strict=True):
-        expected = normalise_many(part["hypothesis"], "auto", part.get("language"))
+        expected = normalise_many(part["hypothesis"], AUTO, part.get("language"))
         pd.testing.assert_series_equal(found, expected)
     pd.testing.assert_series_equal(again, cached[0])
     languages = table["language"].fillna("").astype(str)

@@ -11,6 +11,7 @@ from werest.features.agreement import AGREEMENT_FEATURES, STATUS_NO_PROXY, agree
 from werest.proxy import Ranking, choose_proxies, rank_systems
 from werest.scoring import corpus_scores, score_utterances
 from werest.table import validate_table
+from werest.text import Normaliser
 
 
 def _table(rows):
@@ -188,7 +189,7 @@ def test_two_system_view_keeps_only_the_target_and_its_proxy():
     frame = training_frame(
         TABLE,
         rank_systems(corpus_scores(score_utterances(TABLE))),
-        normaliser="whisper_english",
+        normaliser=Normaliser("whisper_english"),
         two_system_views=True,
     )
     several = int((frame.loc[frame["view"] == "all", "n_others"] > 1).sum())

@@ -20,13 +20,9 @@ from omegaconf import OmegaConf
 from werest.audio import AudioPolicy
 from werest.errors import ConfigError, InputError, WerestError
 from werest.features.cache import EmbeddingCache
-from werest.features.similarity import (
-    Embedder,
-    add_similarity,
-    build_embedder,
-    cosine,
-    embed_audio_files,
-)
+from werest.features.embedder import Embedder, build_embedder, cosine
+from werest.features.embedding import embed_audio_files
+from werest.features.similarity import add_similarity
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 AN4_SPEAKER = ("an4", "wav", "an4test_clstk", "fcaw")
@@ -206,7 +202,7 @@ def test_build_embedder_from_config():
 
 def test_bad_sonar_config_is_a_config_error():
     cfg = {
-        "_target_": "werest.features.similarity.SonarEmbedder",
+        "_target_": "werest.features.sonar.SonarEmbedder",
         "speech_encoders": {"en": "x"},
         "text_languages": {"en": "eng_Latn"},
         "batch_size": 0,
@@ -236,7 +232,7 @@ def tiny_assets(sonar_installed, tmp_path_factory) -> Path:
 
 def tiny_sonar(folder: Path, **kwargs):
     from tests.tiny_sonar import LANGS
-    from werest.features.similarity import SonarEmbedder
+    from werest.features.sonar import SonarEmbedder
 
     speech = {iso: f"tiny_sonar_speech_{code[:3]}" for iso, code in LANGS.items()}
     options = {"device": "cpu", "batch_size": 4, "asset_dir": str(folder), **kwargs}
@@ -292,7 +288,7 @@ def test_text_embeddings(tiny, tiny_assets):
 
 def test_cards_load_the_saved_weights(tiny, tiny_assets):
     from tests.tiny_sonar import LANGS, build_models
-    from werest.features.similarity import SonarEmbedder
+    from werest.features.sonar import SonarEmbedder
 
     models = build_models(tiny_assets / "rebuild", seed=0)
     memory = SonarEmbedder.from_models(

@@ -82,13 +82,13 @@ def test_malayalam_rules_unify_chillu_forms():
 
 def test_auto_picks_by_language():
     texts = pd.Series(["Twelve dollars.", "وَأَمَّا"])
-    out = normalise_many(texts, "auto", languages=["en", "ar"])
+    out = normalise_many(texts, Normaliser("auto"), languages=["en", "ar"])
     assert out.tolist() == ["$12", "واما"]
 
 
 def test_normalise_many_matches_one_by_one_and_keeps_nulls():
     texts = pd.Series(["A, b!", None, "A, b!", "Twenty-one"], index=[10, 11, 12, 13])
-    out = normalise_many(texts, "whisper_english")
+    out = normalise_many(texts, Normaliser("whisper_english"))
     assert out.index.tolist() == [10, 11, 12, 13]
     assert out[10] == out[12] == get_normaliser("whisper_english")("A, b!")
     assert pd.isna(out[11])
@@ -97,8 +97,8 @@ def test_normalise_many_matches_one_by_one_and_keeps_nulls():
 
 def test_normalise_many_in_worker_processes_matches_serial():
     texts = [f"Item number {i}, please!" for i in range(50)] * 2
-    serial = normalise_many(texts, "whisper_english")
-    parallel = normalise_many(texts, "whisper_english", n_jobs=2, chunk_size=10)
+    serial = normalise_many(texts, Normaliser("whisper_english"))
+    parallel = normalise_many(texts, Normaliser("whisper_english"), n_jobs=2, chunk_size=10)
     assert serial.tolist() == parallel.tolist()
 
 

@@ -158,7 +158,8 @@ def test_chromium_renders_the_table_and_plots(board_dir):
 
 
 def test_page_without_references_or_timings(models):  # noqa: F811
-    from werest.leaderboard import Bootstrap, build
+    from werest.leaderboard import build
+    from werest.stats import Bootstrap
     from werest.webpage import render
 
     table = toy_table(24).drop(columns=["reference", "processing_seconds"])

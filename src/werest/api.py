@@ -23,6 +23,7 @@ import pandas as pd
 
 from werest.model import Models, TrainedModel
 from werest.table import read_table, validate_table
+from werest.text import Normaliser, as_normaliser
 
 
 @dataclass
@@ -118,16 +119,17 @@ def estimate(
 def score(
     table: pd.DataFrame | str | Path,
     *,
-    normaliser: str = "auto",
+    normaliser: Normaliser | str = "auto",
     n_resamples: int = 1000,
     seed: int = 0,
     n_jobs: int = 1,
 ) -> pd.DataFrame:
     """True corpus WER/CER per dataset and system with bootstrap CIs (``scores.csv`` of
-    ``werest score``): Σ errors / Σ reference words over the labelled rows."""
+    ``werest score``): Σ errors / Σ reference words over the labelled rows; ``normaliser`` is
+    a :class:`~werest.text.Normaliser` or its name."""
     from werest.scoring import corpus_scores, score_utterances
 
-    scored = score_utterances(as_table(table), normaliser, n_jobs=n_jobs)
+    scored = score_utterances(as_table(table), as_normaliser(normaliser), n_jobs=n_jobs)
     return corpus_scores(scored, n_resamples=n_resamples, seed=seed)
 
 
@@ -149,7 +151,8 @@ def leaderboard(
     demographic columns, ``.fairness``.
     """
     from werest.fairness import FairnessSettings
-    from werest.leaderboard import Bootstrap, build
+    from werest.leaderboard import build
+    from werest.stats import Bootstrap
 
     return build(
         as_table(table),

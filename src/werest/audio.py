@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from werest.errors import ConfigError
+from werest.io import first_line
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +92,6 @@ class AudioPolicy:
     silence_peak: float = 1e-4
 
     def __post_init__(self) -> None:
-        from werest.errors import ConfigError
-
         if self.long_clips not in ("split", "reject"):
             raise ConfigError(f"long_clips must be 'split' or 'reject', not {self.long_clips!r}")
         if not 0 < self.segment_seconds <= self.max_seconds:
@@ -123,12 +122,6 @@ class LoadedAudio:
         """Each segment's share of the clip (for averaging segment embeddings)."""
         lengths = np.array([len(s) for s in self.segments], dtype=np.float64)
         return lengths / lengths.sum()
-
-
-def read_mono(path: str | Path) -> tuple[np.ndarray, int]:
-    """Decode ``path`` with soundfile, downmixed to mono float32; raises soundfile's errors."""
-    samples, rate, _ = read_checked(path)
-    return samples, rate
 
 
 def read_checked(path: str | Path) -> tuple[np.ndarray, int, str | None]:
@@ -227,8 +220,7 @@ def load_audio(path: str | Path, policy: AudioPolicy | None = None) -> LoadedAud
     try:
         samples, rate, truncated = read_checked(path)
     except Exception as error:  # soundfile raises LibsndfileError, RuntimeError, TypeError...
-        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        return LoadedAudio(name, AudioStatus.UNREADABLE, message=first_line)
+        return LoadedAudio(name, AudioStatus.UNREADABLE, message=first_line(error))
     if truncated is not None:
         duration = len(samples) / rate if rate else float("nan")
         return LoadedAudio(name, AudioStatus.TRUNCATED, duration, truncated)
@@ -250,12 +242,3 @@ def load_many(paths: Sequence[str | Path], policy: AudioPolicy | None = None) ->
             failed[0].message,
         )
     return loaded
-
-
-def audio_policy(settings: Mapping[str, object] | None) -> AudioPolicy:
-    """An :class:`AudioPolicy` from the ``audio:`` settings (unknown keys are a ConfigError)."""
-    values = dict(settings or {})
-    try:
-        return AudioPolicy(**values)
-    except TypeError as error:
-        raise ConfigError(f"audio: {error}") from None

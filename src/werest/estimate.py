@@ -60,7 +60,7 @@ from werest.proxy import Ranking, choose_proxies, consensus_order, references_ra
 from werest.scoring import dataset_units, scoring_units
 from werest.stats import RateSample, bootstrap_ci
 from werest.table import KEY, UTTERANCE
-from werest.text import Normaliser, corpus_rate, normalised_columns
+from werest.text import NO_NORMALISATION, Normaliser, corpus_rate, normalised_columns
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +112,7 @@ def reference_ranking(model: TrainedModel, table: pd.DataFrame) -> Ranking:
     """The systems ranked on the input's own references (``ranking=references``)."""
     return references_ranking(
         table,
-        model.normaliser,
+        Normaliser(model.normaliser),  # the card holds its name
         "leave ranking unset (label-free), or pass system_order=[best,...] or proxy=SYSTEM",
     )
 
@@ -249,7 +249,9 @@ def _estimate_chunk(
         proxy=proxy,
         unseen_order=unseen_order,
     )
-    return build_features(chunk, proxies, normaliser="none", input_features=extra, context=False)
+    return build_features(
+        chunk, proxies, normaliser=NO_NORMALISATION, input_features=extra, context=False
+    )
 
 
 def _present(chunk: pd.DataFrame, targets: list[str]) -> list[str]:
@@ -566,7 +568,9 @@ def estimate_table(
 
     ``target`` is one system, a list, or None (every system but the proxy); ``proxy``,
     ``ranking`` and ``system_order`` choose the proxies (:func:`choose_ranking`); ``source``
-    names the input in errors; ``missing_hypotheses="deletions"`` counts a system's missing
+    names the input in errors; ``normaliser`` is a requested normaliser's name, only checked
+    against the models' (:func:`check_normaliser`: the run uses the models' own
+    :class:`~werest.text.Normaliser`); ``missing_hypotheses="deletions"`` counts a system's missing
     hypothesis for an utterance of a dataset it ran on as an empty output
     (:func:`werest.guards.count_missing_as_deletions`; default ``exclude``: such rows are
     absent, and a warning says the systems are compared on different utterance sets). No file

@@ -38,6 +38,7 @@ from werest.estimate import estimated_sample
 from werest.proxy import rank_on
 from werest.scoring import utterance_labels
 from werest.stats import bootstrap_ci
+from werest.text import AUTO, Normaliser
 from werest.training import fit_model, training_frame
 
 log = logging.getLogger(__name__)
@@ -213,7 +214,7 @@ def evaluate_four_cases(
     protocol: Protocol,
     methods: list[Method],
     *,
-    normaliser: str = "auto",
+    normaliser: Normaliser = AUTO,
     n_jobs: int = 1,
     n_resamples: int = 0,
     seed: int = 0,
@@ -281,7 +282,7 @@ def run_fold(
     methods: list[Method],
     *,
     systems_by_dataset: Mapping[str, set[str]],
-    normaliser: str,
+    normaliser: Normaliser,
     n_jobs: int,
     two_system_views: bool = False,
 ) -> tuple[pd.DataFrame, list[dict]]:
@@ -350,7 +351,7 @@ def evaluation_rows(
     ranking,
     systems_by_dataset: Mapping[str, set[str]],
     *,
-    normaliser: str,
+    normaliser: Normaliser,
     n_jobs: int,
     input_features: Sequence[str] = (),
 ) -> pd.DataFrame:

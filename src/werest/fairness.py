@@ -83,10 +83,12 @@ COUNT_COLUMNS = ("errors", "words")
 
 @dataclass(frozen=True)
 class FairnessSettings:
-    """How the audit is run (``fairness:`` in conf/leaderboard.yaml).
+    """How the audit is run (``fairness:`` in conf/leaderboard.yaml builds it by its
+    ``_target_``).
 
     Parameters
     ----------
+    enabled : whether ``werest leaderboard`` runs the audit at all.
     categories : demographic columns to audit (absent ones are skipped).
     weights : category → weight in the overall score (missing categories weigh 1).
     min_group_size : utterances a group needs to stand on its own.
@@ -113,8 +115,13 @@ class FairnessSettings:
     speaker: str | None = "speaker"
     model: str = "glm"
     quadrature_nodes: int = 15
+    enabled: bool = True
 
     def __post_init__(self) -> None:
+        # a config gives lists and mappings: held as tuples and a plain dict
+        object.__setattr__(self, "categories", tuple(self.categories or ()))
+        object.__setattr__(self, "covariates", tuple(self.covariates or ()))
+        object.__setattr__(self, "weights", dict(self.weights or {}))
         if self.model not in ("glm", "glmm"):
             raise ConfigError(f"fairness.model must be glm or glmm, not {self.model!r}")
         if self.quadrature_nodes < 1:

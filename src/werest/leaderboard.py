@@ -53,6 +53,7 @@ from werest.guards import guard_warnings, sample_pairs
 from werest.lid import LidReport, has_lid, lid_report
 from werest.model import Models
 from werest.stats import (
+    Bootstrap,
     RateSample,
     cohens_d,
     describe,
@@ -65,15 +66,6 @@ from werest.table import KEY, UTTERANCE
 from werest.text import Normaliser
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Bootstrap:
-    """Bootstrap settings shared by every CI and test."""
-
-    n_resamples: int = 1000
-    confidence: float = 0.95
-    seed: int = 0
 
 
 @dataclass
@@ -125,10 +117,6 @@ def true_scores(
 
 
 # --------------------------------------------------------------------------- ranking
-
-
-def _estimated_samples(done: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
-    return {key: g for key, g in done.groupby(["dataset", "system"], sort=True)}
 
 
 def _rate_sample(frame: pd.DataFrame, kind: str) -> RateSample:

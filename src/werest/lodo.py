@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -40,10 +40,10 @@ from werest.features.agreement import pairwise_agreement
 from werest.features.inputs import build_features
 from werest.intervals import conformal_interval, conformity, domain_weights, weighted_quantile
 from werest.model import Models
-from werest.proxy import choose_proxies, rank_on
+from werest.proxy import Ranking, choose_proxies, rank_on
 from werest.scoring import utterance_labels
 from werest.table import KEY
-from werest.text import Normaliser
+from werest.text import AUTO, Normaliser
 from werest.training import (
     build_regressor,
     domain_of,
@@ -81,7 +81,7 @@ def evaluate_lodo(
     features: list[str],
     model: Mapping,
     *,
-    normaliser: str = "auto",
+    normaliser: Normaliser = AUTO,
     two_system_views: bool = True,
     level: float = 0.95,
     offset: float = 0.5,
@@ -127,15 +127,13 @@ def evaluate_lodo(
     cells, timings = [], []
     for domain in tqdm(folds, desc="held-out domains", unit="domain", disable=None):
         fold_start = time.perf_counter()
-        train_table = table[table["domain"] != domain]
-        ranking = rank_on(train_table, normaliser, labels=labels)
-        frame = training_frame(
-            train_table,
-            ranking,
+        ranking, frame = fold_training_rows(
+            table,
+            domain,
             normaliser=normaliser,
             labels=labels,
+            pairs=pairs,
             two_system_views=two_system_views,
-            pairs=pairs[pairs["domain"] != domain],
             input_features=features,
         )
         frame = prepare_training_rows(frame, data, seed=seed)
@@ -173,13 +171,40 @@ def evaluate_lodo(
     )
 
 
+def fold_training_rows(
+    table: pd.DataFrame,
+    domain: str,
+    *,
+    normaliser: Normaliser,
+    labels: pd.DataFrame,
+    pairs: pd.DataFrame,
+    two_system_views: bool,
+    input_features: Sequence[str] = (),
+) -> tuple[Ranking, pd.DataFrame]:
+    """The fold that holds ``domain`` out: the systems ranked on the other domains' labels, and
+    those domains' training rows (:func:`werest.training.training_frame`, aligned pairs taken
+    from ``pairs``). ``table`` and ``pairs`` have a ``domain`` column."""
+    train_table = table[table["domain"] != domain]
+    ranking = rank_on(train_table, normaliser, labels=labels)
+    frame = training_frame(
+        train_table,
+        ranking,
+        normaliser=normaliser,
+        labels=labels,
+        two_system_views=two_system_views,
+        pairs=pairs[pairs["domain"] != domain],
+        input_features=input_features,
+    )
+    return ranking, frame
+
+
 def _held_out_cells(
     table: pd.DataFrame,
     fitted,
     labels: pd.DataFrame,
     *,
     pairs: pd.DataFrame | None,
-    normaliser: str,
+    normaliser: Normaliser,
     n_resamples: int,
     seed: int,
     n_jobs: int,
@@ -201,7 +226,7 @@ def _held_out_cells(
         summarise(
             utterances,
             table,
-            normaliser=Normaliser(normaliser),
+            normaliser=normaliser,
             n_resamples=n_resamples,
             seed=seed,
         )

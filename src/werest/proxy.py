@@ -25,7 +25,7 @@ import pandas as pd
 from werest.errors import ConfigError, InputError
 from werest.io import atomic_path
 from werest.scoring import utterance_labels
-from werest.text import corpus_rate
+from werest.text import AUTO, Normaliser, corpus_rate
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ class Ranking:
     systems: list[str]
     macro_wer: dict[str, float]
     datasets: dict[str, list[str]] = field(default_factory=dict)
-    normaliser: str = "whisper_english"
+    normaliser: str = "whisper_english"  # the name of the Normaliser its WERs were scored under
 
     def order(
         self, systems: list[str] | set[str], unseen_order: list[str] | None = None
@@ -101,7 +101,7 @@ class Ranking:
         return ranking
 
 
-def rank_systems(scores: pd.DataFrame, *, normaliser: str = "auto") -> Ranking:
+def rank_systems(scores: pd.DataFrame, *, normaliser: Normaliser = AUTO) -> Ranking:
     """Rank systems by macro-average corpus WER across the datasets each was scored on.
 
     Parameters
@@ -121,14 +121,14 @@ def rank_systems(scores: pd.DataFrame, *, normaliser: str = "auto") -> Ranking:
         systems=list(order),
         macro_wer={name: float(macro[name]) for name in order},
         datasets={name: list(datasets[name]) for name in order},
-        normaliser=normaliser,
+        normaliser=normaliser.name,
     )
 
 
 def consensus_order(
     table: pd.DataFrame,
     *,
-    normaliser: str = "auto",
+    normaliser: Normaliser = AUTO,
     max_utterances: int = 5000,
     seed: int = 0,
     pairs: pd.DataFrame | None = None,
@@ -162,7 +162,7 @@ def consensus_order(
 def system_distances(
     table: pd.DataFrame,
     *,
-    normaliser: str = "auto",
+    normaliser: Normaliser = AUTO,
     max_utterances: int = 5000,
     seed: int = 0,
     pairs: pd.DataFrame | None = None,
@@ -271,7 +271,7 @@ def choose_proxies(
 
 def rank_on(
     table: pd.DataFrame,
-    normaliser: str,
+    normaliser: Normaliser,
     n_jobs: int = 1,
     *,
     labels: pd.DataFrame | None = None,
@@ -291,7 +291,7 @@ def rank_on(
     return rank_systems(totals, normaliser=normaliser)
 
 
-def references_ranking(table: pd.DataFrame, normaliser: str, alternatives: str) -> Ranking:
+def references_ranking(table: pd.DataFrame, normaliser: Normaliser, alternatives: str) -> Ranking:
     """The systems ranked on ``table``'s own references (:func:`rank_on`); a ConfigError
     suggesting ``alternatives`` when it has none."""
     if "reference" in table.columns and table["reference"].notna().any():

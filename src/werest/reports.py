@@ -74,22 +74,7 @@ def bar_summary(cells: pd.DataFrame) -> dict[str, object]:
 
 def format_bar_table(cells: pd.DataFrame) -> str:
     """The accuracy bar as plain text (for the terminal)."""
-    table = bar_cells(cells)
-    view = pd.DataFrame(
-        {
-            "case": table["case"],
-            "system": table["eval_system"],
-            "dataset": table["dataset"],
-            "n": table["n"],
-            "MAE": table["mae"].map(number),
-            "raw MAE": table["raw_mae"].map(number),
-            "WER %": table["wer"].map(percent),
-            "aWER %": table["awer"].map(percent),
-            "|err| pts": table["abs_corpus_error"].map(percent),
-            "MAE<raw": table["mae_below_raw"].map(_yes_no),
-            "|err|<=5": table["corpus_within_5"].map(_yes_no),
-        }
-    )
+    view = _bar_view(bar_cells(cells), markdown=False)
     summary = bar_summary(cells)
     return (
         view.to_string(index=False) + f"\nmedian |err| {percent(summary['median_error'])} pts "
@@ -102,26 +87,38 @@ def _yes_no(value: bool) -> str:
     return "yes" if bool(value) else "NO"
 
 
+# The bar table's columns: (column of bar_cells, how it is shown, terminal label, Markdown
+# label); a None label leaves the column out there.
+_BAR_COLUMNS = (
+    ("case", None, "case", "case"),
+    ("eval_system", None, "system", "system"),
+    ("dataset", None, "dataset", "dataset"),
+    ("n", None, "n", "n"),
+    ("mae", number, "MAE", "werest MAE"),
+    ("raw_mae", number, "raw MAE", "raw_pwer MAE"),
+    ("wer", percent, "WER %", "WER %"),
+    ("awer", percent, "aWER %", "werest aWER %"),
+    ("raw_awer", percent, None, "raw_pwer aWER %"),
+    ("abs_corpus_error", percent, "|err| pts", "abs corpus error (pts)"),
+    ("mae_below_raw", _yes_no, "MAE<raw", "MAE < raw"),
+    ("corpus_within_5", _yes_no, "|err|<=5", "error ≤ 5"),
+)
+
+
+def _bar_view(table: pd.DataFrame, *, markdown: bool) -> pd.DataFrame:
+    """The bar cells as display strings, labelled for Markdown or for the terminal."""
+    columns = {}
+    for source, shown, terminal, long in _BAR_COLUMNS:
+        label = long if markdown else terminal
+        if label is not None:
+            columns[label] = table[source].map(shown) if shown else table[source]
+    return pd.DataFrame(columns)
+
+
 def bar_section(cells: pd.DataFrame) -> str:
     """Markdown: the accuracy bar on the case 1/2 cells."""
-    table = bar_cells(cells)
     summary = bar_summary(cells)
-    view = pd.DataFrame(
-        {
-            "case": table["case"],
-            "system": table["eval_system"],
-            "dataset": table["dataset"],
-            "n": table["n"],
-            "werest MAE": table["mae"].map(number),
-            "raw_pwer MAE": table["raw_mae"].map(number),
-            "WER %": table["wer"].map(percent),
-            "werest aWER %": table["awer"].map(percent),
-            "raw_pwer aWER %": table["raw_awer"].map(percent),
-            "abs corpus error (pts)": table["abs_corpus_error"].map(percent),
-            "MAE < raw": table["mae_below_raw"].map(_yes_no),
-            "error ≤ 5": table["corpus_within_5"].map(_yes_no),
-        }
-    )
+    view = _bar_view(bar_cells(cells), markdown=True)
     return "\n".join(
         [
             "## The accuracy bar (cases 1 and 2)",

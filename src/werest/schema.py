@@ -95,11 +95,19 @@ def _normaliser() -> Any:
     return typed(str, choices=NORMALISERS, nullable=True)
 
 
+def _target() -> Any:
+    """The class ``hydra.utils.instantiate`` builds a block into (``_target_``)."""
+    return typed(str)
+
+
 # --------------------------------------------------------------------------- blocks
 
 
 @dataclass
 class Bootstrap:
+    """Builds a :class:`werest.stats.Bootstrap`."""
+
+    _target_: Any = _target()
     n_resamples: Any = _whole()
     confidence: Any = typed(float, minimum=0)
     seed: Any = _whole()
@@ -114,6 +122,9 @@ class Resamples:
 
 @dataclass
 class Audio:
+    """Builds a :class:`werest.audio.AudioPolicy`."""
+
+    _target_: Any = _target()
     sample_rate: Any = _positive()
     min_seconds: Any = _seconds()
     warn_seconds: Any = _seconds()
@@ -174,6 +185,9 @@ class Lodo:
 
 @dataclass
 class Fairness:
+    """Builds a :class:`werest.fairness.FairnessSettings`."""
+
+    _target_: Any = _target()
     enabled: Any = typed(bool)
     categories: Any = typed("list")
     weights: Any = typed("any")

@@ -17,13 +17,21 @@ from werest.errors import InputError
 from werest.formatting import percent, percent_interval
 from werest.stats import bootstrap_ci
 from werest.table import KEY
-from werest.text import corpus_rate, count_errors, error_rate, normalised_columns, scoring_unit
+from werest.text import (
+    AUTO,
+    Normaliser,
+    corpus_rate,
+    count_errors,
+    error_rate,
+    normalised_columns,
+    scoring_unit,
+)
 
 log = logging.getLogger(__name__)
 
 
 def score_utterances(
-    table: pd.DataFrame, normaliser: str = "auto", *, n_jobs: int = 1
+    table: pd.DataFrame, normaliser: Normaliser = AUTO, *, n_jobs: int = 1
 ) -> pd.DataFrame:
     """Per-utterance word and character errors of every labelled row.
 
@@ -62,7 +70,7 @@ def score_utterances(
     return scored
 
 
-def scoring_units(table: pd.DataFrame, normaliser: str | None) -> pd.Series:
+def scoring_units(table: pd.DataFrame, normaliser: Normaliser) -> pd.Series:
     """Per row, the unit its WER counts: ``character`` for zh/ja/th… rows (see
     :func:`werest.text.scoring_unit`), else ``word``."""
     if "language" not in table.columns:
@@ -162,7 +170,7 @@ def readable_scores(scored: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
 LABELS = ("wer", "cer", "ref_words", "word_errors", "ref_chars", "char_errors")
 
 
-def utterance_labels(table: pd.DataFrame, normaliser: str, n_jobs: int = 1) -> pd.DataFrame:
+def utterance_labels(table: pd.DataFrame, normaliser: Normaliser, n_jobs: int = 1) -> pd.DataFrame:
     """Per (dataset, utt_id, system): utterance WER, CER and the counts behind them."""
     scored = score_utterances(table, normaliser, n_jobs=n_jobs)
     return scored[[*KEY, *LABELS]]

@@ -279,11 +279,6 @@ def read_textgrid(path: Path, tier: str = "words") -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def read_json(path: Path) -> pd.DataFrame:
-    """Word timestamps as :func:`write_json` writes them (or a mapping utt_id → words)."""
-    return words_from_records(json_records(path), path)
-
-
 def json_records(path: Path) -> list:
     """The records of a JSON file (a list, or a mapping utt_id → words) or of JSON Lines
     (``.jsonl``, or a ``.json`` that holds one record per line, as transcripts tables do)."""

@@ -91,15 +91,6 @@ _LANGUAGE_RULES: dict[str, Callable[[str], str]] = {"ar": _arabic, "ml": _malaya
 CHARACTER_LANGUAGES: frozenset[str] = frozenset({"zh", "ja", "th", "lo", "km", "my", "bo", "yue"})
 
 
-def scoring_unit(language: str | None, normaliser: Normaliser | str | None = "auto") -> str:
-    """The unit a row's "word" error rate counts under ``normaliser``: ``"character"`` for a
-    language written without spaces between words (with ``auto`` or ``whisper_basic``), else
-    ``"word"``."""
-    if as_normaliser(normaliser).name not in ("auto", "whisper_basic"):
-        return "word"
-    return "character" if _language_code(language) in CHARACTER_LANGUAGES else "word"
-
-
 def _characters(text: str) -> str:
     """Every non-space character as its own token, combining marks kept with the character
     they modify (Thai vowel and tone marks): ``"你好 吗"`` -> ``"你 好 吗"``."""
@@ -158,7 +149,11 @@ def get_normaliser(name: str = "whisper_english", language: str | None = None) -
         if language in CHARACTER_LANGUAGES:
             return lambda text: _characters(basic(text))
         return basic
-    raise ConfigError(f"unknown normaliser {name!r}; choose one of {', '.join(NORMALISERS)}")
+    raise _unknown_normaliser(name)
+
+
+def _unknown_normaliser(name: str) -> ConfigError:
+    return ConfigError(f"unknown normaliser {name!r}; choose one of {', '.join(NORMALISERS)}")
 
 
 def _with_rule(rule: TextRule) -> TextRule:
@@ -195,9 +190,7 @@ class Normaliser:
 
     def __post_init__(self) -> None:
         if self.name not in NORMALISERS:
-            raise ConfigError(
-                f"unknown normaliser {self.name!r}; choose one of {', '.join(NORMALISERS)}"
-            )
+            raise _unknown_normaliser(self.name)
 
     def __call__(self, text: str, language: str | None = None) -> str:
         """One string, for ``language`` (used by ``auto`` and ``whisper_basic``)."""
@@ -211,15 +204,31 @@ class Normaliser:
         return self.name
 
 
+AUTO = Normaliser("auto")
+"""The default normaliser: per row, by its language."""
+NO_NORMALISATION = Normaliser("none")
+"""The text as it is."""
+
+
 def as_normaliser(value: Normaliser | str | None) -> Normaliser:
-    """The :class:`Normaliser` a config or card value names (unset: ``auto``). Functions
-    that still take a name call this, so both spellings work while callers move over."""
+    """The :class:`Normaliser` a config value or a public API argument names (unset:
+    ``auto``). Only boundaries call this (the commands, :mod:`werest.api`, :func:`wer` and
+    :func:`cer`); library functions take a :class:`Normaliser`."""
     return value if isinstance(value, Normaliser) else Normaliser(value or "auto")
+
+
+def scoring_unit(language: str | None, normaliser: Normaliser = AUTO) -> str:
+    """The unit a row's "word" error rate counts under ``normaliser``: ``"character"`` for a
+    language written without spaces between words (with ``auto`` or ``whisper_basic``), else
+    ``"word"``."""
+    if normaliser.name not in ("auto", "whisper_basic"):
+        return "word"
+    return "character" if _language_code(language) in CHARACTER_LANGUAGES else "word"
 
 
 def normalise_many(
     texts: Iterable[str] | pd.Series,
-    normaliser: Normaliser | str = "auto",
+    normaliser: Normaliser = AUTO,
     languages: Iterable[str | None] | pd.Series | None = None,
     *,
     n_jobs: int = 1,
@@ -230,7 +239,8 @@ def normalise_many(
     Parameters
     ----------
     texts : the strings; nulls stay null.
-    normaliser : a :class:`Normaliser` (or a name from :data:`NORMALISERS`).
+    normaliser : the :class:`Normaliser` (a name is refused: build the Normaliser once, at
+        the boundary).
     languages : per-string language codes, used by ``auto`` and ``whisper_basic``.
     n_jobs : worker processes (joblib) for large inputs; 1 normalises in this process.
 
@@ -238,7 +248,9 @@ def normalise_many(
     -------
     A ``str`` Series aligned with ``texts`` (same index when ``texts`` is a Series).
     """
-    normaliser = as_normaliser(normaliser).name  # fails early on an unknown name
+    if not isinstance(normaliser, Normaliser):
+        raise TypeError(f"normalise_many takes a Normaliser, not {normaliser!r}")
+    normaliser = normaliser.name
     series = texts if isinstance(texts, pd.Series) else pd.Series(list(texts), dtype="str")
     if normaliser == "none":
         return series.astype("str")
@@ -459,40 +471,42 @@ def wer(
     reference: str | Sequence[str],
     hypothesis: str | Sequence[str],
     *,
-    normaliser: str = "none",
+    normaliser: Normaliser | str = "none",
     language: str | None = None,
 ) -> float:
     """Corpus word error rate of one pair or of two equal-length lists of strings:
     Σ (S + D + I) / Σ reference words, as ``jiwer.wer`` computes it.
 
-    ``normaliser`` is ``none`` by default, as in jiwer; the werest commands' convention is
-    ``whisper_english`` (or ``auto``, which is ``whisper_english`` without a ``language``).
+    ``normaliser`` (a :class:`Normaliser` or its name) is ``none`` by default, as in jiwer;
+    the werest commands' convention is ``whisper_english`` (or ``auto``, which is
+    ``whisper_english`` without a ``language``).
 
     >>> wer("the cat sat", "the cat sat down")
     0.3333333333333333
     """
-    return _rate(reference, hypothesis, "word", normaliser, language)
+    return _rate(reference, hypothesis, "word", as_normaliser(normaliser), language)
 
 
 def cer(
     reference: str | Sequence[str],
     hypothesis: str | Sequence[str],
     *,
-    normaliser: str = "none",
+    normaliser: Normaliser | str = "none",
     language: str | None = None,
 ) -> float:
     """Corpus character error rate (spaces count, as in ``jiwer.cer``); see :func:`wer`."""
-    return _rate(reference, hypothesis, "char", normaliser, language)
+    return _rate(reference, hypothesis, "char", as_normaliser(normaliser), language)
 
 
-def _rate(reference, hypothesis, unit: str, normaliser: str, language: str | None) -> float:
+def _rate(reference, hypothesis, unit: str, normaliser: Normaliser, language: str | None) -> float:
     references = [reference] if isinstance(reference, str) else list(reference)
     hypotheses = [hypothesis] if isinstance(hypothesis, str) else list(hypothesis)
     if len(references) != len(hypotheses):
         raise ValueError(f"{len(references)} references but {len(hypotheses)} hypotheses")
-    normalise = get_normaliser(normaliser, language)
     counts = count_errors(
-        [normalise(text) for text in references], [normalise(text) for text in hypotheses], unit
+        [normaliser(text, language) for text in references],
+        [normaliser(text, language) for text in hypotheses],
+        unit,
     )
     if counts["reference_length"].sum() == 0:
         raise ValueError("the references are empty: the error rate is undefined")
@@ -518,14 +532,14 @@ def corpus_rate(errors: np.ndarray | pd.Series, reference_length: np.ndarray | p
 
 def normalised_columns(
     table: pd.DataFrame,
-    normaliser: Normaliser | str,
+    normaliser: Normaliser,
     columns: tuple[str, ...] = ("hypothesis", "reference"),
     *,
     n_jobs: int = 1,
 ) -> pd.DataFrame:
     """The table's text columns normalised (each distinct string once), per row language."""
     languages = table["language"] if "language" in table.columns else None
-    if as_normaliser(normaliser).name == "whisper_english" and languages is not None:
+    if normaliser.name == "whisper_english" and languages is not None:
         other = set(languages.dropna().unique()) - {"en", "eng", "en-US", "en-GB", "eng_Latn"}
         if other:
             log.warning(

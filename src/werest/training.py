@@ -34,6 +34,7 @@ from werest.model import TrainedModel, fingerprint
 from werest.proxy import Ranking, choose_proxies, rank_on
 from werest.scoring import utterance_labels
 from werest.table import KEY, read_table
+from werest.text import AUTO, Normaliser
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +76,7 @@ def training_frame(
     table: pd.DataFrame,
     ranking: Ranking,
     *,
-    normaliser: str,
+    normaliser: Normaliser,
     targets: list[str] | None = None,
     labels: pd.DataFrame | None = None,
     two_system_views: bool = False,
@@ -189,7 +190,7 @@ def fit_model(
     estimator,
     *,
     target: str = "wer",
-    normaliser: str = "auto",
+    normaliser: Normaliser = AUTO,
     ranking: Ranking | None = None,
 ) -> TrainedModel:
     """Fit ``estimator`` on ``frame``'s features and ``target`` with grouped folds."""
@@ -222,7 +223,7 @@ def fit_model(
         if hasattr(estimator, "final_estimator_")
         else {},
     }
-    return TrainedModel(estimator, list(feature_names), target, normaliser, ranking, info)
+    return TrainedModel(estimator, list(feature_names), target, normaliser.name, ranking, info)
 
 
 def read_calibration(path: str | Path, interval: Mapping | None = None) -> dict:
@@ -295,7 +296,7 @@ def train(
     estimator,
     *,
     target: str = "wer",
-    normaliser: str = "auto",
+    normaliser: Normaliser = AUTO,
     train_systems: list[str] | None = None,
     two_system_views: bool = False,
     data: Mapping | None = None,

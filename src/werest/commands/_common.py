@@ -9,14 +9,19 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TypeVar
 
 from omegaconf import DictConfig, OmegaConf
 
+from werest.build import instantiate_checked
 from werest.errors import ConfigError
 from werest.features.inputs import input_columns, with_feature_table
 from werest.io import atomic_path
 from werest.table import KEY, read_table
+from werest.text import Normaliser, as_normaliser
 from werest.training import load_sources
+
+T = TypeVar("T")
 
 
 def show(*blocks: str | None) -> None:
@@ -41,13 +46,17 @@ def int_setting(cfg: DictConfig, key: str) -> int:
     return int(number)
 
 
-def float_setting(cfg: DictConfig, key: str) -> float:
-    """``cfg.<key>`` as a float; a ConfigError naming the key when it is not a number."""
-    value = OmegaConf.select(cfg, key)
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be a number, got {value!r}") from None
+def normaliser_setting(cfg: DictConfig) -> Normaliser:
+    """The run's :class:`~werest.text.Normaliser`, built once from ``cfg.normaliser`` (unset:
+    ``auto``); an unknown name is a ConfigError."""
+    return as_normaliser(cfg.get("normaliser"))
+
+
+def built(cfg: DictConfig, key: str, kind: type[T]) -> T:
+    """The ``key:`` block built by ``hydra.utils.instantiate`` from its ``_target_``, checked
+    to be a ``kind`` (:func:`werest.build.instantiate_checked`: a mistake is a one-line
+    ConfigError naming ``key``)."""
+    return instantiate_checked(OmegaConf.select(cfg, key), kind, key, _convert_="all")
 
 
 def save_config(cfg: DictConfig, target: Path) -> Path:

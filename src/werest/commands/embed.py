@@ -12,18 +12,14 @@ import logging
 import pandas as pd
 from omegaconf import DictConfig
 
-from werest.audio import audio_policy
-from werest.commands._common import plain
+from werest.audio import AudioPolicy
+from werest.commands._common import built
 from werest.errors import InputError
 from werest.features.agreement import AGREEMENT_FEATURES
 from werest.features.cache import EmbeddingCache
+from werest.features.embedder import build_embedder, likelihood_scorer
 from werest.features.likelihood import LIKELIHOOD_FEATURES, add_likelihood, no_likelihood
-from werest.features.similarity import (
-    add_similarity,
-    build_embedder,
-    likelihood_scorer,
-    no_similarity,
-)
+from werest.features.similarity import add_similarity, no_similarity
 from werest.table import KEY, read_table, write_table
 
 log = logging.getLogger("werest.features")
@@ -46,7 +42,7 @@ def run(cfg: DictConfig) -> pd.DataFrame:
         transcripts,
         backend,
         cache,
-        audio_policy(plain(cfg.get("audio"))),
+        built(cfg, "audio", AudioPolicy),
         text_column=cfg.get("text_column", "hypothesis"),
         default_language=cfg.get("default_language"),
     )

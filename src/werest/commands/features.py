@@ -7,7 +7,7 @@ import logging
 import pandas as pd
 from omegaconf import DictConfig
 
-from werest.commands._common import int_setting, names, save_config
+from werest.commands._common import int_setting, names, normaliser_setting, save_config
 from werest.features.agreement import agreement_features
 from werest.proxy import Ranking, choose_proxies, references_ranking
 from werest.table import read_table, write_table
@@ -23,7 +23,7 @@ def run(cfg: DictConfig) -> pd.DataFrame:
         table, ranking, targets=names(cfg.get("targets")), proxy=cfg.get("proxy")
     )
     features = agreement_features(
-        table, proxies, normaliser=cfg.normaliser, n_jobs=int_setting(cfg, "n_jobs")
+        table, proxies, normaliser=normaliser_setting(cfg), n_jobs=int_setting(cfg, "n_jobs")
     )
     out = write_table(features, cfg.out)
     save_config(cfg, out)
@@ -38,5 +38,7 @@ def _ranking(cfg: DictConfig, table: pd.DataFrame) -> Ranking:
     if cfg.get("proxy"):
         return Ranking.from_order([cfg.proxy])
     return references_ranking(
-        table, cfg.normaliser, "pass ranking=ranking.json (from werest score) or proxy=SYSTEM"
+        table,
+        normaliser_setting(cfg),
+        "pass ranking=ranking.json (from werest score) or proxy=SYSTEM",
     )

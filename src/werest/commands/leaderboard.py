@@ -6,22 +6,14 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from werest.commands._common import (
-    float_setting,
-    int_setting,
-    names,
-    output_dir,
-    plain,
-    save_config,
-    show,
-)
-from werest.errors import ConfigError
+from werest.commands._common import built, int_setting, names, output_dir, save_config, show
 from werest.estimate import check_normaliser, load_models
 from werest.fairness import FairnessSettings
 from werest.guards import format_warnings
 from werest.io import atomic_path
-from werest.leaderboard import Bootstrap, Leaderboard, build, select_datasets
+from werest.leaderboard import Leaderboard, build, select_datasets
 from werest.leaderboard_report import format_board, markdown_report, plot_board
+from werest.stats import Bootstrap
 from werest.table import read_table
 from werest.webpage import write_page
 
@@ -33,17 +25,13 @@ def run(cfg: DictConfig) -> Leaderboard:
     )
     table = select_datasets(read_table(cfg.input), cfg.get("datasets"), cfg.get("exclude_datasets"))
     check_normaliser(models, cfg.get("normaliser"), table)
-    boot = Bootstrap(
-        int_setting(cfg, "bootstrap.n_resamples"),
-        float_setting(cfg, "bootstrap.confidence"),
-        int_setting(cfg, "bootstrap.seed"),
-    )
-    enabled = bool(OmegaConf.select(cfg, "fairness.enabled", default=True))
+    boot = built(cfg, "bootstrap", Bootstrap)
+    fairness = built(cfg, "fairness", FairnessSettings)
     result = build(
         table,
         models,
         boot=boot,
-        fairness=fairness_settings(cfg.get("fairness")) if enabled else None,
+        fairness=fairness if fairness.enabled else None,
         chunk_utterances=int_setting(cfg, "chunk_utterances"),
         n_jobs=int_setting(cfg, "n_jobs"),
         ranking=cfg.get("ranking"),
@@ -53,26 +41,13 @@ def run(cfg: DictConfig) -> Leaderboard:
     context = {
         "n_resamples": boot.n_resamples,
         "confidence": boot.confidence,
-        "alpha": OmegaConf.select(cfg, "fairness.alpha", default=0.05),
+        "alpha": fairness.alpha,
         "title": OmegaConf.select(cfg, "title", default=None) or "werest leaderboard",
     }
     write_outputs(result, folder, context)
     save_config(cfg, folder / "config.yaml")
     show(format_board(result), format_warnings(result.warnings) if result.warnings else None)
     return result
-
-
-def fairness_settings(block) -> FairnessSettings:
-    """The ``fairness:`` config block as settings (``enabled`` is the command's switch)."""
-    values = plain(block)
-    values.pop("enabled", None)
-    for key in ("categories", "covariates"):
-        if key in values:
-            values[key] = tuple(values[key] or ())
-    try:
-        return FairnessSettings(**values)
-    except TypeError as error:
-        raise ConfigError(f"fairness: {error}") from None
 
 
 def write_outputs(result: Leaderboard, output_dir: Path, context: dict | None = None) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import pandas as pd
 from omegaconf import DictConfig
 
 from werest.commands._common import (
-    float_setting,
+    built,
     int_setting,
+    normaliser_setting,
     output_dir,
     require,
     save_config,
@@ -16,6 +19,7 @@ from werest.commands._common import (
 from werest.proxy import rank_systems
 from werest.resources import ResourceMonitor, write_resources
 from werest.scoring import corpus_scores, format_scores, readable_scores, score_utterances
+from werest.stats import Bootstrap
 from werest.table import read_table, write_table
 
 CHARACTER_NOTE = "(chars): languages written without spaces (zh, ja, th…) are scored on characters"
@@ -27,14 +31,9 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     n_jobs = int_setting(cfg, "n_jobs")
     with ResourceMonitor() as monitor:
         table = read_table(cfg.input)
-        scored = score_utterances(table, cfg.normaliser, n_jobs=n_jobs)
-        scores = corpus_scores(
-            scored,
-            n_resamples=int_setting(cfg, "bootstrap.n_resamples"),
-            seed=int_setting(cfg, "bootstrap.seed"),
-            confidence=float_setting(cfg, "bootstrap.confidence"),
-        )
-        ranking = rank_systems(scores, normaliser=cfg.normaliser)
+        scored = score_utterances(table, normaliser_setting(cfg), n_jobs=n_jobs)
+        scores = corpus_scores(scored, **asdict(built(cfg, "bootstrap", Bootstrap)))
+        ranking = rank_systems(scores, normaliser=normaliser_setting(cfg))
     folder = output_dir(cfg)
     write_table(scores, folder / "scores.csv")
     write_table(readable_scores(scored, table), folder / "utterances.csv")

@@ -12,7 +12,15 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from werest.commands._common import int_setting, labelled_table, names, plain, save_config, show
+from werest.commands._common import (
+    int_setting,
+    labelled_table,
+    names,
+    normaliser_setting,
+    plain,
+    save_config,
+    show,
+)
 from werest.model import TrainedModel, save_model
 from werest.training import build_regressor, read_calibration, train
 
@@ -28,7 +36,7 @@ def run(cfg: DictConfig) -> TrainedModel:
         columns,
         build_regressor(cfg.model),
         target=cfg.target,
-        normaliser=cfg.normaliser,
+        normaliser=normaliser_setting(cfg),
         train_systems=names(cfg.get("train_systems")),
         two_system_views=bool(cfg.two_system_views),
         data=data,

@@ -24,8 +24,8 @@ from werest.asr.transcribe import (
     write_failures,
     write_rtfx,
 )
-from werest.audio import audio_policy
-from werest.commands._common import int_setting, names, plain, require, save_config, show
+from werest.audio import AudioPolicy
+from werest.commands._common import built, int_setting, names, require, save_config, show
 from werest.errors import ConfigError, InputError
 from werest.resources import ResourceMonitor
 from werest.table import write_table
@@ -47,7 +47,7 @@ def run(cfg: DictConfig) -> pd.DataFrame | None:
     source = read_source(source_path, suffixes, dataset=datasets[0] if datasets else None)
     utterances = select(source.utterances, None if is_folder else datasets, limit)
     base = existing_rows(source, out)
-    policy = audio_policy(plain(cfg.get("audio")))
+    policy = built(cfg, "audio", AudioPolicy)
     transcriber = build_transcriber(cfg.asr)
     system = str(cfg.get("system") or transcriber.name)
     todo = pending(utterances, base, system)

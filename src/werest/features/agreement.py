@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from werest.table import KEY, UTTERANCE
-from werest.text import count_errors, normalised_columns
+from werest.text import AUTO, Normaliser, count_errors, normalised_columns
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ def pairwise_agreement(
     table: pd.DataFrame,
     utterances: pd.DataFrame | None = None,
     *,
-    normaliser: str = "auto",
+    normaliser: Normaliser = AUTO,
     n_jobs: int = 1,
 ) -> pd.DataFrame:
     """Word and character agreement of every ordered pair of systems on each utterance.
@@ -167,7 +167,7 @@ def agreement_features(
     table: pd.DataFrame,
     proxies: pd.DataFrame,
     *,
-    normaliser: str = "auto",
+    normaliser: Normaliser = AUTO,
     n_jobs: int = 1,
     pairs: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
@@ -177,7 +177,7 @@ def agreement_features(
     ----------
     table : the transcripts table holding the targets' and the other systems' hypotheses.
     proxies : ``dataset, utt_id, system, proxy`` (:func:`werest.proxy.choose_proxies`).
-    normaliser : the text normaliser name (:func:`werest.text.get_normaliser`).
+    normaliser : the text :class:`~werest.text.Normaliser`.
     n_jobs : processes for normalisation and alignments.
     pairs : :func:`pairwise_agreement` of a table holding ``table`` (computed once and reused
         by callers that build features for many subsets, such as leave-one-domain-out).

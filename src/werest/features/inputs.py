@@ -38,6 +38,7 @@ from werest.features.agreement import (
     agreement_features,
 )
 from werest.table import KEY, UTTERANCE
+from werest.text import Normaliser
 
 VS_PROXY = "_vs_proxy"
 #: ``wl_attributed_<a>``: the agreement feature ``<a>`` times P(the row is the wrong side)
@@ -135,7 +136,7 @@ def build_features(
     table: pd.DataFrame,
     proxies: pd.DataFrame,
     *,
-    normaliser: str,
+    normaliser: Normaliser,
     input_features: Iterable[str] = (),
     context: bool = True,
     pairs: pd.DataFrame | None = None,

@@ -79,7 +79,7 @@ from werest.errors import ConfigError, InputError
 from werest.features.cache import EmbeddingCache, file_key, normalise_text
 from werest.features.inputs import join_input_features
 from werest.table import KEY, UTTERANCE
-from werest.text import as_normaliser, count_errors, error_rate, normalise_many
+from werest.text import AUTO, count_errors, error_rate, normalise_many
 
 log = logging.getLogger(__name__)
 
@@ -496,11 +496,8 @@ def decode_agreement(texts: pd.Series, transcripts: np.ndarray, languages: pd.Se
     if not has.any():
         return out
     languages = languages[has].reset_index(drop=True)
-    normaliser = as_normaliser("auto")
-    references = normalise_many(pd.Series(list(transcripts[has])), normaliser, languages)
-    hypotheses = normalise_many(
-        texts[has].astype(str).reset_index(drop=True), normaliser, languages
-    )
+    references = normalise_many(pd.Series(list(transcripts[has])), AUTO, languages)
+    hypotheses = normalise_many(texts[has].astype(str).reset_index(drop=True), AUTO, languages)
     for column, unit in enumerate(("word", "char")):
         counts = count_errors(references, hypotheses, unit)
         errors = counts[["substitutions", "deletions", "insertions"]].sum(axis=1)

@@ -63,12 +63,7 @@ def load(paths: list[Path], **_: object) -> pd.DataFrame:
 def read_manifest(path: Path) -> pd.DataFrame:
     """``manifest.json``'s utterances as a frame, checked (keys, types, unique ids)."""
     require_path(path, folder=False)
-    try:
-        data = json.loads(_decode_utf8(path))
-    except json.JSONDecodeError as error:
-        raise InputError(
-            f"not valid JSON ({error.msg} at line {error.lineno})", path=path
-        ) from None
+    data = _read_json(path)
     utterances = data.get("utterances") if isinstance(data, dict) else None
     if not isinstance(utterances, list) or not utterances:
         raise InputError("expected an object with a non-empty 'utterances' list", path=path)
@@ -96,6 +91,16 @@ def read_manifest(path: Path) -> pd.DataFrame:
     return frame
 
 
+def _read_json(path: Path) -> object:
+    """The JSON value of a UTF-8 file; an InputError naming the line where it is not JSON."""
+    try:
+        return json.loads(_decode_utf8(path))
+    except json.JSONDecodeError as error:
+        raise InputError(
+            f"not valid JSON ({error.msg} at line {error.lineno})", path=path
+        ) from None
+
+
 def _read_yaml(path: Path) -> dict:
     if not path.exists():
         return {}
@@ -111,12 +116,7 @@ def _latencies(path: Path) -> dict[str, float]:
     if not path.exists():
         log.warning("%s: absent; latency_ms left null", path)
         return {}
-    try:
-        data = json.loads(_decode_utf8(path))
-    except json.JSONDecodeError as error:
-        raise InputError(
-            f"not valid JSON ({error.msg} at line {error.lineno})", path=path
-        ) from None
+    data = _read_json(path)
     measurements = data.get("measurements") if isinstance(data, dict) else None
     if not isinstance(measurements, dict):
         raise InputError("expected an object with a 'measurements' object", path=path)

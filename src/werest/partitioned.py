@@ -263,6 +263,22 @@ def spill(
     )
 
 
+def spill_input(
+    path: str | Path,
+    scratch: Path,
+    chunk_rows: int,
+    n_partitions: int | None,
+    numeric: tuple[str, ...] = (),
+) -> Spill:
+    """:func:`spill` ``path`` into ``scratch/input``, in ``n_partitions`` partitions (None:
+    as many as the input's size asks, :func:`automatic_partitions`)."""
+    if n_partitions is None:
+        n_partitions = automatic_partitions(path)
+    return spill(
+        path, scratch / "input", chunk_rows=chunk_rows, n_partitions=n_partitions, numeric=numeric
+    )
+
+
 def read_partition(folder: Path, columns: list[str] | None = None) -> pd.DataFrame:
     """One partition's rows in input order (file, then row)."""
     parts = [pd.read_parquet(file, columns=columns) for file in sorted(folder.glob("*.parquet"))]
@@ -270,6 +286,14 @@ def read_partition(folder: Path, columns: list[str] | None = None) -> pd.DataFra
     if columns is None or {SOURCE, ROW} <= set(columns):
         frame = frame.sort_values([SOURCE, ROW], kind="stable", ignore_index=True)
     return frame
+
+
+def partition_table(folder: Path, sources: list[str]) -> pd.DataFrame:
+    """One partition's rows as a transcripts table, in input order (a key given twice is an
+    InputError naming both places): what the in-memory run would have read."""
+    part = read_partition(Path(folder))
+    _check_unique(part, sources)
+    return part.drop(columns=[SOURCE, ROW])
 
 
 def _check_unique(frame: pd.DataFrame, sources: list[str]) -> None:
@@ -429,18 +453,10 @@ def estimate_partitioned(
     the input's size (:func:`automatic_partitions`).
     """
     _refuse_whole_table_settings(models, ranking, missing_hypotheses)
-    if n_partitions is None:
-        n_partitions = automatic_partitions(path)
     output_dir = Path(output_dir)
     clock = _Stages()
     with workspace(output_dir / "utterances", output_dir, work_dir) as (scratch, staging):
-        spilled = spill(
-            path,
-            scratch / "input",
-            chunk_rows=chunk_rows,
-            n_partitions=n_partitions,
-            numeric=numeric,
-        )
+        spilled = spill_input(path, scratch, chunk_rows, n_partitions, numeric)
         clock.lap("spill")
         systems = pd.DataFrame({"system": spilled.systems})
         used = check_normaliser(models, normaliser, pd.DataFrame({"language": spilled.languages}))

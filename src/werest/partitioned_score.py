@@ -32,18 +32,14 @@ from werest.errors import ConfigError, InputError
 from werest.partitioned import (
     DEFAULT_CHUNK_ROWS,
     NORMALISED,
-    ROW,
-    SOURCE,
     PartitionRunner,
     Spill,
-    _check_unique,
     _Stages,
-    automatic_partitions,
     concat_compact,
+    partition_table,
     put_in_place,
-    read_partition,
     run_locally,
-    spill,
+    spill_input,
     workspace,
 )
 from werest.proxy import Ranking, rank_totals
@@ -95,9 +91,7 @@ def score_partition(folder: Path, output: Path | None, context: ScoreContext) ->
 
 
 def _score_partition(folder: Path, output: Path | None, context: ScoreContext) -> ScoreResult:
-    part = read_partition(folder)
-    _check_unique(part, context.sources)
-    table = part.drop(columns=[SOURCE, ROW])
+    table = partition_table(folder, context.sources)
     has_column = "reference" in table.columns
     if not has_column or table["reference"].isna().all():
         return ScoreResult(_empty_compact(), has_column, None)
@@ -166,7 +160,7 @@ def score_partitioned(
     final = output_dir / "utterances"
     clock = _Stages()
     with workspace(final, output_dir, work_dir) as (scratch, staging):
-        spilled = _spill(path, scratch, chunk_rows, n_partitions)
+        spilled = spill_input(path, scratch, chunk_rows, n_partitions)
         clock.lap("spill")
         context = ScoreContext(normaliser, spilled.sources, n_jobs)
         outputs = [staging / f"part-{i:05d}.csv" for i in range(len(spilled.partitions))]
@@ -181,12 +175,6 @@ def score_partitioned(
         files = put_in_place(staging, final, results)
         clock.lap("scores")
     return PartitionedScores(scores, files, spilled.n_rows, len(spilled.partitions), clock.seconds)
-
-
-def _spill(path, scratch: Path, chunk_rows: int, n_partitions: int | None) -> Spill:
-    if n_partitions is None:
-        n_partitions = automatic_partitions(path)
-    return spill(path, scratch / "input", chunk_rows=chunk_rows, n_partitions=n_partitions)
 
 
 def reference_ranking_partitioned(

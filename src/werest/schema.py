@@ -244,6 +244,8 @@ class FeaturesSettings:
     targets: Any = typed("names", nullable=True)
     normaliser: Any = _normaliser()
     n_jobs: Any = _n_jobs()
+    partition: Partition = block(Partition)
+    cluster: Cluster = block(Cluster)
     log_level: Any = _log_level()
 
 

@@ -31,6 +31,10 @@ utterance keys while drawing the sample; the compact frame (~100 B a target row,
 10M target rows) while summarising. The bootstrap resamples one (prediction·n̂, n̂) pair per
 utterance: it needs those arrays of one (dataset, system) at a time.
 
+The same engine (:func:`spill_input`, :func:`partition_table`, :func:`workspace`,
+:func:`put_in_place`, a :data:`PartitionRunner`) runs ``werest score``
+(:mod:`werest.partitioned_score`) and ``werest features`` (:mod:`werest.partitioned_features`).
+
 Not supported here (a ConfigError says so): ``missing_hypotheses=deletions`` and
 ``ranking=references`` (they need the whole table), and models using the dataset-level
 context features ``ctx_*`` (they would need a second pass); the per-utterance files omit the

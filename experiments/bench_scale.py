@@ -31,7 +31,7 @@ import pandas as pd
 import psutil
 
 from werest.importers import import_table
-from werest.scoring import normalised_columns
+from werest.text import AUTO, normalised_columns
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -105,7 +105,7 @@ def normaliser_cost(input_folder: Path) -> tuple[float, int, int]:
     rows and its distinct strings."""
     frame = pd.read_parquet(sorted(input_folder.glob("*.parquet"))[0])
     start = time.perf_counter()
-    normalised_columns(frame, "auto", ("hypothesis",))
+    normalised_columns(frame, AUTO, ("hypothesis",))
     return time.perf_counter() - start, len(frame), frame["hypothesis"].nunique()
 
 

@@ -70,19 +70,9 @@ def test_shared_data_as_a_hive_parquet_folder_equals_the_in_memory_run(
     """Real data, several datasets and languages, with references (true WER) and systems
     missing utterances (15 rows dropped: the different-sets guard), read from dataset=<name>/
     folders in chunks of 500 rows."""
-    dighr = dighr_table[dighr_table["dataset"].isin(["dighr-190423", "dighr-190301"])]
-    keep = dighr[["dataset", "utt_id"]].drop_duplicates().groupby("dataset").head(300)
-    table = pd.concat(
-        [dighr.merge(keep, on=["dataset", "utt_id"]), thennal10_table], ignore_index=True
-    )
-    table = table.drop(index=table.index[table["dataset"] == "dighr-190423"][:15])
-    folder = tmp_path / "input"
-    for dataset, rows in table.groupby("dataset"):
-        (folder / f"dataset={dataset}").mkdir(parents=True)
-        rows.drop(columns="dataset").to_parquet(folder / f"dataset={dataset}" / "part-0.parquet")
-    expected_rows, records, warnings = _in_memory(
-        read_table_folder(folder), models, tmp_path / "mem"
-    )
+    folder = shared_hive_folder(dighr_table, thennal10_table, tmp_path / "input")
+    table = read_table_folder(folder)
+    expected_rows, records, warnings = _in_memory(table, models, tmp_path / "mem")
     result = estimate_partitioned(folder, models, tmp_path / "part", chunk_rows=500)
     assert len(records) >= 8 and all("wer" in r for r in records)
     assert any("different utterance sets" in w["message"] for w in warnings)
@@ -90,6 +80,21 @@ def test_shared_data_as_a_hive_parquet_folder_equals_the_in_memory_run(
     assert result.warnings == warnings
     assert result.order.systems == estimate_order(models, table).systems
     _same_rows(expected_rows, result.utterance_files)
+
+
+def shared_hive_folder(dighr_table, thennal10_table, folder: Path) -> Path:
+    """300 utterances of two dighr datasets and all of thennal10, 15 rows dropped, written
+    as a Parquet dataset partitioned by dataset (``folder/dataset=<name>/part-0.parquet``)."""
+    dighr = dighr_table[dighr_table["dataset"].isin(["dighr-190423", "dighr-190301"])]
+    keep = dighr[["dataset", "utt_id"]].drop_duplicates().groupby("dataset").head(300)
+    table = pd.concat(
+        [dighr.merge(keep, on=["dataset", "utt_id"]), thennal10_table], ignore_index=True
+    )
+    table = table.drop(index=table.index[table["dataset"] == "dighr-190423"][:15])
+    for dataset, rows in table.groupby("dataset"):
+        (folder / f"dataset={dataset}").mkdir(parents=True)
+        rows.drop(columns="dataset").to_parquet(folder / f"dataset={dataset}" / "part-0.parquet")
+    return folder
 
 
 def read_table_folder(folder: Path) -> pd.DataFrame:
@@ -167,17 +172,23 @@ def test_the_cli_setting_writes_the_same_summary_and_partitioned_rows(tmp_path, 
     assert "rows: 10" in (tmp_path / "part" / "config.yaml").read_text()
 
 
-def test_a_duplicate_across_chunks_is_one_line_naming_file_row_and_column(tmp_path, capsys):
+@pytest.mark.parametrize(
+    "command, output",
+    [("estimate", "summary.json"), ("score", "scores.csv")],
+)
+def test_a_duplicate_across_chunks_is_one_line_naming_file_row_and_column(
+    tmp_path, capsys, command, output
+):
     table = read_table(demo_table_path())
     path = tmp_path / "dup.csv"
     pd.concat([table, table.iloc[[3]]], ignore_index=True).to_csv(path, index=False)
     out = tmp_path / "out"
-    status = main(["estimate", f"input={path}", f"output_dir={out}", "partition.rows=10"])
+    status = main([command, f"input={path}", f"output_dir={out}", "partition.rows=10"])
     error = capsys.readouterr().err.strip()
     assert status == 2 and "\n" not in error
     assert f"error: {path}, row 57, column 'utt_id': duplicate" in error
     assert error.endswith("first seen at row 4")
-    assert not (out / "summary.json").exists() and not (out / "utterances").exists()
+    assert not (out / output).exists() and not (out / "utterances").exists()
     assert not [p for p in tmp_path.rglob(".*") if p.is_dir()]  # no scratch left
 
 
@@ -236,14 +247,15 @@ def test_the_cli_joins_a_running_scheduler_by_address(client, tmp_path, capsys):
 
 
 class KillOnce(distributed.WorkerPlugin):
-    """Kills the worker process that starts the first partition task (once: a marker file
+    """Kills the worker process that starts the first ``task`` (once: a marker file
     remembers it), while the task runs: a real lost worker, not a raised exception."""
 
-    def __init__(self, marker: str) -> None:
+    def __init__(self, marker: str, task: str = "estimate_partition") -> None:
         self.marker = marker
+        self.task = task
 
     def transition(self, key, start, finish, **kwargs):
-        if finish == "executing" and "estimate_partition" in str(key):
+        if finish == "executing" and self.task in str(key):
             try:
                 fd = os.open(self.marker, os.O_CREAT | os.O_EXCL)
             except FileExistsError:

@@ -5,8 +5,9 @@
 joins a running scheduler (started by ``dask-jobqueue`` on Slurm/PBS, ``dask-kubernetes``, or
 ``dask scheduler`` / ``dask worker`` by hand: README "Beyond one machine").
 
-What every partition needs (the models, the proxy order, the targets) is sent to every worker
-once (``client.scatter(..., broadcast=True)``), and each partition is one task that reads its
+What every partition needs (estimate: the models, the proxy order, the targets; score: the
+normaliser; features: the proxies' ranking) is sent to every worker once
+(``client.scatter(..., broadcast=True)``), and each partition is one task that reads its
 spilled Parquet files and writes its rows atomically, so running it twice is harmless. A task
 that raises is retried ``retries`` times; a task whose worker dies (killed, out of memory) is
 rescheduled on another worker by the scheduler (up to ``distributed.scheduler.
@@ -23,7 +24,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from werest.errors import ConfigError
-from werest.partitioned import PartitionContext, PartitionRunner
+from werest.partitioned import PartitionRunner
 
 log = logging.getLogger(__name__)
 
@@ -71,11 +72,12 @@ def dask_client(kind: str | None = None, *, address: str | None = None, workers:
 
 
 def dask_runner(client, *, retries: int = 2) -> PartitionRunner:
-    """A ``run_partitions`` (:func:`werest.partitioned.estimate_partitioned`) that runs each
-    partition as a task on ``client``'s workers, the shared context broadcast once."""
+    """A ``run_partitions`` (:data:`werest.partitioned.PartitionRunner`: estimate, score and
+    features runs) that runs each partition as a task on ``client``'s workers, the shared
+    context broadcast once."""
     distributed = _distributed()
 
-    def run(function, folders: list[Path], outputs: list[Path], context: PartitionContext):
+    def run(function, folders: list[Path], outputs: list, context: object) -> list:
         [shared] = client.scatter([context], broadcast=True, hash=False)
         futures = client.map(
             function, folders, outputs, context=shared, retries=retries, pure=False

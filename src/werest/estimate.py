@@ -57,7 +57,7 @@ from werest.intervals import conformal_interval
 from werest.io import atomic_path, json_default
 from werest.model import Models, TrainedModel, load_model
 from werest.proxy import Ranking, choose_proxies, consensus_order, references_ranking
-from werest.scoring import dataset_units, scoring_units
+from werest.scoring import dataset_units, scoring_units, utterance_order
 from werest.stats import RateSample, bootstrap_ci
 from werest.table import KEY, UTTERANCE
 from werest.text import NO_NORMALISATION, Normaliser, corpus_rate, normalised_columns
@@ -359,14 +359,6 @@ def estimated_sample(done: pd.DataFrame, column: str = "predicted_wer") -> RateS
     Σ errors / Σ words, and the bootstraps resample these terms."""
     weight = done["est_ref_words"].clip(lower=1).to_numpy(dtype=float)
     return RateSample(done[column].to_numpy(dtype=float) * weight, weight)
-
-
-def utterance_order(rows: pd.DataFrame) -> np.ndarray:
-    """A canonical sort key of each row's utterance: a stable 64-bit hash of ``utt_id``
-    (``_order`` when the rows carry it precomputed instead of ``utt_id``)."""
-    if "_order" in rows.columns:
-        return rows["_order"].to_numpy()
-    return pd.util.hash_array(rows["utt_id"].to_numpy(dtype=object))
 
 
 def scored_rows(

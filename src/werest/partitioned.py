@@ -31,6 +31,10 @@ utterance keys while drawing the sample; the compact frame (~100 B a target row,
 10M target rows) while summarising. The bootstrap resamples one (prediction·n̂, n̂) pair per
 utterance: it needs those arrays of one (dataset, system) at a time.
 
+The same engine (:func:`spill_input`, :func:`partition_table`, :func:`workspace`,
+:func:`put_in_place`, a :data:`PartitionRunner`) runs ``werest score``
+(:mod:`werest.partitioned_score`) and ``werest features`` (:mod:`werest.partitioned_features`).
+
 Not supported here (a ConfigError says so): ``missing_hypotheses=deletions`` and
 ``ranking=references`` (they need the whole table), and models using the dataset-level
 context features ``ctx_*`` (they would need a second pass); the per-utterance files omit the
@@ -47,8 +51,10 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -263,6 +269,22 @@ def spill(
     )
 
 
+def spill_input(
+    path: str | Path,
+    scratch: Path,
+    chunk_rows: int,
+    n_partitions: int | None,
+    numeric: tuple[str, ...] = (),
+) -> Spill:
+    """:func:`spill` ``path`` into ``scratch/input``, in ``n_partitions`` partitions (None:
+    as many as the input's size asks, :func:`automatic_partitions`)."""
+    if n_partitions is None:
+        n_partitions = automatic_partitions(path)
+    return spill(
+        path, scratch / "input", chunk_rows=chunk_rows, n_partitions=n_partitions, numeric=numeric
+    )
+
+
 def read_partition(folder: Path, columns: list[str] | None = None) -> pd.DataFrame:
     """One partition's rows in input order (file, then row)."""
     parts = [pd.read_parquet(file, columns=columns) for file in sorted(folder.glob("*.parquet"))]
@@ -270,6 +292,14 @@ def read_partition(folder: Path, columns: list[str] | None = None) -> pd.DataFra
     if columns is None or {SOURCE, ROW} <= set(columns):
         frame = frame.sort_values([SOURCE, ROW], kind="stable", ignore_index=True)
     return frame
+
+
+def partition_table(folder: Path, sources: list[str]) -> pd.DataFrame:
+    """One partition's rows as a transcripts table, in input order (a key given twice is an
+    InputError naming both places): what the in-memory run would have read."""
+    part = read_partition(Path(folder))
+    _check_unique(part, sources)
+    return part.drop(columns=[SOURCE, ROW])
 
 
 def _check_unique(frame: pd.DataFrame, sources: list[str]) -> None:
@@ -370,8 +400,11 @@ def _empty_compact(models: Models) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- the whole run
 
-#: ``run_partitions(function, folders, outputs, context)`` -> results in folder order.
-PartitionRunner = Callable[[Callable, list[Path], list[Path], PartitionContext], list]
+#: ``run_partitions(function, folders, outputs, context)`` -> results in folder order:
+#: ``function(folder, output, context)`` for each partition, where ``context`` is what every
+#: partition needs (:class:`PartitionContext` here, ``ScoreContext`` for ``werest score``...)
+#: and ``output`` the file it writes (None: it writes nothing).
+PartitionRunner = Callable[[Callable, list[Path], list, Any], list]
 
 
 def run_locally(function, folders, outputs, context) -> list:
@@ -384,10 +417,10 @@ def run_locally(function, folders, outputs, context) -> list:
 #: Partitions a child process estimates before it is replaced (:func:`child_process_runner`).
 PARTITIONS_PER_PROCESS = 8
 #: The context of the partitions this process runs as a child (set once, by its initializer).
-_CHILD_CONTEXT: PartitionContext | None = None
+_CHILD_CONTEXT: Any = None
 
 
-def _receive_context(context: PartitionContext) -> None:
+def _receive_context(context: Any) -> None:
     global _CHILD_CONTEXT
     _CHILD_CONTEXT = context
 
@@ -410,7 +443,7 @@ def child_process_runner(per_process: int = PARTITIONS_PER_PROCESS) -> Partition
     on Python 3.11 that option can hang the pool when a child retires.)
     """
 
-    def run(function, folders: list[Path], outputs: list[Path], context: PartitionContext):
+    def run(function, folders: list[Path], outputs: list[Path], context: Any):
         spawn = multiprocessing.get_context("spawn")
         pairs = list(zip(folders, outputs, strict=True))
         results = []
@@ -485,23 +518,10 @@ def estimate_partitioned(
     the input's size (:func:`automatic_partitions`).
     """
     _refuse_whole_table_settings(models, ranking, missing_hypotheses)
-    if n_partitions is None:
-        n_partitions = automatic_partitions(path)
     output_dir = Path(output_dir)
-    parent = Path(work_dir) if work_dir else output_dir.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=".werest-partitions-", dir=parent))
-    output_dir.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".utterances-", dir=output_dir))
     clock = _Stages()
-    try:
-        spilled = spill(
-            path,
-            scratch / "input",
-            chunk_rows=chunk_rows,
-            n_partitions=n_partitions,
-            numeric=numeric,
-        )
+    with workspace(output_dir / "utterances", output_dir, work_dir) as (scratch, staging):
+        spilled = spill_input(path, scratch, chunk_rows, n_partitions, numeric)
         clock.lap("spill")
         systems = pd.DataFrame({"system": spilled.systems})
         used = check_normaliser(models, normaliser, pd.DataFrame({"language": spilled.languages}))
@@ -526,12 +546,9 @@ def estimate_partitioned(
         records, warnings, compact = _combine(results, models, used, pairs, n_resamples, seed)
         if not (compact["status"] == STATUS_OK).any():
             raise _nothing_estimated(compact, path)
-        files = _put_in_place(staging, output_dir / "utterances", results)
+        files = put_in_place(staging, output_dir / "utterances", results)
         write_summary(records, output_dir)
         clock.lap("summary")
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-        shutil.rmtree(staging, ignore_errors=True)
     return PartitionedEstimate(
         records,
         warnings,
@@ -600,14 +617,16 @@ def _distinct_keys(folder: Path) -> pa.Table:
     return table.group_by(list(UTTERANCE)).aggregate([])
 
 
-def _concat_compact(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    """The partitions' compact rows in one frame whose string columns stay categories (with
-    the union of the categories, sorted, so groups come in the in-memory run's order):
-    concatenating differing categories would give one Python string per row, several GB
-    at 10M target rows."""
+def concat_compact(
+    frames: list[pd.DataFrame], categories: tuple[str, ...] = CATEGORIES
+) -> pd.DataFrame:
+    """The partitions' compact rows in one frame whose string columns (``categories``) stay
+    categories (with the union of the categories, sorted, so groups come in the in-memory
+    run's order): concatenating differing categories would give one Python string per row,
+    several GB at 10M target rows."""
     frames = [f for f in frames if len(f)] or frames[:1]  # an empty one adds no row
-    compact = pd.concat([f.drop(columns=list(CATEGORIES)) for f in frames], ignore_index=True)
-    for column in CATEGORIES:
+    compact = pd.concat([f.drop(columns=list(categories)) for f in frames], ignore_index=True)
+    for column in categories:
         parts = [f[column].astype("category") for f in frames]
         compact[column] = union_categoricals(parts, sort_categories=True, ignore_order=True)
     return compact[list(frames[0].columns)]
@@ -615,7 +634,7 @@ def _concat_compact(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 def _combine(results, models, normaliser, pairs, n_resamples, seed):
     """The summary records, warnings and compact rows of all partitions."""
-    compact = _concat_compact([r.compact for r in results])
+    compact = concat_compact([r.compact for r in results])
     truths = [r.truth for r in results if r.truth is not None]
     truth = truth_from_sums(pd.concat(truths).groupby(level=[0, 1]).sum()) if truths else None
     units_found = pd.concat([r.units for r in results], ignore_index=True)
@@ -645,12 +664,38 @@ def _total_counts(results: list[PartitionResult]) -> pd.DataFrame:
     return per_system.assign(total=per_system["dataset"].map(total).to_numpy())
 
 
-def _put_in_place(staging: Path, final: Path, results: list[PartitionResult]) -> list[Path]:
-    """Rename the finished ``utterances`` folder into place (a previous one is replaced)."""
+@contextmanager
+def workspace(
+    final: Path, output: Path, work_dir: str | Path | None = None
+) -> Iterator[tuple[Path, Path]]:
+    """The temporary folders of a partitioned run that writes the folder ``final``:
+    ``(scratch, staging)``. ``scratch`` holds the spilled input, in ``work_dir`` (on a
+    cluster, a folder every worker reads), else beside ``output``; ``staging`` is beside
+    ``final`` (one file system, so :func:`put_in_place` renames it into place). Both are
+    removed whatever happens: a failed run leaves nothing half-written."""
+    parent = Path(work_dir) if work_dir else Path(output).parent
+    parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".werest-partitions-", dir=parent))
+    staging = None
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=final.parent))
+        yield scratch, staging
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def put_in_place(staging: Path, final: Path, results: list) -> list[Path]:
+    """Rename the finished ``staging`` folder to ``final`` (a previous file or folder there
+    is replaced); returns the files of the results that wrote one (their ``output``)."""
     for stale in staging.glob(".*"):
         stale.unlink()
     final.parent.mkdir(parents=True, exist_ok=True)
-    if final.exists():
+    if final.is_file():
+        final.unlink()
+    elif final.exists():
         old = final.with_name(f".{final.name}.old-{os.getpid()}")
         os.replace(final, old)
         shutil.rmtree(old, ignore_errors=True)

@@ -285,9 +285,19 @@ def rank_on(
     totals = labels.groupby(["dataset", "system"], as_index=False)[
         ["word_errors", "ref_words"]
     ].sum()
-    totals["wer"] = [
-        corpus_rate(e, n) for e, n in zip(totals["word_errors"], totals["ref_words"], strict=True)
-    ]
+    return rank_totals(totals, normaliser)
+
+
+def rank_totals(totals: pd.DataFrame, normaliser: str) -> Ranking:
+    """The ranking from Σ word errors and Σ reference words per (dataset, system)
+    (``dataset, system, word_errors, ref_words``): integer sums, so a partitioned run's add up
+    to exactly the whole table's (:mod:`werest.partitioned_score`)."""
+    totals = totals.assign(
+        wer=[
+            corpus_rate(e, n)
+            for e, n in zip(totals["word_errors"], totals["ref_words"], strict=True)
+        ]
+    )
     return rank_systems(totals, normaliser=normaliser)
 
 

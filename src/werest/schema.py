@@ -219,12 +219,34 @@ class ImportSettings:
 
 
 @dataclass
+class Partition:
+    """Bounded-memory runs (werest.partitioned)."""
+
+    rows: Any = typed(int, minimum=0, nullable=True)
+    count: Any = typed(int, minimum=1, nullable=True)
+    dir: Any = _optional_path()
+    per_process: Any = typed(int, minimum=0, nullable=True)
+
+
+@dataclass
+class Cluster:
+    """Dask (werest.cluster): ``conf/cluster/*.yaml``."""
+
+    kind: Any = typed(str, choices=("none", "local"))
+    address: Any = typed(str, nullable=True)
+    workers: Any = _positive()
+    retries: Any = _whole()
+
+
+@dataclass
 class ScoreSettings:
     input: Any = _path()
     output_dir: Any = _path()
     normaliser: Any = _normaliser()
     n_jobs: Any = _n_jobs()
     bootstrap: Bootstrap = block(Bootstrap)
+    partition: Partition = block(Partition)
+    cluster: Cluster = block(Cluster)
     log_level: Any = _log_level()
 
 
@@ -237,6 +259,8 @@ class FeaturesSettings:
     targets: Any = typed("names", nullable=True)
     normaliser: Any = _normaliser()
     n_jobs: Any = _n_jobs()
+    partition: Partition = block(Partition)
+    cluster: Cluster = block(Cluster)
     log_level: Any = _log_level()
 
 
@@ -265,26 +289,6 @@ class TranscribeSettings:
     audio_suffixes: Any = typed("list")
     audio: Audio = block(Audio)
     log_level: Any = _log_level()
-
-
-@dataclass
-class Partition:
-    """Bounded-memory runs (werest.partitioned)."""
-
-    rows: Any = typed(int, minimum=0, nullable=True)
-    count: Any = typed(int, minimum=1, nullable=True)
-    dir: Any = _optional_path()
-    per_process: Any = typed(int, minimum=0, nullable=True)
-
-
-@dataclass
-class Cluster:
-    """Dask (werest.cluster): ``conf/cluster/*.yaml``."""
-
-    kind: Any = typed(str, choices=("none", "local"))
-    address: Any = typed(str, nullable=True)
-    workers: Any = _positive()
-    retries: Any = _whole()
 
 
 @dataclass

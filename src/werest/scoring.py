@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
 import pandas as pd
 
 from werest.errors import InputError
@@ -91,12 +92,27 @@ def dataset_units(units: pd.Series, datasets: pd.Series) -> dict[str, str]:
     return per.to_dict()
 
 
+def utterance_order(rows: pd.DataFrame) -> np.ndarray:
+    """A canonical sort key of each row's utterance: a stable 64-bit hash of ``utt_id``
+    (``_order`` when the rows carry it precomputed instead of ``utt_id``)."""
+    if "_order" in rows.columns:
+        return rows["_order"].to_numpy()
+    return pd.util.hash_array(rows["utt_id"].to_numpy(dtype=object))
+
+
 def corpus_scores(
     scored: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95
 ) -> pd.DataFrame:
-    """Corpus WER and CER per dataset and system (Σ errors / Σ reference units) with CIs."""
+    """Corpus WER and CER per dataset and system (Σ errors / Σ reference units) with CIs.
+
+    Each group's utterances are taken in a canonical order (:func:`utterance_order`), so the
+    seeded bootstrap resamples the same arrays whatever the row order or the partitioning of
+    the input: a partitioned run (:mod:`werest.partitioned_score`, rows carrying ``_order``
+    instead of ``utt_id``) gives the same intervals as the in-memory run.
+    """
     rows = []
     for (dataset, system), group in scored.groupby(["dataset", "system"], sort=True):
+        group = group.iloc[np.argsort(utterance_order(group), kind="stable")]
         wer_low, wer_high = bootstrap_ci(
             group["word_errors"],
             group["ref_words"],

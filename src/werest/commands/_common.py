@@ -7,16 +7,24 @@ composed Hydra config into them, so no stage module needs to import omegaconf.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
 from omegaconf import DictConfig, OmegaConf
 
 from werest.build import instantiate_checked
+from werest.cluster import dask_client, dask_runner
 from werest.errors import ConfigError
 from werest.features.inputs import input_columns, with_feature_table
 from werest.io import atomic_path
+from werest.partitioned import (
+    DEFAULT_CHUNK_ROWS,
+    PartitionRunner,
+    local_runner,
+    wants_partitions,
+)
 from werest.table import KEY, read_table
 from werest.text import Normaliser, as_normaliser
 from werest.training import load_sources
@@ -112,3 +120,44 @@ def labelled_table(cfg: DictConfig, feature_names: list[str]):
         return table
     features = read_table(path, required=tuple(KEY), numeric=tuple(input_columns(feature_names)))
     return with_feature_table(table, features, feature_names, source=path)
+
+
+# --------------------------------------------------------------------------- partitioned runs
+
+
+def partitioned_run(cfg: DictConfig) -> bool:
+    """Whether the run goes in partitions (README "Beyond one machine"): a cluster is named,
+    ``partition.rows`` is set (> 0), or the input is a Parquet folder or a file of at least
+    1 GB."""
+    cluster = cfg.get("cluster") or {}
+    if cluster.get("address") or cluster.get("kind") not in (None, "none"):
+        return True
+    return wants_partitions(cfg.input, (cfg.get("partition") or {}).get("rows"))
+
+
+def partition_settings(cfg: DictConfig) -> dict:
+    """The ``partition.*`` block as keyword arguments of a partitioned run (``chunk_rows``,
+    ``n_partitions``, ``work_dir``)."""
+    partition = cfg.get("partition") or {}
+    return {
+        "chunk_rows": int(partition.get("rows") or DEFAULT_CHUNK_ROWS),
+        "n_partitions": partition.get("count"),
+        "work_dir": partition.get("dir"),
+    }
+
+
+@contextmanager
+def partition_runner(cfg: DictConfig) -> Iterator[PartitionRunner]:
+    """How the partitions run (``cluster.*``): one after another in recycled child processes
+    (``partition.per_process`` each; 0: in this process), or as tasks on a Dask cluster whose
+    client lives while the block runs."""
+    cluster = cfg.get("cluster") or {}
+    with dask_client(
+        cluster.get("kind"),
+        address=cluster.get("address"),
+        workers=int(cluster.get("workers") or 2),
+    ) as client:
+        if client is None:
+            yield local_runner((cfg.get("partition") or {}).get("per_process"))
+        else:
+            yield dask_runner(client, retries=int(cluster.get("retries") or 0))

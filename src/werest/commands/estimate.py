@@ -12,8 +12,16 @@ from __future__ import annotations
 
 from omegaconf import DictConfig
 
-from werest.cluster import dask_client, dask_runner
-from werest.commands._common import int_setting, names, output_dir, save_config, show
+from werest.commands._common import (
+    int_setting,
+    names,
+    output_dir,
+    partition_runner,
+    partition_settings,
+    partitioned_run,
+    save_config,
+    show,
+)
 from werest.estimate import (
     estimate_table,
     format_summary,
@@ -23,12 +31,7 @@ from werest.estimate import (
 )
 from werest.guards import format_warnings
 from werest.model import Models
-from werest.partitioned import (
-    DEFAULT_CHUNK_ROWS,
-    estimate_partitioned,
-    local_runner,
-    wants_partitions,
-)
+from werest.partitioned import estimate_partitioned
 from werest.resources import ResourceMonitor, write_resources
 from werest.table import read_table
 
@@ -71,41 +74,16 @@ def estimate_settings(cfg: DictConfig) -> dict:
     }
 
 
-def partitioned_run(cfg: DictConfig) -> bool:
-    """Whether the run goes in partitions: a cluster is named, ``partition.rows`` is set
-    (> 0), or the input is a Parquet folder or a file of at least 1 GB."""
-    cluster = cfg.get("cluster") or {}
-    if cluster.get("address") or cluster.get("kind") not in (None, "none"):
-        return True
-    return wants_partitions(cfg.input, (cfg.get("partition") or {}).get("rows"))
-
-
 def _run_partitioned(cfg: DictConfig, models: Models) -> list[dict]:
-    partition = cfg.get("partition") or {}
-    cluster = cfg.get("cluster") or {}
     folder = output_dir(cfg)
-    with (
-        ResourceMonitor() as monitor,
-        dask_client(
-            cluster.get("kind"),
-            address=cluster.get("address"),
-            workers=int(cluster.get("workers") or 2),
-        ) as client,
-    ):
-        runner = (
-            local_runner(partition.get("per_process"))
-            if client is None
-            else dask_runner(client, retries=int(cluster.get("retries") or 0))
-        )
+    with ResourceMonitor() as monitor, partition_runner(cfg) as runner:
         result = estimate_partitioned(
             cfg.input,
             models,
             folder,
             **estimate_settings(cfg),
-            chunk_rows=int(partition.get("rows") or DEFAULT_CHUNK_ROWS),
-            n_partitions=partition.get("count"),
+            **partition_settings(cfg),
             numeric=input_features(models),
-            work_dir=partition.get("dir"),
             run_partitions=runner,
         )
     stages = {"stage_seconds": result.seconds, "partitions": result.n_partitions}

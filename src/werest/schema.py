@@ -227,6 +227,16 @@ class FeaturesSettings:
 
 
 @dataclass
+class Cluster:
+    """Dask (werest.cluster): ``conf/cluster/*.yaml``."""
+
+    kind: Any = typed(str, choices=("none", "local"))
+    address: Any = typed(str, nullable=True)
+    workers: Any = _positive()
+    retries: Any = _whole()
+
+
+@dataclass
 class EmbedSettings:
     embedder: Embedder = block(Embedder)
     input: Any = _path()
@@ -236,6 +246,7 @@ class EmbedSettings:
     default_language: Any = typed(str, nullable=True)
     cache_dir: Any = _optional_path()
     audio: Audio = block(Audio)
+    cluster: Cluster = block(Cluster)
     log_level: Any = _log_level()
 
 
@@ -250,6 +261,7 @@ class TranscribeSettings:
     chunk_size: Any = _positive()
     audio_suffixes: Any = typed("list")
     audio: Audio = block(Audio)
+    cluster: Cluster = block(Cluster)
     log_level: Any = _log_level()
 
 
@@ -260,16 +272,6 @@ class Partition:
     rows: Any = typed(int, minimum=0, nullable=True)
     count: Any = typed(int, minimum=1, nullable=True)
     dir: Any = _optional_path()
-
-
-@dataclass
-class Cluster:
-    """Dask (werest.cluster): ``conf/cluster/*.yaml``."""
-
-    kind: Any = typed(str, choices=("none", "local"))
-    address: Any = typed(str, nullable=True)
-    workers: Any = _positive()
-    retries: Any = _whole()
 
 
 @dataclass

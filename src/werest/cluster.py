@@ -1,4 +1,5 @@
-"""Partitions on a Dask cluster (``dask.distributed``): no scheduler of werest's own.
+"""Partitions, transcription chunks and audio clips on a Dask cluster (``dask.distributed``):
+no scheduler of werest's own.
 
 ``cluster=local`` starts a :class:`distributed.LocalCluster` of ``cluster.workers`` processes
 (one thread each: the work is pure Python and holds the GIL); ``cluster.address=tcp://…``
@@ -11,7 +12,10 @@ spilled Parquet files and writes its rows atomically, so running it twice is har
 that raises is retried ``retries`` times; a task whose worker dies (killed, out of memory) is
 rescheduled on another worker by the scheduler (up to ``distributed.scheduler.
 allowed-failures`` times), and the result equals a clean run's, since each task is a pure
-function of its partition. Dask is an optional dependency: ``pip install 'werest[cluster]'``.
+function of its partition. :func:`map_on_cluster` is the same for any function (``werest
+transcribe``'s chunks, the likelihood scorer's clips): what every task needs is broadcast once
+and the worker builds its model once (:func:`werest.build.instantiate_once`). Dask is an
+optional dependency: ``pip install 'werest[cluster]'``.
 """
 
 from __future__ import annotations

@@ -38,6 +38,11 @@ Resuming
     skipped. New rows are written ``chunk_size`` utterances at a time, each write atomic, so
     an interrupted run keeps every finished chunk and never leaves a half-written file.
     Failed utterances have no row and are tried again on the next run.
+
+On a cluster
+    ``cluster=local`` or ``cluster.address=…``: each chunk is a task on a Dask worker
+    (:func:`transcribe_chunk_on_worker`, :class:`ChunkJob` broadcast once); chunks come back
+    in any order and are written as above in the input's order, so the table is the same.
 """
 
 from __future__ import annotations

@@ -55,6 +55,10 @@ the formatted text, in a namespace naming the model, compute type, language, tex
 audio policy: a rerun, or a new system on the same clips, scores only what is new. The
 scorer's transcript of a clip is stored in the same cache (its token ids, in a ``|decode``
 namespace, under the clip's key), so each clip is decoded once.
+
+On a cluster (``werest embed ... cluster=``) batches of clips are tasks on Dask workers
+(:func:`score_clips_on_worker`): each worker builds the scorer once and writes its shards to
+the same ``cache_dir``, which must then be a folder every worker can write.
 """
 
 from __future__ import annotations

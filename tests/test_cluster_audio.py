@@ -143,6 +143,32 @@ def test_each_worker_builds_its_recogniser_once(utterances, local_run, client, t
     assert sum(client.run(lambda: CountingSphinx.clips).values()) == N_CLIPS
 
 
+def test_a_backend_is_built_once_per_config_and_thread():
+    from werest.asr import Transcriber
+    from werest.build import instantiate_once
+
+    cfg = {"_target_": f"{__name__}.CountingSphinx"}
+    CountingSphinx.built = 0
+    first = instantiate_once(cfg, Transcriber, "asr")
+    assert instantiate_once(dict(cfg), Transcriber, "asr") is first
+    assert CountingSphinx.built == 1
+    other = instantiate_once({**cfg, "name": "other"}, Transcriber, "asr")
+    assert other is not first and other.name == "other" and CountingSphinx.built == 2
+    instantiate_once(cfg, Transcriber, "asr")  # one kept per slot: the first was let go
+    assert CountingSphinx.built == 3
+
+
+def test_the_cli_starts_its_own_local_cluster(utterances, local_run, tmp_path):
+    from werest.cli import main
+
+    out = tmp_path / "asr.parquet"
+    args = [f"input={utterances}", f"out={out}", "asr=pocketsphinx", "chunk_size=2"]
+    assert main(["transcribe", *args, "cluster=local", "cluster.workers=2"]) == 0
+    pd.testing.assert_frame_equal(
+        without_timing(read_table(out)), without_timing(read_table(local_run))
+    )
+
+
 def test_a_worker_killed_mid_transcription_changes_nothing(utterances, local_run, tmp_path):
     from werest.cluster import dask_client
 
@@ -177,7 +203,7 @@ def scored_locally(local_run, tmp_path_factory) -> tuple[Path, Path]:
 def scorer_kept() -> bool:
     from werest import build
 
-    return "embedder" in build._KEPT
+    return any(slot.startswith("embedder@") for slot in build._KEPT)
 
 
 def test_likelihood_on_a_cluster_equals_a_local_run(scored_locally, client, tmp_path):

@@ -66,7 +66,13 @@ def kept(slot: str, key: str, make: Callable[[], T]) -> T:
 
 
 def instantiate_once(cfg: Mapping[str, Any], protocol: type, setting: str):
-    """:func:`instantiate_checked` of a plain ``cfg``, kept per process (:func:`kept`) and
-    keyed by the config's JSON: a worker builds each backend once, however many tasks use it."""
+    """:func:`instantiate_checked` of a plain ``cfg``, kept (:func:`kept`) and keyed by the
+    config's JSON: a worker builds each backend once, however many tasks use it.
+
+    One is kept per thread: a recogniser such as pocketsphinx's decoder must not serve two
+    tasks at once, and a worker started with several threads runs several tasks at once
+    (werest's LocalCluster, and the README's ``dask worker``, use one thread per process).
+    """
     key = json.dumps(cfg, sort_keys=True, default=str)
-    return kept(setting, key, lambda: instantiate_checked(cfg, protocol, setting))
+    slot = f"{setting}@{threading.get_ident()}"
+    return kept(slot, key, lambda: instantiate_checked(cfg, protocol, setting))

@@ -30,8 +30,12 @@ N_CLIPS = 6
 
 @pytest.fixture(scope="module")
 def utterances(tmp_path_factory) -> Path:
-    """The first AN4 test utterances as an utterance table (werest import sphinx)."""
-    return an4_test_utterances(tmp_path_factory.mktemp("an4"), N_CLIPS)
+    """The first AN4 test utterances as an utterance table (werest import sphinx), and one
+    more whose audio file is missing (a failure, listed in ``<out>.failed.csv``)."""
+    path = an4_test_utterances(tmp_path_factory.mktemp("an4"), N_CLIPS)
+    table = pd.read_parquet(path)
+    lost = table.tail(1).assign(utt_id="lost", audio=str(path.parent / "lost.sph"))
+    return write_table(pd.concat([table, lost], ignore_index=True), path)
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +92,10 @@ def test_transcribe_on_a_cluster_equals_a_local_run(utterances, local_run, clien
     assert (table["processing_seconds"] > 0).all()
     records = pd.read_json(out.with_name("asr.parquet.rtfx.json"))
     assert records.loc[0, "utterances"] == N_CLIPS and records.loc[0, "rtfx"] > 0
-    assert not out.with_name("asr.parquet.failed.csv").exists()
+    failed = pd.read_csv(out.with_name("asr.parquet.failed.csv"))
+    assert failed["utt_id"].tolist() == ["lost"] and failed["asr_status"].tolist() == ["missing"]
+    local_failed = local_run.with_name("asr.parquet.failed.csv")
+    assert local_failed.read_bytes() == out.with_name("asr.parquet.failed.csv").read_bytes()
 
 
 def test_a_cluster_run_resumes_what_an_interrupted_run_left(

@@ -72,7 +72,7 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     return table
 
 
-def _cluster(cfg: DictConfig, scorer) -> dict | None:
+def _cluster(cfg: DictConfig, scorer) -> DictConfig | None:
     """The ``cluster`` settings; the SONAR embedder (no scorer) runs in this process only."""
     cluster = cfg.get("cluster")
     if scorer is None and cluster_named(cluster):

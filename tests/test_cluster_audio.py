@@ -150,6 +150,34 @@ def test_each_worker_builds_its_recogniser_once(utterances, local_run, client, t
     assert sum(client.run(lambda: CountingSphinx.clips).values()) == N_CLIPS
 
 
+class OnlyHere(PocketSphinxTranscriber):
+    """PocketSphinx whose model files exist for the client but not on the workers."""
+
+    def __init__(self, **settings) -> None:
+        if _on_a_worker():
+            raise ConfigError("asr.lm: no such file '/models/an4.lm' on this worker")
+        super().__init__(**settings)
+
+
+def _on_a_worker() -> bool:
+    try:
+        distributed.get_worker()
+    except ValueError:
+        return False
+    return True
+
+
+def test_a_backend_that_fails_on_the_workers_is_one_line(utterances, client, tmp_path, capsys):
+    from werest.cli import main
+
+    out = tmp_path / "asr.parquet"
+    args = [f"input={utterances}", f"out={out}", f"asr._target_={__name__}.OnlyHere"]
+    assert main(["transcribe", *args, on(client), "cluster.retries=0"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.endswith("asr.lm: no such file '/models/an4.lm' on this worker")
+    assert len(error.splitlines()) == 1 and not out.exists()  # nothing half-written
+
+
 def test_a_backend_is_built_once_per_config_and_thread():
     from werest.asr import Transcriber
     from werest.build import instantiate_once

@@ -36,6 +36,9 @@ def instantiate_checked(cfg, protocol: type, setting: str, **kwargs):
     except (InstantiationException, HydraException) as error:
         cause = error.__cause__
         if isinstance(cause, WerestError):
+            # Hydra's error points at ours, and raising ours here makes Hydra's its context:
+            # a cycle that Dask cannot serialise when the build fails on a worker
+            error.__cause__ = error.__context__ = None
             raise cause from None
         reason = first_line(cause if cause is not None else error)
         raise ConfigError(f"{setting}: cannot build {cfg.get('_target_')}: {reason}") from None

@@ -218,6 +218,18 @@ def test_a_worker_killed_mid_transcription_changes_nothing(utterances, local_run
     )
 
 
+def test_faster_whisper_on_a_cluster_keeps_its_confidence_columns(utterances, client, tmp_path):
+    """tiny.en (CTranslate2) on the workers: the same hypotheses and the same per-utterance
+    columns (log-probabilities, word timings as JSON) as in this process."""
+    pytest.importorskip("faster_whisper", reason="needs the [audio] extra")
+    here, there = tmp_path / "here.parquet", tmp_path / "there.parquet"
+    transcribe(utterances, here, "asr=faster_whisper", "chunk_size=3")
+    transcribe(utterances, there, "asr=faster_whisper", "chunk_size=3", on(client))
+    expected = without_timing(read_table(here))
+    assert expected["asr_words"].str.startswith("[[").all()
+    pd.testing.assert_frame_equal(without_timing(read_table(there)), expected)
+
+
 # --------------------------------------------------------------------------- whisper likelihood
 
 

@@ -18,6 +18,17 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
+def an4_test_utterances(folder: Path, count: int) -> Path:
+    """The first ``count`` AN4 test utterances as an utterance table (``werest import
+    sphinx``) written to ``folder``; skips the test without the shared data."""
+    from werest.importers import import_table
+    from werest.table import write_table
+
+    table = import_table("sphinx", [shared_path("an4")])
+    table = table[table["dataset"] == "an4-test"].head(count).reset_index(drop=True)
+    return write_table(table, folder / "an4_test.parquet")
+
+
 @pytest.fixture(scope="session")
 def dighr_table():
     """All dighr English folders imported once per session."""

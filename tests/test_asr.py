@@ -23,7 +23,7 @@ import pytest
 import soundfile as sf
 from omegaconf import OmegaConf
 
-from tests.conftest import shared_path
+from tests.conftest import an4_test_utterances, shared_path
 from werest.asr import Transcriber, build_transcriber
 from werest.asr.pocketsphinx_asr import PocketSphinxTranscriber, clean_words, to_int16
 from werest.cli import _quote
@@ -62,13 +62,7 @@ def transcribe(input_path: Path, out: Path, *overrides: str, asr: str = "pockets
 @pytest.fixture(scope="module")
 def utterances(tmp_path_factory) -> Path:
     """The first AN4 test utterances as an utterance table (werest import sphinx)."""
-    from werest.importers import import_table
-
-    table = import_table("sphinx", [shared_path("an4")])
-    table = table[table["dataset"] == "an4-test"].head(N_CLIPS).reset_index(drop=True)
-    path = tmp_path_factory.mktemp("an4") / "an4_test.parquet"
-    write_table(table, path)
-    return path
+    return an4_test_utterances(tmp_path_factory.mktemp("an4"), N_CLIPS)
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import soundfile as sf
 
-from tests.conftest import shared_path
+from tests.conftest import an4_test_utterances, shared_path
 from werest.asr.faster_whisper_asr import FasterWhisperTranscriber, whisper_model_path
 from werest.asr.transcribe import merge_details
 from werest.cli import _quote
@@ -109,13 +109,7 @@ def test_missing_model_folder_is_a_config_error(tmp_path):
 
 @pytest.fixture(scope="module")
 def an4_clips(tmp_path_factory) -> Path:
-    from werest.importers import import_table
-
-    table = import_table("sphinx", [shared_path("an4")])
-    table = table[table["dataset"] == "an4-test"].head(N_CLIPS).reset_index(drop=True)
-    path = tmp_path_factory.mktemp("an4") / "an4.parquet"
-    write_table(table, path)
-    return path
+    return an4_test_utterances(tmp_path_factory.mktemp("an4"), N_CLIPS)
 
 
 def transcribe(input_path: Path, out: Path, *overrides: str):

@@ -208,6 +208,7 @@ def test_settings_that_need_the_whole_table_are_refused(tmp_path, capsys, overri
 # --------------------------------------------------------------------------- Dask
 
 distributed = pytest.importorskip("distributed", reason="needs werest[cluster] (dask)")
+from tests.cluster_helpers import KillOnce  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -246,31 +247,13 @@ def test_the_cli_joins_a_running_scheduler_by_address(client, tmp_path, capsys):
     assert client.status == "running"  # the CLI closed its own client, not the cluster
 
 
-class KillOnce(distributed.WorkerPlugin):
-    """Kills the worker process that starts the first ``task`` (once: a marker file
-    remembers it), while the task runs: a real lost worker, not a raised exception."""
-
-    def __init__(self, marker: str, task: str = "estimate_partition") -> None:
-        self.marker = marker
-        self.task = task
-
-    def transition(self, key, start, finish, **kwargs):
-        if finish == "executing" and self.task in str(key):
-            try:
-                fd = os.open(self.marker, os.O_CREAT | os.O_EXCL)
-            except FileExistsError:
-                return
-            os.close(fd)
-            os._exit(1)
-
-
 def test_a_worker_killed_mid_run_has_its_partitions_retried(models, tmp_path):
     from werest.cluster import dask_client, dask_runner
 
     clean = estimate_partitioned(demo_table_path(), models, tmp_path / "clean", n_partitions=4)
     marker = tmp_path / "killed"
     with dask_client("local", workers=2) as client:
-        client.register_plugin(KillOnce(str(marker)))
+        client.register_plugin(KillOnce(str(marker), "estimate_partition"))
         result = estimate_partitioned(
             demo_table_path(),
             models,

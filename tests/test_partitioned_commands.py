@@ -17,6 +17,7 @@ from werest.partitioned_score import score_partitioned
 from werest.proxy import Ranking, choose_proxies, rank_systems, references_ranking
 from werest.scoring import corpus_scores, readable_scores, score_utterances
 from werest.table import KEY, read_table, write_table
+from werest.text import AUTO
 
 
 def _in_memory(table: pd.DataFrame, folder: Path) -> pd.DataFrame:
@@ -99,7 +100,7 @@ def test_an_input_without_references_is_one_line_naming_the_file(tmp_path, capsy
 
 def _features_in_memory(table, ranking=None, *, targets=None, proxy=None) -> pd.DataFrame:
     """What werest features writes in memory, sorted by key."""
-    ranking = ranking or references_ranking(table, "auto", RANKING_ALTERNATIVES)
+    ranking = ranking or references_ranking(table, AUTO, RANKING_ALTERNATIVES)
     proxies = choose_proxies(table, ranking, targets=targets, proxy=proxy)
     return agreement_features(table, proxies).sort_values(KEY, ignore_index=True)
 
@@ -115,7 +116,7 @@ def test_features_in_chunks_and_partitions_equal_the_in_memory_table(tmp_path):
     result = features_partitioned(
         demo_table_path(), tmp_path / "features", chunk_rows=7, n_partitions=3
     )
-    assert result.ranking == references_ranking(table, "auto", RANKING_ALTERNATIVES)
+    assert result.ranking == references_ranking(table, AUTO, RANKING_ALTERNATIVES)
     assert [f.name for f in result.files] == [f"part-{i:05d}.parquet" for i in range(3)]
     expected = _features_in_memory(table)
     assert result.n_features == len(expected)
@@ -149,7 +150,7 @@ def test_features_of_shared_data_as_a_hive_parquet_folder(dighr_table, thennal10
     folder = shared_hive_folder(dighr_table, thennal10_table, tmp_path / "input")
     table = read_table_folder(folder)
     result = features_partitioned(folder, tmp_path / "features", chunk_rows=500, n_partitions=4)
-    assert result.ranking == references_ranking(table, "auto", RANKING_ALTERNATIVES)
+    assert result.ranking == references_ranking(table, AUTO, RANKING_ALTERNATIVES)
     expected = _features_in_memory(table)
     pd.testing.assert_frame_equal(_read_features(tmp_path / "features"), expected)
 
@@ -199,12 +200,12 @@ def client():
 def test_a_local_cluster_and_a_killed_worker_give_the_in_memory_scores(client, tmp_path):
     """The CLI joins a running LocalCluster by address; a worker killed while it scores a
     partition has its task rescheduled, and every output equals the in-memory run's."""
-    from tests.test_partitioned import KillOnce
+    from tests.cluster_helpers import KillOnce
 
     demo = str(demo_table_path())
     assert main(["score", f"input={demo}", f"output_dir={tmp_path / 'mem'}"]) == 0
     marker = tmp_path / "killed"
-    client.register_plugin(KillOnce(str(marker), task="score_partition"))
+    client.register_plugin(KillOnce(str(marker), "score_partition"))
     address = f"cluster.address={client.scheduler.address}"
     args = [f"input={demo}", f"output_dir={tmp_path / 'dask'}", address, "partition.count=5"]
     assert main(["score", *args]) == 0  # a cluster named: partitioned without partition.rows

@@ -1,4 +1,5 @@
-"""Partitions on a Dask cluster (``dask.distributed``): no scheduler of werest's own.
+"""Partitions, transcription chunks and audio clips on a Dask cluster (``dask.distributed``):
+no scheduler of werest's own.
 
 ``cluster=local`` starts a :class:`distributed.LocalCluster` of ``cluster.workers`` processes
 (one thread each: the work is pure Python and holds the GIL); ``cluster.address=tcp://…``
@@ -12,14 +13,19 @@ spilled Parquet files and writes its rows atomically, so running it twice is har
 that raises is retried ``retries`` times; a task whose worker dies (killed, out of memory) is
 rescheduled on another worker by the scheduler (up to ``distributed.scheduler.
 allowed-failures`` times), and the result equals a clean run's, since each task is a pure
-function of its partition. Dask is an optional dependency: ``pip install 'werest[cluster]'``.
+function of its partition. :func:`map_on_cluster` is the same for any function (``werest
+transcribe``'s chunks, the likelihood scorer's clips): what every task needs is broadcast once
+and the worker builds its model once (:func:`werest.build.instantiate_once`). Dask is an
+optional dependency: ``pip install 'werest[cluster]'``.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from tqdm.auto import tqdm
 
@@ -71,25 +77,94 @@ def dask_client(kind: str | None = None, *, address: str | None = None, workers:
         yield client
 
 
+def cluster_named(settings: Mapping[str, Any] | None) -> bool:
+    """Whether a command's ``cluster`` settings name a cluster (a kind or an address)."""
+    settings = settings or {}
+    return bool(settings.get("address")) or settings.get("kind") not in (None, "none")
+
+
+def cluster_client(settings: Mapping[str, Any] | None):
+    """:func:`dask_client` for a command's ``cluster`` settings (``conf/cluster/*.yaml``):
+    None (no cluster) when they name none."""
+    settings = settings or {}
+    return dask_client(
+        settings.get("kind"),
+        address=settings.get("address"),
+        workers=int(settings.get("workers") or 2),
+    )
+
+
+def map_on_cluster(
+    client,
+    function: Callable[..., Any],
+    *iterables: Sequence[Any],
+    shared: Mapping[str, Any] | None = None,
+    retries: int = 2,
+    desc: str | None = "tasks",
+    unit: str = "task",
+) -> Iterator[tuple[int, Any]]:
+    """``function(*items, **shared)`` for each position of ``iterables``, one Dask task each;
+    yields ``(position, result)`` as the tasks finish (so a caller can write what is done).
+
+    ``shared`` (a model's description, a policy, a partition context) is sent to every worker
+    once (``scatter(..., broadcast=True)``), not with every task. A task that raises is
+    retried ``retries`` times; one whose worker dies is rescheduled by Dask. ``desc`` names the
+    progress bar (None: no bar, the caller keeps its own). Stopping early (an error, Ctrl-C)
+    releases the futures, and Dask cancels the tasks nobody waits for any more.
+    """
+    distributed = _distributed()
+    names = list(shared or {})
+    values = client.scatter([shared[n] for n in names], broadcast=True, hash=False) if names else []
+    futures = client.map(
+        function, *iterables, retries=retries, pure=False, **dict(zip(names, values, strict=True))
+    )
+    position = {future.key: i for i, future in enumerate(futures)}
+    with tqdm(total=len(futures), desc=desc, unit=unit, disable=None if desc else True) as bar:
+        for future in distributed.as_completed(futures):
+            result = future.result()
+            future.release()
+            bar.update(1)
+            yield position[future.key], result
+
+
+def cluster_runner(
+    client, function: Callable[..., Any], settings: Mapping[str, Any] | None, **shared: Any
+) -> Callable[[Sequence[Any]], Iterator[tuple[int, Any]]] | None:
+    """Items -> ``(position, function(item, **shared))`` as tasks on ``client``'s workers,
+    retried as the ``cluster`` settings say, without a bar of its own (the caller counts
+    what it gets back); None without a client (the caller works in its own process)."""
+    if client is None:
+        return None
+    retries = int((settings or {}).get("retries") or 0)
+    return lambda items: map_on_cluster(
+        client, function, items, shared=shared, retries=retries, desc=None
+    )
+
+
+def in_order(results: Iterable[tuple[int, Any]], count: int) -> list[Any]:
+    """The results of :func:`map_on_cluster` by position."""
+    ordered: list[Any] = [None] * count
+    for position, result in results:
+        ordered[position] = result
+    return ordered
+
+
 def dask_runner(client, *, retries: int = 2) -> PartitionRunner:
     """A ``run_partitions`` (:data:`werest.partitioned.PartitionRunner`: estimate, score and
     features runs) that runs each partition as a task on ``client``'s workers, the shared
     context broadcast once."""
-    distributed = _distributed()
 
     def run(function, folders: list[Path], outputs: list, context: object) -> list:
-        [shared] = client.scatter([context], broadcast=True, hash=False)
-        futures = client.map(
-            function, folders, outputs, context=shared, retries=retries, pure=False
+        results = map_on_cluster(
+            client,
+            function,
+            folders,
+            outputs,
+            shared={"context": context},
+            retries=retries,
+            desc="partitions",
+            unit="partition",
         )
-        position = {future.key: i for i, future in enumerate(futures)}
-        results: list = [None] * len(futures)
-        done = distributed.as_completed(futures)
-        for future in tqdm(
-            done, total=len(futures), desc="partitions", unit="partition", disable=None
-        ):
-            results[position[future.key]] = future.result()
-            future.release()
-        return results
+        return in_order(results, len(folders))
 
     return run

@@ -33,7 +33,7 @@ from werest.partitioned import DEFAULT_CHUNK_ROWS, PartitionRunner, run_locally
 from werest.partitioned_score import reference_ranking_partitioned
 from werest.proxy import Ranking, choose_proxies
 from werest.table import _CSV_SUFFIXES, _JSONL_SUFFIXES, KEY, write_table
-from werest.text import Normaliser, cached_normalisation
+from werest.text import AUTO, Normaliser, cached_normalisation
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ class FeaturesContext:
     ranking: Ranking | None
     targets: list[str]
     proxy: str | None
-    normaliser: Normaliser | str
+    normaliser: Normaliser
     sources: list[str]
     n_jobs: int = 1
 
@@ -129,7 +129,7 @@ def features_partitioned(
     ranking: Ranking | None = None,
     targets: list[str] | None = None,
     proxy: str | None = None,
-    normaliser: Normaliser | str = "auto",
+    normaliser: Normaliser = AUTO,
     n_jobs: int = 1,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     n_partitions: int | None = None,

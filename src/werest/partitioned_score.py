@@ -45,7 +45,7 @@ from werest.partitioned import (
 from werest.proxy import Ranking, rank_totals
 from werest.scoring import corpus_scores, readable_scores, score_utterances
 from werest.table import write_table
-from werest.text import Normaliser, cached_normalisation
+from werest.text import AUTO, Normaliser, cached_normalisation
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ CATEGORIES = ("dataset", "system", "unit")
 class ScoreContext:
     """What every partition needs, sent to each worker once (:mod:`werest.cluster`)."""
 
-    normaliser: Normaliser | str
+    normaliser: Normaliser
     sources: list[str]
     n_jobs: int = 1
 
@@ -139,7 +139,7 @@ def score_partitioned(
     path: str | Path,
     output_dir: str | Path,
     *,
-    normaliser: Normaliser | str = "auto",
+    normaliser: Normaliser = AUTO,
     n_resamples: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
@@ -179,7 +179,7 @@ def score_partitioned(
 
 def reference_ranking_partitioned(
     spilled: Spill,
-    normaliser: Normaliser | str,
+    normaliser: Normaliser,
     *,
     alternatives: str,
     n_jobs: int = 1,
@@ -198,4 +198,4 @@ def reference_ranking_partitioned(
     totals = compact.groupby(["dataset", "system"], observed=True, as_index=False)[
         ["word_errors", "ref_words"]
     ].sum()
-    return rank_totals(totals, str(normaliser))
+    return rank_totals(totals, normaliser)

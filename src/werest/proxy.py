@@ -288,7 +288,7 @@ def rank_on(
     return rank_totals(totals, normaliser)
 
 
-def rank_totals(totals: pd.DataFrame, normaliser: str) -> Ranking:
+def rank_totals(totals: pd.DataFrame, normaliser: Normaliser) -> Ranking:
     """The ranking from Σ word errors and Σ reference words per (dataset, system)
     (``dataset, system, word_errors, ref_words``): integer sums, so a partitioned run's add up
     to exactly the whole table's (:mod:`werest.partitioned_score`)."""

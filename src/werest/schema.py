@@ -274,6 +274,7 @@ class EmbedSettings:
     default_language: Any = typed(str, nullable=True)
     cache_dir: Any = _optional_path()
     audio: Audio = block(Audio)
+    cluster: Cluster = block(Cluster)
     log_level: Any = _log_level()
 
 
@@ -288,6 +289,7 @@ class TranscribeSettings:
     chunk_size: Any = _positive()
     audio_suffixes: Any = typed("list")
     audio: Audio = block(Audio)
+    cluster: Cluster = block(Cluster)
     log_level: Any = _log_level()
 
 

@@ -38,6 +38,11 @@ Resuming
     skipped. New rows are written ``chunk_size`` utterances at a time, each write atomic, so
     an interrupted run keeps every finished chunk and never leaves a half-written file.
     Failed utterances have no row and are tried again on the next run.
+
+On a cluster
+    ``cluster=local`` or ``cluster.address=…``: each chunk is a task on a Dask worker
+    (:func:`transcribe_chunk_on_worker`, :class:`ChunkJob` broadcast once); chunks come back
+    in any order and are written as above in the input's order, so the table is the same.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +62,7 @@ from tqdm.auto import tqdm
 
 from werest.asr.base import SAMPLE_RATE, Transcriber
 from werest.audio import AudioPolicy, LoadedAudio, load_audio
+from werest.build import instantiate_once
 from werest.errors import ConfigError, InputError, WerestError
 from werest.io import atomic_path, first_line
 from werest.table import KEY, UTTERANCE, read_raw_csv, read_table, validate_table, write_table
@@ -321,6 +327,33 @@ def merged(base: pd.DataFrame | None, new: list[pd.DataFrame]) -> pd.DataFrame:
     return order_columns(validate_table(table, source="transcribe output"))
 
 
+ChunkResult = tuple[list[ClipResult], list[float]]
+#: chunks -> (the chunk's position, its :func:`transcribe_chunk` result), in any order
+ChunkRunner = Callable[[list[pd.DataFrame]], Iterable[tuple[int, ChunkResult]]]
+
+
+@dataclass(frozen=True)
+class ChunkJob:
+    """What every chunk task on a cluster needs, sent to each worker once: the backend's
+    description (a plain mapping with ``_target_``) and the audio policy."""
+
+    asr: dict[str, Any]
+    policy: AudioPolicy
+
+
+def transcribe_chunk_on_worker(chunk: pd.DataFrame, job: ChunkJob) -> ChunkResult:
+    """:func:`transcribe_chunk` in a worker process, whose recogniser is built on its first
+    chunk and kept for the next ones (:func:`werest.build.instantiate_once`)."""
+    transcriber = instantiate_once(job.asr, Transcriber, "asr")
+    return transcribe_chunk(chunk, transcriber, job.policy)
+
+
+def in_this_process(transcriber: Transcriber, policy: AudioPolicy) -> ChunkRunner:
+    """Chunks transcribed here, one after another as the caller asks for them (so each is
+    written before the next starts)."""
+    return lambda chunks: enumerate(transcribe_chunk(c, transcriber, policy) for c in chunks)
+
+
 def transcribe_pending(
     todo: pd.DataFrame,
     transcriber: Transcriber,
@@ -330,27 +363,38 @@ def transcribe_pending(
     out: Path,
     policy: AudioPolicy,
     chunk_size: int,
+    run_chunks: ChunkRunner | None = None,
 ) -> tuple[pd.DataFrame | None, pd.DataFrame]:
-    """Transcribe ``todo`` chunk by chunk, rewriting ``out`` atomically after each chunk."""
-    new: list[pd.DataFrame] = []
-    failures: list[pd.DataFrame] = []
+    """Transcribe ``todo`` chunk by chunk, rewriting ``out`` atomically after each chunk.
+
+    ``run_chunks`` transcribes the chunks elsewhere (a Dask cluster: ``werest transcribe
+    cluster=``) and gives them back in any order; the table always holds the finished chunks
+    in ``todo``'s order, so the output equals a run in this process, chunk by chunk.
+    """
+    chunks = [
+        todo.iloc[start : start + chunk_size].reset_index(drop=True)
+        for start in range(0, len(todo), chunk_size)
+    ]
+    run_chunks = run_chunks or in_this_process(transcriber, policy)
+    new: dict[int, pd.DataFrame] = {}
+    failures: dict[int, pd.DataFrame] = {}
     table = merged(base, []) if base is not None else None
     audio_seconds = processing_seconds = 0.0
     with tqdm(total=len(todo), desc=f"transcribe ({system})", unit="utt", disable=None) as bar:
-        for start in range(0, len(todo), chunk_size):
-            chunk = todo.iloc[start : start + chunk_size].reset_index(drop=True)
-            rows, failed = rows_for(chunk, *transcribe_chunk(chunk, transcriber, policy), system)
-            new.append(rows)
-            failures.append(failed)
+        for position, result in run_chunks(chunks):
+            chunk = chunks[position]
+            rows, failures[position] = rows_for(chunk, *result, system)
+            new[position] = rows
             if not rows.empty:
-                table = merged(base, new)
+                table = merged(base, [new[i] for i in sorted(new)])
                 write_table(table, out)
             audio_seconds += float(np.nansum(rows["duration"]))
             processing_seconds += float(np.nansum(rows["processing_seconds"]))
             bar.update(len(chunk))
             if processing_seconds > 0:
                 bar.set_postfix(RTFx=f"{audio_seconds / processing_seconds:.1f}")
-    failed_rows = pd.concat(failures, ignore_index=True) if failures else pd.DataFrame()
+    parts = [failures[i] for i in sorted(failures)]
+    failed_rows = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     return table, failed_rows.reindex(columns=FAILURE_COLUMNS)
 
 

@@ -2,23 +2,32 @@
 
 Adds SONAR speech–text similarity (:mod:`werest.features.similarity`) or, with
 ``embedder=whisper_likelihood``, the Whisper likelihood of each hypothesis
-(:mod:`werest.features.likelihood`) to a feature table.
+(:mod:`werest.features.likelihood`) to a feature table; with ``cluster=local`` or
+``cluster.address=…`` its clips are scored on a Dask cluster (:mod:`werest.cluster`).
 """
 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pandas as pd
 from omegaconf import DictConfig
 
 from werest.audio import AudioPolicy
-from werest.commands._common import built
-from werest.errors import InputError
+from werest.cluster import cluster_client, cluster_named, cluster_runner
+from werest.commands._common import built, plain
+from werest.errors import ConfigError, InputError
 from werest.features.agreement import AGREEMENT_FEATURES
 from werest.features.cache import EmbeddingCache
 from werest.features.embedder import build_embedder, likelihood_scorer
-from werest.features.likelihood import LIKELIHOOD_FEATURES, add_likelihood, no_likelihood
+from werest.features.likelihood import (
+    LIKELIHOOD_FEATURES,
+    ScoringJob,
+    add_likelihood,
+    no_likelihood,
+    score_clips_on_worker,
+)
 from werest.features.similarity import add_similarity, no_similarity
 from werest.table import KEY, read_table, write_table
 
@@ -28,6 +37,7 @@ log = logging.getLogger("werest.features")
 def run(cfg: DictConfig) -> pd.DataFrame:
     """Add the embedder's columns to the feature table and write it (``out``, else in place)."""
     scorer = likelihood_scorer(cfg.embedder)
+    cluster = _cluster(cfg, scorer)
     columns = (*AGREEMENT_FEATURES, *(LIKELIHOOD_FEATURES if scorer else ("similarity",)))
     features = read_table(cfg.input, required=tuple(KEY), numeric=(*columns, "audio_duration"))
     transcripts = read_table(cfg.transcripts)
@@ -37,15 +47,18 @@ def run(cfg: DictConfig) -> pd.DataFrame:
         if scorer is not None
         else (add_similarity, build_embedder(cfg.embedder), "similarity", no_similarity)
     )
-    table = add(
-        features,
-        transcripts,
-        backend,
-        cache,
-        built(cfg, "audio", AudioPolicy),
-        text_column=cfg.get("text_column", "hypothesis"),
-        default_language=cfg.get("default_language"),
-    )
+    policy = built(cfg, "audio", AudioPolicy)
+    with cluster_client(cluster) as client:
+        table = add(
+            features,
+            transcripts,
+            backend,
+            cache,
+            policy,
+            text_column=cfg.get("text_column", "hypothesis"),
+            default_language=cfg.get("default_language"),
+            **_on_cluster(client, cfg, policy),
+        )
     ok = int(table[column].notna().sum())
     if len(table) and not ok:
         raise InputError(failed(table), path=cfg.input)  # nothing written
@@ -53,3 +66,22 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     write_table(table, out)
     log.info("wrote %s: %d rows, %d with %s", out, len(table), ok, column)
     return table
+
+
+def _cluster(cfg: DictConfig, scorer) -> DictConfig | None:
+    """The ``cluster`` settings; the SONAR embedder (no scorer) runs in this process only."""
+    cluster = cfg.get("cluster")
+    if scorer is None and cluster_named(cluster):
+        raise ConfigError("cluster= runs embedder=whisper_likelihood only; drop it for SONAR")
+    return cluster
+
+
+def _on_cluster(client, cfg: DictConfig, policy: AudioPolicy) -> dict:
+    """``add_likelihood``'s ``run_clips`` on the cluster's workers (none without a cluster):
+    the scorer's description, the cache folder and the policy go to every worker once."""
+    cache_dir = cfg.get("cache_dir")
+    job = ScoringJob(
+        plain(cfg.embedder), str(Path(cache_dir).resolve()) if cache_dir else None, policy
+    )
+    runner = cluster_runner(client, score_clips_on_worker, cfg.get("cluster"), job=job)
+    return {"run_clips": runner} if runner else {}

@@ -1,4 +1,8 @@
-"""``werest transcribe input=T|DIR asr=pocketsphinx out=T2``: a recogniser's hypotheses + RTFx."""
+"""``werest transcribe input=T|DIR asr=pocketsphinx out=T2``: a recogniser's hypotheses + RTFx.
+
+``cluster=local`` or ``cluster.address=…`` transcribes the chunks as tasks on a Dask cluster
+(:mod:`werest.cluster`); each worker builds the recogniser once from the broadcast ``asr``.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from omegaconf import DictConfig
 from werest.asr.base import build_transcriber
 from werest.asr.transcribe import (
     AUDIO_SUFFIXES,
+    ChunkJob,
     all_failed,
     existing_rows,
     format_summary,
@@ -20,12 +25,14 @@ from werest.asr.transcribe import (
     read_source,
     rtfx_summary,
     select,
+    transcribe_chunk_on_worker,
     transcribe_pending,
     write_failures,
     write_rtfx,
 )
 from werest.audio import AudioPolicy
-from werest.commands._common import built, int_setting, names, require, save_config, show
+from werest.cluster import cluster_client, cluster_runner
+from werest.commands._common import built, int_setting, names, plain, require, save_config, show
 from werest.errors import ConfigError, InputError
 from werest.resources import ResourceMonitor
 from werest.table import write_table
@@ -58,9 +65,18 @@ def run(cfg: DictConfig) -> pd.DataFrame | None:
         len(utterances) - len(todo),
         len(todo),
     )
-    with ResourceMonitor() as monitor:
+    cluster = cfg.get("cluster") if len(todo) else None  # nothing to do: no cluster started
+    with ResourceMonitor() as monitor, cluster_client(cluster) as client:
+        job = ChunkJob(plain(cfg.asr), policy)  # a worker builds its recogniser from this
         table, failed = transcribe_pending(
-            todo, transcriber, system, base=base, out=out, policy=policy, chunk_size=chunk_size
+            todo,
+            transcriber,
+            system,
+            base=base,
+            out=out,
+            policy=policy,
+            chunk_size=chunk_size,
+            run_chunks=cluster_runner(client, transcribe_chunk_on_worker, cluster, job=job),
         )
     if len(todo) and len(failed) == len(todo) and not has_rows(table, system):
         raise InputError(all_failed(failed), path=source_path)  # nothing written

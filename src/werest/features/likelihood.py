@@ -55,6 +55,10 @@ the formatted text, in a namespace naming the model, compute type, language, tex
 audio policy: a rerun, or a new system on the same clips, scores only what is new. The
 scorer's transcript of a clip is stored in the same cache (its token ids, in a ``|decode``
 namespace, under the clip's key), so each clip is decoded once.
+
+On a cluster (``werest embed ... cluster=``) batches of clips are tasks on Dask workers
+(:func:`score_clips_on_worker`): each worker builds the scorer once and writes its shards to
+the same ``cache_dir``, which must then be a folder every worker can write.
 """
 
 from __future__ import annotations
@@ -65,8 +69,9 @@ import logging
 import math
 import re
 import unicodedata
-from collections.abc import Sequence
-from dataclasses import dataclass
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -75,6 +80,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from werest.audio import AudioPolicy, load_audio
+from werest.build import instantiate_once, kept
 from werest.errors import ConfigError, InputError
 from werest.features.cache import EmbeddingCache, file_key, normalise_text
 from werest.features.inputs import join_input_features
@@ -359,15 +365,47 @@ def _languages(transcripts: pd.DataFrame, default_language: str | None) -> pd.Da
     return clips
 
 
+#: one clip to score: its audio path, language and its rows' texts (in the scorer's form)
+Clip = tuple[str, str, list[str]]
+#: a clip's outcome: its rows' :data:`STATS`, its status and the scorer's transcript
+ClipScores = tuple[np.ndarray, str, str | None]
+#: batches of clips -> (the batch's position, its clips' scores), in any order
+ClipRunner = Callable[[list[list[Clip]]], Iterable[tuple[int, list[ClipScores]]]]
+#: clips per task on a cluster: enough to outweigh a task's overhead, few enough to share out
+CLIPS_PER_TASK = 8
+
+
+@dataclass(frozen=True)
+class ScoringJob:
+    """What every task on a cluster needs, sent to each worker once: the scorer's description
+    (a plain mapping with ``_target_``), the cache folder (None: memory) and the audio policy.
+    ``run`` tells one run from the next: a worker's cache is read from disk again per run."""
+
+    scorer: dict[str, Any]
+    cache_dir: str | None
+    policy: AudioPolicy
+    run: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+
+def score_clips_on_worker(clips: list[Clip], job: ScoringJob) -> list[ClipScores]:
+    """:func:`_score_group` of each clip in a worker process, which builds the scorer and
+    opens the cache once (:func:`werest.build.kept`) for all the tasks it runs."""
+    scorer = instantiate_once(job.scorer, Scorer, "embedder")
+    cache = kept("embedding-cache", job.run, lambda: EmbeddingCache(job.cache_dir))
+    return [_score_group(*clip, scorer, cache, job.policy) for clip in clips]
+
+
 def score_pairs(
     pairs: pd.DataFrame,
     scorer: Scorer,
     cache: EmbeddingCache,
     policy: AudioPolicy,
+    run_clips: ClipRunner | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:data:`STATS`, a status and the scorer's own transcript of the clip (None when it
     cannot transcribe) for each row of ``pairs`` (``audio``, ``language``, ``text`` per
-    (utterance, system)); clip by clip, cached by content."""
+    (utterance, system)); clip by clip, cached by content. ``run_clips`` scores batches of
+    :data:`CLIPS_PER_TASK` clips elsewhere (a Dask cluster) and gives them back in any order."""
     stats = np.full((len(pairs), len(STATS)), np.nan)
     status = np.full(len(pairs), "pending", dtype=object)
     decodes = np.full(len(pairs), None, dtype=object)
@@ -377,31 +415,37 @@ def score_pairs(
     status[(status == "pending") & (forms == "").to_numpy()] = "empty_hypothesis"
     todo = pairs[status == "pending"]
     groups = list(todo.groupby(["audio", "language"], sort=True))
-    clips: dict[tuple[str, str], str | None] = {}
+    size = 1 if run_clips is None else CLIPS_PER_TASK
+    clips = [(str(path), str(lang), forms[g.index].tolist()) for (path, lang), g in groups]
+    batches = [clips[start : start + size] for start in range(0, len(clips), size)]
+    run_clips = run_clips or (
+        lambda parts: enumerate([_score_group(*c, scorer, cache, policy) for c in b] for b in parts)
+    )
+    transcripts: dict[tuple[str, str], str | None] = {}
     with tqdm(total=len(groups), desc="whisper likelihood", unit="clip", disable=None) as bar:
-        for (path, lang), group in groups:
-            done = _score_group(str(path), str(lang), group, forms, scorer, cache, policy)
-            stats[group.index], status[group.index], decodes[group.index] = done
-            clips[(path, lang)] = done[2]
-            bar.update(1)
+        for position, results in run_clips(batches):
+            for offset, done in enumerate(results):
+                (path, lang), group = groups[position * size + offset]
+                stats[group.index], status[group.index], decodes[group.index] = done
+                transcripts[(path, lang)] = done[2]
+            bar.update(len(results))
     # an empty hypothesis has no likelihood, but against the transcript it misses every word
     for i in np.flatnonzero(status == "empty_hypothesis"):
-        decodes[i] = clips.get((pairs["audio"].iat[i], pairs["language"].iat[i]))
+        decodes[i] = transcripts.get((pairs["audio"].iat[i], pairs["language"].iat[i]))
     return stats, status, decodes
 
 
 def _score_group(
     path: str,
     lang: str,
-    group: pd.DataFrame,
-    forms: pd.Series,
+    texts: Sequence[str],
     scorer: Scorer,
     cache: EmbeddingCache,
     policy: AudioPolicy,
-) -> tuple[np.ndarray, str, str | None]:
-    """One clip's rows: their statistics, their status and the scorer's transcript."""
-    index = group.index.to_numpy()
-    nothing = np.full((len(index), len(STATS)), np.nan)
+) -> ClipScores:
+    """One clip's rows (``texts``, in the scorer's form): their statistics, their status and
+    the scorer's transcript."""
+    nothing = np.full((len(texts), len(STATS)), np.nan)
     try:
         namespace = f"{scorer.cache_name(lang)}|{policy.signature()}"
     except ConfigError as error:
@@ -412,9 +456,9 @@ def _score_group(
     except OSError as error:
         log.debug("%s: %s", path, error)
         return nothing, "missing" if not Path(path).exists() else "unreadable", None
-    keys = [_pair_key(audio_key, forms[i]) for i in index]
+    keys = [_pair_key(audio_key, text) for text in texts]
     hits = cache.get_many(namespace, set(keys))
-    missing = sorted({forms[i] for i, key in zip(index, keys, strict=True) if key not in hits})
+    missing = sorted({text for text, key in zip(texts, keys, strict=True) if key not in hits})
     decoder = getattr(scorer, "decode_clip", None)
     decoded = cache.get_many(f"{namespace}|decode", [audio_key]) if decoder else {}
     split = _duration(path) > getattr(scorer, "chunk_samples", math.inf) / SAMPLE_RATE
@@ -459,11 +503,13 @@ def add_likelihood(
     policy: AudioPolicy | None = None,
     text_column: str = "hypothesis",
     default_language: str | None = None,
+    run_clips: ClipRunner | None = None,
 ) -> pd.DataFrame:
     """A copy of ``features`` with the :data:`LIKELIHOOD_COLUMNS` (replaced if present).
 
     ``transcripts`` gives each system's text and each utterance's ``audio`` (and
     ``language``); the proxy's text is scored too when ``features`` has a ``proxy`` column.
+    ``run_clips`` scores the clips elsewhere (:func:`score_pairs`).
     """
     missing = [c for c in KEY if c not in features.columns]
     if missing:
@@ -473,7 +519,7 @@ def add_likelihood(
     pairs = _rows(features, transcripts, text_column)
     pairs = pairs.merge(_languages(transcripts, default_language), on=UTTERANCE, how="left")
     stats, status, decodes = score_pairs(
-        pairs, scorer, cache or EmbeddingCache(None), policy or AudioPolicy()
+        pairs, scorer, cache or EmbeddingCache(None), policy or AudioPolicy(), run_clips
     )
     scored = pairs[KEY].copy()
     scored[list(STATS)] = stats

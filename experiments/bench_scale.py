@@ -31,6 +31,7 @@ import pandas as pd
 import psutil
 
 from werest.importers import import_table
+from werest.partitioned import PARTITIONS_PER_PROCESS
 from werest.text import AUTO, normalised_columns
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -75,14 +76,15 @@ def run(input_folder: Path, output_dir: Path, overrides: list[str]) -> dict:
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
     root = psutil.Process(process.pid)
-    peak_total = peak_single = 0.0
+    peak_single = 0.0
+    timeline: list[tuple[float, float]] = []  # (seconds since start, tree MB)
     while process.poll() is None:
         try:
             tree = [root, *root.children(recursive=True)]
             sizes = [p.memory_info().rss for p in tree]
         except psutil.Error:
             sizes = []
-        peak_total = max(peak_total, sum(sizes) / 2**20)
+        timeline.append((time.perf_counter() - start, sum(sizes) / 2**20))
         peak_single = max([peak_single, *(s / 2**20 for s in sizes)])
         time.sleep(0.2)
     seconds = time.perf_counter() - start
@@ -90,14 +92,29 @@ def run(input_folder: Path, output_dir: Path, overrides: list[str]) -> dict:
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({process.returncode})")
     resources = json.loads((output_dir / "resources.json").read_text())
+    stages = resources.get("stage_seconds", {})
     return {
         "seconds": seconds,
-        "peak_mb": peak_total,
+        "peak_mb": max((mb for _, mb in timeline), default=0.0),
         "peak_single_mb": peak_single,
-        "stages": resources.get("stage_seconds", {}),
+        "stage_peak_mb": stage_peaks(timeline, stages, seconds),
+        "stages": stages,
         "partitions": resources.get("partitions"),
         "load": load,
     }
+
+
+def stage_peaks(
+    timeline: list[tuple[float, float]], stages: dict[str, float], seconds: float
+) -> dict[str, float]:
+    """The tree's peak MB within each stage. The stages are timed inside the run; the time
+    they do not cover (start-up: imports, model load; and the last writes) is put before the
+    first, so the windows are placed to within that tail (a second or two)."""
+    peaks, end = {}, seconds - sum(stages.values())
+    for stage, length in stages.items():
+        begin, end = end, end + length
+        peaks[stage] = max((mb for t, mb in timeline if begin <= t <= end), default=float("nan"))
+    return peaks
 
 
 def normaliser_cost(input_folder: Path) -> tuple[float, int, int]:
@@ -112,7 +129,7 @@ def normaliser_cost(input_folder: Path) -> tuple[float, int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
-    parser.add_argument("--configs", nargs="+", default=["1 process", "2 workers"])
+    parser.add_argument("--configs", nargs="+", default=["1 worker", "2 workers"])
     parser.add_argument("--work", type=Path, default=None, help="scratch folder")
     parser.add_argument(
         "--partitions", type=int, default=None, help="partition.count (default: automatic)"
@@ -122,7 +139,13 @@ def main() -> None:
     common = ["partition.rows=1000000"]
     if args.partitions:
         common.append(f"partition.count={args.partitions}")
-    configs = {"1 process": common, "2 workers": [*common, "cluster=local"]}
+    configs = {
+        # partitions in child processes, each replaced after partition.per_process (default)
+        "1 worker": common,
+        # every partition in the CLI's own process: the run before child processes
+        "1 process": [*common, "partition.per_process=0"],
+        "2 workers": [*common, "cluster=local"],
+    }
     real = import_table("dighr", [SHARED / "dighr" / "en"])
     real = real.loc[
         real["dataset"] != "dighr-181215", ["dataset", "utt_id", "system", "hypothesis"]
@@ -192,17 +215,29 @@ def report(measured: list[dict], arguments: str) -> str:
         "| target rows | configuration | spill | sample_and_order | partitions | summary |",
         "|---|---|---|---|---|---|",
     ]
+    stages = ("spill", "sample_and_order", "partitions", "summary")
     for m in runs:
         cost = {k: 1e6 * v / m["rows"] for k, v in m["stages"].items()}
-        cells = " | ".join(
-            f"{cost.get(k, float('nan')):.1f}"
-            for k in ("spill", "sample_and_order", "partitions", "summary")
-        )
+        cells = " | ".join(f"{cost.get(k, float('nan')):.1f}" for k in stages)
+        lines.append(f"| {m['targets']:,} | {m['config']} | {cells} |")
+    lines += [
+        "",
+        "Peak memory of the process tree within each stage (MB; start-up counts with spill):",
+        "",
+        "| target rows | configuration | spill | sample_and_order | partitions | summary |",
+        "|---|---|---|---|---|---|",
+    ]
+    for m in (m for m in runs if "stage_peak_mb" in m):
+        peaks = m["stage_peak_mb"]
+        cells = " | ".join(f"{peaks.get(k, float('nan')):,.0f}" for k in stages)
         lines.append(f"| {m['targets']:,} | {m['config']} | {cells} |")
     for m in (m for m in measured if m.get("normaliser")):
         per_string = m["seconds_first_file"] / m["distinct_first_file"]
         for run in (r for r in runs if r["targets"] == m["targets"]):
-            processes = 1 if run["config"] == "1 process" else 2
+            processes = {
+                "2 workers": 2,
+                "1 worker": -(-run["partitions"] // PARTITIONS_PER_PROCESS),  # recycled children
+            }.get(run["config"], 1)
             cached = per_string * m["distinct_first_file"] * processes
             share = 100 * cached / run["stages"]["partitions"]
             uncached = 100 * per_string * m["distinct_first_file"] * run["partitions"]
@@ -223,8 +258,8 @@ def report(measured: list[dict], arguments: str) -> str:
 
 
 def extrapolation(runs: list[dict]) -> list[str]:
-    """1B target rows and a 100-node cluster, from the largest measured single-process run."""
-    single = [m for m in runs if m["config"] == "1 process"]
+    """1B target rows and a 100-node cluster, from the largest measured single-worker run."""
+    single = [m for m in runs if m["config"] in ("1 worker", "1 process")]
     if not single:
         return []
     m = max(single, key=lambda r: r["targets"])
@@ -237,7 +272,7 @@ def extrapolation(runs: list[dict]) -> list[str]:
     return [
         "## Extrapolation",
         "",
-        f"From the {m['targets']:,}-target single-process run ({rows_per_target:.2f} input rows "
+        f"From the {m['targets']:,}-target single-worker run ({rows_per_target:.2f} input rows "
         f"per target row): 1B target rows are {rows / 1e9:.1f}B input rows. On one core: "
         f"spill {hours.get('spill', 0):.0f} h, guards' sample and order "
         f"{hours.get('sample_and_order', 0):.1f} h (it grows with the distinct utterance keys), "

@@ -7,9 +7,9 @@ joins a running scheduler (started by ``dask-jobqueue`` on Slurm/PBS, ``dask-kub
 ``dask scheduler`` / ``dask worker`` by hand: README "Beyond one machine").
 
 What every partition needs (estimate: the models, the proxy order, the targets; score: the
-normaliser; features: the proxies' ranking) is sent to every worker once
-(``client.scatter(..., broadcast=True)``), and each partition is one task that reads its
-spilled Parquet files and writes its rows atomically, so running it twice is harmless. A task
+normaliser; features: the proxies' ranking) is sent to the workers once, as the result of
+a task of its own (:func:`map_on_cluster` says why not ``scatter``), and each partition is
+one task that reads its spilled Parquet files and writes its rows atomically, so running it twice is harmless. A task
 that raises is retried ``retries`` times; a task whose worker dies (killed, out of memory) is
 rescheduled on another worker by the scheduler (up to ``distributed.scheduler.
 allowed-failures`` times), and the result equals a clean run's, since each task is a pure
@@ -106,15 +106,19 @@ def map_on_cluster(
     """``function(*items, **shared)`` for each position of ``iterables``, one Dask task each;
     yields ``(position, result)`` as the tasks finish (so a caller can write what is done).
 
-    ``shared`` (a model's description, a policy, a partition context) is sent to every worker
-    once (``scatter(..., broadcast=True)``), not with every task. A task that raises is
+    ``shared`` (a model's description, a policy, a partition context) is sent once, as the
+    result of a task of its own that every worker fetches when its first task needs it, not
+    with every task. Not ``scatter(..., broadcast=True)``: Dask's active memory manager
+    (``ReduceReplicas``, on by default) keeps one replica of scattered data, and a worker
+    that dies holding it loses it for good (the tasks that need it are cancelled as "already
+    forgotten"); a task's result is computed again instead. A task that raises is
     retried ``retries`` times; one whose worker dies is rescheduled by Dask. ``desc`` names the
     progress bar (None: no bar, the caller keeps its own). Stopping early (an error, Ctrl-C)
     releases the futures, and Dask cancels the tasks nobody waits for any more.
     """
     distributed = _distributed()
     names = list(shared or {})
-    values = client.scatter([shared[n] for n in names], broadcast=True, hash=False) if names else []
+    values = [client.submit(_shared_value, shared[name], pure=False) for name in names]
     futures = client.map(
         function, *iterables, retries=retries, pure=False, **dict(zip(names, values, strict=True))
     )
@@ -125,6 +129,12 @@ def map_on_cluster(
             future.release()
             bar.update(1)
             yield position[future.key], result
+
+
+def _shared_value(value: Any) -> Any:
+    """The task whose result is a shared value (:func:`map_on_cluster`): the scheduler keeps
+    how to make it, so a lost copy is made again."""
+    return value
 
 
 def cluster_runner(

@@ -387,6 +387,29 @@ def test_evaluate_unknown_or_equal_systems(tmp_path, monkeypatch, capsys, overri
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    ("command", "overrides", "fragment"),
+    [
+        ("evaluate", ["experiment=lodo", "lodo.level=1.5"], "lodo.level must be between 0 and 1"),
+        ("evaluate", ["experiment=lodo", "lodo.offset=0"], "lodo.offset must be above 0"),
+        ("evaluate", ["experiment=lodo", "lodo._target_=no.Such"], "lodo: cannot build no.Such"),
+        ("evaluate", ["cases.benchmark_datasets=[b1]"], "two or more datasets"),
+        ("evaluate", ["cases.target_systems=[google]"], "also in target_systems"),
+        ("evaluate", ["experiment=lodo", "protocol=four_cases"], "no 'cases' settings"),
+        ("train", ["calibration=c.csv", "interval.level=2"], "interval.level must be between"),
+    ],
+)
+def test_blocks_built_from_config_fail_before_the_data(
+    tmp_path, monkeypatch, capsys, command, overrides, fragment
+):
+    """The ``cases``, ``lodo`` and ``interval`` blocks are built (and checked) before any data
+    are read: one line naming the block, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    status, _, err = run_cli(capsys, command, "output_dir=o", *overrides)
+    assert_one_line_error(status, err, command, fragment)
+    assert files_under(tmp_path) == set()
+
+
 def test_train_on_a_table_without_a_proxy_hypothesis(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "t.csv").write_text(

@@ -342,6 +342,27 @@ def test_estimate_unknown_or_equal_systems(tmp_path, monkeypatch, capsys, overri
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    ("command", "partitioned"),
+    [
+        ("estimate", []),
+        ("estimate", ["partition.rows=2", "partition.per_process=0"]),
+        ("leaderboard", []),
+    ],
+)
+def test_a_normaliser_other_than_the_models_is_refused(
+    tmp_path, monkeypatch, capsys, command, partitioned
+):
+    """The name is built into a Normaliser at the command and checked against the model's
+    (``auto``): ``none`` would give features the model never saw."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.csv").write_text(SMALL, encoding="utf-8")
+    args = ["input=t.csv", "output_dir=out", "normaliser=none", *partitioned]
+    status, _, err = run_cli(capsys, command, *args)
+    assert_one_line_error(status, err, command, "normaliser=none differs from the model's (auto)")
+    assert not (tmp_path / "out" / "summary.json").exists()
+
+
 def test_estimate_without_any_proxy_hypothesis(tmp_path, monkeypatch, capsys):
     """Two systems that never transcribed the same utterance: nothing can be estimated."""
     monkeypatch.chdir(tmp_path)

@@ -140,13 +140,14 @@ def test_check_normaliser_accepts_equivalents_and_refuses_others():
     english = pd.DataFrame({"language": ["en", "en-US"]})
     mixed = pd.DataFrame({"language": ["en", "es"]})
     models = Models(TrainedModel(None, [], normaliser="auto"))
+    english_normaliser = Normaliser("whisper_english")
     assert check_normaliser(models, None, mixed) == Normaliser("auto")
-    assert check_normaliser(models, "auto", mixed) == Normaliser("auto")
-    assert check_normaliser(models, "whisper_english", english) == Normaliser("auto")
+    assert check_normaliser(models, Normaliser("auto"), mixed) == Normaliser("auto")
+    assert check_normaliser(models, english_normaliser, english) == Normaliser("auto")
     with pytest.raises(ConfigError, match="differs from the model's"):
-        check_normaliser(models, "whisper_english", mixed)
+        check_normaliser(models, english_normaliser, mixed)
     with pytest.raises(ConfigError, match="normaliser=none"):
-        check_normaliser(models, "none", english)
+        check_normaliser(models, Normaliser("none"), english)
 
 
 def test_domains_families_and_balanced_sample():

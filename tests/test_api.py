@@ -51,6 +51,21 @@ def test_estimate_matches_the_command(tmp_path):
     assert len(result.utterances) == len(pd.read_csv(tmp_path / "utterances.csv"))
 
 
+def test_estimate_takes_a_normaliser_that_restates_the_models():
+    """``normaliser`` is converted once at the API: a name or a Normaliser equivalent to the
+    model's (``auto``) on English rows runs as the model's own; another, or an unknown name,
+    is a ConfigError."""
+    table = werest.read_table(demo_table_path())
+    own = werest.estimate(table).summary["estimated_wer"]
+    for same in ("whisper_english", werest.text.Normaliser("auto")):
+        result = werest.estimate(table, normaliser=same)
+        np.testing.assert_allclose(result.summary["estimated_wer"], own)
+    with pytest.raises(werest.ConfigError, match="normaliser=none differs from the model's"):
+        werest.estimate(table, normaliser="none")
+    with pytest.raises(werest.ConfigError, match="bogus"):
+        werest.estimate(table, normaliser="bogus")
+
+
 def test_score_and_text_wer_agree_with_jiwer():
     import jiwer
 

@@ -342,6 +342,27 @@ def test_estimate_unknown_or_equal_systems(tmp_path, monkeypatch, capsys, overri
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    ("command", "partitioned"),
+    [
+        ("estimate", []),
+        ("estimate", ["partition.rows=2", "partition.per_process=0"]),
+        ("leaderboard", []),
+    ],
+)
+def test_a_normaliser_other_than_the_models_is_refused(
+    tmp_path, monkeypatch, capsys, command, partitioned
+):
+    """The name is built into a Normaliser at the command and checked against the model's
+    (``auto``): ``none`` would give features the model never saw."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.csv").write_text(SMALL, encoding="utf-8")
+    args = ["input=t.csv", "output_dir=out", "normaliser=none", *partitioned]
+    status, _, err = run_cli(capsys, command, *args)
+    assert_one_line_error(status, err, command, "normaliser=none differs from the model's (auto)")
+    assert not (tmp_path / "out" / "summary.json").exists()
+
+
 def test_estimate_without_any_proxy_hypothesis(tmp_path, monkeypatch, capsys):
     """Two systems that never transcribed the same utterance: nothing can be estimated."""
     monkeypatch.chdir(tmp_path)
@@ -385,6 +406,29 @@ def test_evaluate_unknown_or_equal_systems(tmp_path, monkeypatch, capsys, overri
     status, _, err = run_cli(capsys, "evaluate", *args, *overrides)
     assert_one_line_error(status, err, "evaluate", *fragments)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "overrides", "fragment"),
+    [
+        ("evaluate", ["experiment=lodo", "lodo.level=1.5"], "lodo.level must be between 0 and 1"),
+        ("evaluate", ["experiment=lodo", "lodo.offset=0"], "lodo.offset must be above 0"),
+        ("evaluate", ["experiment=lodo", "lodo._target_=no.Such"], "lodo: cannot build no.Such"),
+        ("evaluate", ["cases.benchmark_datasets=[b1]"], "two or more datasets"),
+        ("evaluate", ["cases.target_systems=[google]"], "also in target_systems"),
+        ("evaluate", ["experiment=lodo", "protocol=four_cases"], "no 'cases' settings"),
+        ("train", ["calibration=c.csv", "interval.level=2"], "interval.level must be between"),
+    ],
+)
+def test_blocks_built_from_config_fail_before_the_data(
+    tmp_path, monkeypatch, capsys, command, overrides, fragment
+):
+    """The ``cases``, ``lodo`` and ``interval`` blocks are built (and checked) before any data
+    are read: one line naming the block, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    status, _, err = run_cli(capsys, command, "output_dir=o", *overrides)
+    assert_one_line_error(status, err, command, fragment)
+    assert files_under(tmp_path) == set()
 
 
 def test_train_on_a_table_without_a_proxy_hypothesis(tmp_path, monkeypatch, capsys):

@@ -242,15 +242,32 @@ def test_reports_write_the_csv_columns_and_bar_cells(result, tmp_path):
     [
         (Protocol("nobody", ("tgt",), ("b1", "b2")), "unknown system 'nobody'"),
         (Protocol("src", ("tgt",), ("b1", "b9")), "unknown dataset 'b9'"),
-        (Protocol("src", ("tgt",), ("b1", "b2"), ("b2",)), "'b2' is in benchmark_datasets and"),
-        (Protocol("src", ("src", "tgt"), ("b1", "b2")), "also in target_systems"),
-        (Protocol("src", ("tgt",), ("b1",)), "two or more datasets"),
         (Protocol("newbie", ("tgt",), ("b1", "b2"), ("w1",)), "in no benchmark dataset"),
     ],
 )
 def test_bad_protocols_are_config_errors(table, protocol, fragment):
     with pytest.raises(ConfigError, match=fragment.replace("(", r"\(")):
         evaluate_four_cases(table, protocol, METHODS)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fragment"),
+    [
+        (("src", ("tgt",), ("b1", "b2"), ("b2",)), "'b2' is in benchmark_datasets and"),
+        (("src", ("src", "tgt"), ("b1", "b2")), "also in target_systems"),
+        (("src", ("tgt",), ("b1",)), "two or more datasets"),
+    ],
+)
+def test_impossible_protocols_fail_when_built(arguments, fragment):
+    """A combination no table satisfies fails before any data are read."""
+    with pytest.raises(ConfigError, match=fragment):
+        Protocol(*arguments)
+
+
+def test_a_protocol_built_from_config_holds_tuples():
+    protocol = Protocol("s", "t", ["b1", "b2"], None, rationale="why")
+    assert protocol.target_systems == ("t",)
+    assert (protocol.benchmark_datasets, protocol.wild_datasets) == (("b1", "b2"), ())
 
 
 def test_werest_evaluate_runs_end_to_end(table, tmp_path):

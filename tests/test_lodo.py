@@ -140,13 +140,14 @@ def test_check_normaliser_accepts_equivalents_and_refuses_others():
     english = pd.DataFrame({"language": ["en", "en-US"]})
     mixed = pd.DataFrame({"language": ["en", "es"]})
     models = Models(TrainedModel(None, [], normaliser="auto"))
+    english_normaliser = Normaliser("whisper_english")
     assert check_normaliser(models, None, mixed) == Normaliser("auto")
-    assert check_normaliser(models, "auto", mixed) == Normaliser("auto")
-    assert check_normaliser(models, "whisper_english", english) == Normaliser("auto")
+    assert check_normaliser(models, Normaliser("auto"), mixed) == Normaliser("auto")
+    assert check_normaliser(models, english_normaliser, english) == Normaliser("auto")
     with pytest.raises(ConfigError, match="differs from the model's"):
-        check_normaliser(models, "whisper_english", mixed)
+        check_normaliser(models, english_normaliser, mixed)
     with pytest.raises(ConfigError, match="normaliser=none"):
-        check_normaliser(models, "none", english)
+        check_normaliser(models, Normaliser("none"), english)
 
 
 def test_domains_families_and_balanced_sample():
@@ -209,6 +210,27 @@ def test_weighted_quantile_and_conformal_interval():
     assert high[0] == pytest.approx(0.16)
     low, high = conformal_interval([0.10], [0.0], 0.02, [0.05], [0.11])
     assert (low[0], high[0]) == pytest.approx((0.05, 0.11))
+
+
+def test_interval_settings_are_checked_and_reach_the_calibration(tmp_path):
+    from werest.intervals import ConformalInterval
+    from werest.lodo import LodoSettings
+    from werest.training import read_calibration
+
+    cells = tmp_path / "cells.csv"
+    pd.DataFrame({"domain": ["a", "b"], "wer": [0.1, 0.3], "awer": [0.2, 0.2]}).to_csv(
+        cells, index=False
+    )
+    calibration = read_calibration(cells, ConformalInterval(level=0.9, offset=0.1))
+    assert (calibration["level"], calibration["offset"]) == (0.9, 0.1)
+    assert read_calibration(cells)["level"] == 0.95
+    lodo = LodoSettings(held_out="phone-es", level=0.8)
+    assert lodo.held_out == ("phone-es",)
+    assert lodo.interval == ConformalInterval(level=0.8, offset=0.5)
+    with pytest.raises(ConfigError, match=r"^interval.level must be between 0 and 1"):
+        ConformalInterval(level=95)
+    with pytest.raises(ConfigError, match=r"^lodo.offset must be above 0"):
+        LodoSettings(offset=-1)
 
 
 @pytest.mark.shared

@@ -23,7 +23,7 @@ import pandas as pd
 
 from werest.model import Models, TrainedModel
 from werest.table import read_table, validate_table
-from werest.text import Normaliser, as_normaliser
+from werest.text import Normaliser, as_normaliser, requested_normaliser
 
 
 @dataclass
@@ -79,6 +79,7 @@ def estimate(
     ranking: str | Path | None = None,
     system_order: list[str] | None = None,
     cer_model: TrainedModel | None = None,
+    normaliser: Normaliser | str | None = None,
     seed: int = 0,
     n_resamples: int = 1000,
     n_jobs: int = 1,
@@ -94,6 +95,9 @@ def estimate(
     proxy, ranking, system_order : how proxies are chosen (README "Which system is the
         proxy"); by default the systems' label-free order, which ignores their names.
     cer_model : a CER model, for ``estimated_cer``.
+    normaliser : None (default) for the model's own; a name or :class:`Normaliser` may only
+        restate it (``auto`` and ``whisper_english`` are one on English rows), since the model
+        learned its features under its own; another is a ConfigError.
     missing_hypotheses : ``exclude`` (default; warned when systems differ in utterances) or
         ``deletions`` (a missing hypothesis counts as an empty output).
     """
@@ -108,6 +112,7 @@ def estimate(
         proxy=proxy,
         ranking=ranking,
         system_order=system_order,
+        normaliser=requested_normaliser(normaliser),
         seed=seed,
         n_resamples=n_resamples,
         n_jobs=n_jobs,

@@ -487,8 +487,11 @@ def load_models(
     )
 
 
-def check_normaliser(models: Models, requested: str | None, table: pd.DataFrame) -> Normaliser:
-    """The normaliser of this run: the models' own, which ``requested`` may only restate.
+def check_normaliser(
+    models: Models, requested: Normaliser | None, table: pd.DataFrame
+) -> Normaliser:
+    """The normaliser of this run: the models' own, which ``requested`` (None: unset) may only
+    restate.
 
     A model learned what agreement rates mean under its own normaliser (``whisper_english``
     counts "twenty five" and "25" as one word, ``none`` does not), so another normaliser would
@@ -499,12 +502,14 @@ def check_normaliser(models: Models, requested: str | None, table: pd.DataFrame)
     ------
     ConfigError : ``requested`` differs from a model's normaliser on this table.
     """
+    if requested is None:
+        return models.normaliser
     for _, model in models:
         trained = model.normaliser
-        if requested is None or requested == trained:
+        if requested.name == trained:
             continue
         english_only = not _non_english(table)
-        if english_only and {requested, trained} == {"auto", "whisper_english"}:
+        if english_only and {requested.name, trained} == {"auto", "whisper_english"}:
             continue
         raise ConfigError(
             f"normaliser={requested} differs from the model's ({trained}): its features would "
@@ -548,7 +553,7 @@ def estimate_table(
     proxy: str | None = None,
     ranking: str | Path | None = None,
     system_order: list[str] | None = None,
-    normaliser: str | None = None,
+    normaliser: Normaliser | None = None,
     seed: int = 0,
     n_resamples: int = 1000,
     chunk_utterances: int = 50_000,
@@ -560,9 +565,9 @@ def estimate_table(
 
     ``target`` is one system, a list, or None (every system but the proxy); ``proxy``,
     ``ranking`` and ``system_order`` choose the proxies (:func:`choose_ranking`); ``source``
-    names the input in errors; ``normaliser`` is a requested normaliser's name, only checked
-    against the models' (:func:`check_normaliser`: the run uses the models' own
-    :class:`~werest.text.Normaliser`); ``missing_hypotheses="deletions"`` counts a system's missing
+    names the input in errors; ``normaliser`` is the normaliser a user asked for (None: the
+    models' own), only checked against the models' (:func:`check_normaliser`: the run uses the
+    models' own); ``missing_hypotheses="deletions"`` counts a system's missing
     hypothesis for an utterance of a dataset it ran on as an empty output
     (:func:`werest.guards.count_missing_as_deletions`; default ``exclude``: such rows are
     absent, and a warning says the systems are compared on different utterance sets). No file

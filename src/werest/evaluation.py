@@ -63,7 +63,8 @@ WEREST = "werest"
 
 @dataclass(frozen=True)
 class Protocol:
-    """Who trains and where: source system S, targets T, benchmark B and wild W datasets.
+    """Who trains and where: source system S, targets T, benchmark B and wild W datasets
+    (``cases:`` of ``werest evaluate experiment=four_cases`` builds it by its ``_target_``).
 
     Parameters
     ----------
@@ -72,6 +73,12 @@ class Protocol:
     benchmark_datasets : B, left out one at a time (at least two).
     wild_datasets : W, never used for ranking or training.
     unseen_wild_targets : also evaluate, in case 4, systems of W that no B dataset has.
+    rationale : why these choices (Markdown), quoted in the report.
+
+    Raises
+    ------
+    ConfigError : a combination no table can satisfy (one line naming ``cases``), checked here
+        so that it fails before the data are read; :meth:`validate` checks the names.
     """
 
     source_system: str
@@ -79,31 +86,34 @@ class Protocol:
     benchmark_datasets: tuple[str, ...]
     wild_datasets: tuple[str, ...] = ()
     unseen_wild_targets: bool = True
+    rationale: str | None = None
 
-    @classmethod
-    def from_config(cls, cases: Mapping | None) -> Protocol:
-        """The protocol of an experiment config's ``cases`` node."""
-        if cases is None:
-            raise ConfigError("no 'cases' settings: choose one, e.g. experiment=four_cases")
-        for key in ("source_system", "target_systems", "benchmark_datasets"):
-            if cases.get(key) in (None, "???"):
-                raise ConfigError(f"cases.{key} is not set")
-        return cls(
-            source_system=str(cases["source_system"]),
-            target_systems=tuple(str(s) for s in cases["target_systems"]),
-            benchmark_datasets=tuple(str(d) for d in cases["benchmark_datasets"]),
-            wild_datasets=tuple(str(d) for d in cases.get("wild_datasets") or ()),
-            unseen_wild_targets=bool(cases.get("unseen_wild_targets", True)),
-        )
-
-    def validate(self, table: pd.DataFrame) -> None:
-        """ConfigError (one line) for names the table lacks or impossible combinations."""
-        datasets = set(table["dataset"].unique())
-        systems = set(table["system"].unique())
+    def __post_init__(self) -> None:
+        # a config gives one name or a list of names; held as tuples of text
+        for key in ("target_systems", "benchmark_datasets", "wild_datasets"):
+            value = getattr(self, key) or ()
+            object.__setattr__(
+                self, key, tuple(str(v) for v in ((value,) if isinstance(value, str) else value))
+            )
+        object.__setattr__(self, "source_system", str(self.source_system))
         if len(set(self.benchmark_datasets)) < 2:
             raise ConfigError(
                 "cases.benchmark_datasets needs two or more datasets to leave one out"
             )
+        both = sorted(set(self.benchmark_datasets) & set(self.wild_datasets))
+        if both:
+            raise ConfigError(
+                f"cases: dataset {both[0]!r} is in benchmark_datasets and wild_datasets"
+            )
+        if self.source_system in self.target_systems:
+            raise ConfigError(
+                f"cases: source system {self.source_system!r} is also in target_systems"
+            )
+
+    def validate(self, table: pd.DataFrame) -> None:
+        """ConfigError (one line) for names the table lacks."""
+        datasets = set(table["dataset"].unique())
+        systems = set(table["system"].unique())
         for key, names in (
             ("benchmark_datasets", self.benchmark_datasets),
             ("wild_datasets", self.wild_datasets),
@@ -114,19 +124,16 @@ class Protocol:
                     f"cases.{key}: unknown dataset {unknown[0]!r} "
                     f"(datasets: {', '.join(sorted(datasets))})"
                 )
-        both = sorted(set(self.benchmark_datasets) & set(self.wild_datasets))
-        if both:
-            raise ConfigError(f"dataset {both[0]!r} is in benchmark_datasets and wild_datasets")
         for name in (self.source_system, *self.target_systems):
             if name not in systems:
                 raise ConfigError(
                     f"cases: unknown system {name!r} (systems: {', '.join(sorted(systems))})"
                 )
-        if self.source_system in self.target_systems:
-            raise ConfigError(f"source system {self.source_system!r} is also in target_systems")
         benchmark = table[table["dataset"].isin(self.benchmark_datasets)]
         if self.source_system not in set(benchmark["system"]):
-            raise ConfigError(f"source system {self.source_system!r} is in no benchmark dataset")
+            raise ConfigError(
+                f"cases: source system {self.source_system!r} is in no benchmark dataset"
+            )
 
     def case_of(self, systems_by_dataset: Mapping[str, set[str]], held_out: str) -> pd.DataFrame:
         """``dataset, system, case`` of every evaluated pair in the fold holding out ``held_out``.

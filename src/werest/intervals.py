@@ -20,8 +20,40 @@ absolute) 97.9 % with 30.5 points but the same ± for a 2 % and a 60 % estimate.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
+
+from werest.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class ConformalInterval:
+    """The interval's coverage ``level`` and scale ``offset`` (``interval:`` in conf/train.yaml
+    builds it by its ``_target_``; ``lodo:`` of ``werest evaluate`` holds the same two).
+
+    The offset must be above 0: a cell estimated at 0 % would otherwise divide by zero.
+    """
+
+    level: float = 0.95
+    offset: float = 0.5
+
+    def __post_init__(self) -> None:
+        check_interval(self.level, self.offset, "interval")
+
+
+def check_interval(level: float, offset: float, block: str) -> None:
+    """ConfigError naming ``block`` (the config block the user wrote them in) unless
+    0 < ``level`` < 1 and ``offset`` > 0."""
+    if not 0 < level < 1:
+        raise ConfigError(f"{block}.level must be between 0 and 1, got {level}")
+    if not offset > 0:
+        raise ConfigError(f"{block}.offset must be above 0, got {offset}")
+
+
+DEFAULT_INTERVAL = ConformalInterval()
+"""95 % coverage, offset 0.5 (see the module docstring)."""
 
 
 def conformity(wer, awer, offset: float) -> np.ndarray:

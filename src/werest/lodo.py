@@ -38,7 +38,15 @@ from werest.estimate import (
 )
 from werest.features.agreement import pairwise_agreement
 from werest.features.inputs import build_features
-from werest.intervals import conformal_interval, conformity, domain_weights, weighted_quantile
+from werest.intervals import (
+    DEFAULT_INTERVAL,
+    ConformalInterval,
+    check_interval,
+    conformal_interval,
+    conformity,
+    domain_weights,
+    weighted_quantile,
+)
 from werest.model import Models
 from werest.proxy import Ranking, choose_proxies, rank_on
 from werest.scoring import utterance_labels
@@ -53,6 +61,35 @@ from werest.training import (
 )
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LodoSettings:
+    """``lodo:`` of ``werest evaluate experiment=lodo`` (built by its ``_target_``): which
+    domains to hold out and the conformal interval's coverage and offset.
+
+    Parameters
+    ----------
+    held_out : the domains to hold out, one name or several (None: every domain with two or
+        more systems).
+    level, offset : see :class:`werest.intervals.ConformalInterval`.
+    """
+
+    held_out: tuple[str, ...] | None = None
+    level: float = 0.95
+    offset: float = 0.5
+
+    def __post_init__(self) -> None:
+        held_out = self.held_out
+        if held_out is not None:  # a config gives one name or a list of names
+            names = (held_out,) if isinstance(held_out, str) else held_out
+            object.__setattr__(self, "held_out", tuple(str(name) for name in names) or None)
+        check_interval(self.level, self.offset, "lodo")
+
+    @property
+    def interval(self) -> ConformalInterval:
+        """The interval the folds' cells get."""
+        return ConformalInterval(self.level, self.offset)
 
 
 @dataclass
@@ -83,12 +120,11 @@ def evaluate_lodo(
     *,
     normaliser: Normaliser = AUTO,
     two_system_views: bool = True,
-    level: float = 0.95,
-    offset: float = 0.5,
+    interval: ConformalInterval = DEFAULT_INTERVAL,
     n_resamples: int = 200,
     seed: int = 0,
     n_jobs: int = 1,
-    held_out: list[str] | None = None,
+    held_out: Sequence[str] | None = None,
     labels: pd.DataFrame | None = None,
     pairs: pd.DataFrame | None = None,
     as_user: bool = True,
@@ -100,7 +136,7 @@ def evaluate_lodo(
     table : labelled transcripts of several domains.
     data : the data config (``domains``, ``max_rows_per_domain``) training uses.
     features, model : the feature columns and the ``conf/model`` config to fit.
-    level, offset : the conformal interval's coverage and scale offset.
+    interval : the conformal interval's coverage and scale offset.
     held_out : the domains to hold out (default: every domain with two or more systems).
     labels, pairs : :func:`werest.training.utterance_labels` and
         :func:`werest.features.agreement.pairwise_agreement` of ``table``, when already
@@ -162,7 +198,9 @@ def evaluate_lodo(
             }
         )
         log.info("fold %s: %s", domain, timings[-1])
-    all_cells = cross_conformal(pd.concat(cells, ignore_index=True), level=level, offset=offset)
+    all_cells = cross_conformal(
+        pd.concat(cells, ignore_index=True), level=interval.level, offset=interval.offset
+    )
     return LodoResult(
         cells=all_cells,
         domains=domain_summary(all_cells),

@@ -496,7 +496,7 @@ def estimate_partitioned(
     proxy: str | None = None,
     ranking: str | Path | None = None,
     system_order: list[str] | None = None,
-    normaliser: str | None = None,
+    normaliser: Normaliser | None = None,
     seed: int = 0,
     n_resamples: int = 1000,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,

@@ -319,9 +319,8 @@ def config_section(result: FourCaseResult, cfg: Mapping | None) -> str:
             f"`{cfg['features'].get('name')}` ({len(cfg['features']['columns'])} columns)",
             f"- normaliser: `{cfg['normaliser']}`; seed {cfg['seed']}; n_jobs {cfg['n_jobs']}",
         ]
-        rationale = (cfg.get("cases") or {}).get("rationale")
-        if rationale:
-            lines += ["", "Why these choices:", "", str(rationale).strip()]
+    if protocol.rationale:
+        lines += ["", "Why these choices:", "", protocol.rationale.strip()]
     return "\n".join(lines)
 
 

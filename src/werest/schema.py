@@ -115,8 +115,10 @@ class Bootstrap:
 
 @dataclass
 class Resamples:
-    """``evaluate``'s bootstrap: the resamples of each cell's aWER CI."""
+    """``evaluate``'s bootstrap: builds a :class:`werest.stats.Bootstrap` of the resamples of
+    each cell's aWER CI (95 %, seeded by the run's ``seed``)."""
 
+    _target_: Any = _target()
     n_resamples: Any = _whole()
 
 
@@ -172,15 +174,32 @@ class Asr(Open):
 
 @dataclass
 class Interval:
+    """Builds a :class:`werest.intervals.ConformalInterval`."""
+
+    _target_: Any = _target()
     level: Any = typed(float, minimum=0)
     offset: Any = typed(float, minimum=0)
 
 
 @dataclass
-class Lodo:
+class Lodo(Interval):
+    """Builds a :class:`werest.lodo.LodoSettings`: the interval's keys and the held-out
+    domains."""
+
     held_out: Any = typed("names", nullable=True)
-    level: Any = typed(float, minimum=0)
-    offset: Any = typed(float, minimum=0)
+
+
+@dataclass
+class Cases:
+    """Builds a :class:`werest.evaluation.Protocol` (``experiment=lodo`` sets it to null)."""
+
+    _target_: Any = _target()
+    source_system: Any = typed(str)
+    target_systems: Any = typed("names")
+    benchmark_datasets: Any = typed("names")
+    wild_datasets: Any = typed("names", nullable=True)
+    unseen_wild_targets: Any = typed(bool)
+    rationale: Any = typed(str, nullable=True)
 
 
 @dataclass
@@ -368,7 +387,7 @@ class EvaluateSettings:
     features_table: Any = _optional_path()
     seed: Any = _whole()
     log_level: Any = _log_level()
-    cases: Any = typed("any", nullable=True)
+    cases: Cases = block(Cases)
     ablation: Any = typed("any", nullable=True)
     bootstrap: Resamples = block(Resamples)
     data: Data = block(Data)

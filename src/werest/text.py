@@ -217,6 +217,14 @@ def as_normaliser(value: Normaliser | str | None) -> Normaliser:
     return value if isinstance(value, Normaliser) else Normaliser(value or "auto")
 
 
+def requested_normaliser(value: Normaliser | str | None) -> Normaliser | None:
+    """The :class:`Normaliser` a user asked a trained model's run to use, or None when unset
+    (``werest estimate``/``leaderboard``, :func:`werest.api.estimate`): there, unset means the
+    model's own normaliser, not ``auto``, and a name may only restate it
+    (:func:`werest.estimate.check_normaliser`). A boundary function, like :func:`as_normaliser`."""
+    return None if value is None or value == "" else as_normaliser(value)
+
+
 def scoring_unit(language: str | None, normaliser: Normaliser = AUTO) -> str:
     """The unit a row's "word" error rate counts under ``normaliser``: ``"character"`` for a
     language written without spaces between words (with ``auto`` or ``whisper_basic``), else

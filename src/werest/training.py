@@ -30,6 +30,7 @@ from werest.features.agreement import (
 )
 from werest.features.inputs import build_features, require_inputs
 from werest.importers import import_table
+from werest.intervals import DEFAULT_INTERVAL, ConformalInterval, calibration_from_cells
 from werest.model import TrainedModel, fingerprint
 from werest.proxy import Ranking, choose_proxies, rank_on
 from werest.scoring import utterance_labels
@@ -226,11 +227,9 @@ def fit_model(
     return TrainedModel(estimator, list(feature_names), target, normaliser.name, ranking, info)
 
 
-def read_calibration(path: str | Path, interval: Mapping | None = None) -> dict:
-    """The conformal calibration (:mod:`werest.intervals`) from a LODO cells CSV written by
-    ``werest evaluate experiment=lodo`` (``<name>_cells.csv``)."""
-    from werest.intervals import calibration_from_cells
-
+def read_calibration(path: str | Path, interval: ConformalInterval = DEFAULT_INTERVAL) -> dict:
+    """The conformal calibration (:mod:`werest.intervals`) at ``interval`` from a LODO cells
+    CSV written by ``werest evaluate experiment=lodo`` (``<name>_cells.csv``)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(
@@ -245,9 +244,7 @@ def read_calibration(path: str | Path, interval: Mapping | None = None) -> dict:
     cells = cells.dropna(subset=["wer", "awer"])
     if cells.empty:
         raise InputError("no cell with both wer and awer", path=path)
-    level = float((interval or {}).get("level", 0.95))
-    offset = float((interval or {}).get("offset", 0.5))
-    calibration = calibration_from_cells(cells, level=level, offset=offset)
+    calibration = calibration_from_cells(cells, level=interval.level, offset=interval.offset)
     return {**calibration, "source": str(path)}
 
 

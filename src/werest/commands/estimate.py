@@ -34,6 +34,7 @@ from werest.model import Models
 from werest.partitioned import estimate_partitioned
 from werest.resources import ResourceMonitor, write_resources
 from werest.table import read_table
+from werest.text import requested_normaliser
 
 
 def run(cfg: DictConfig) -> list[dict]:
@@ -67,7 +68,7 @@ def estimate_settings(cfg: DictConfig) -> dict:
         "proxy": cfg.get("proxy"),
         "ranking": cfg.get("ranking"),
         "system_order": names(cfg.get("system_order")),
-        "normaliser": cfg.get("normaliser"),
+        "normaliser": requested_normaliser(cfg.get("normaliser")),  # None: the model's own
         "seed": int_setting(cfg, "seed"),
         "chunk_utterances": int_setting(cfg, "chunk_utterances"),
         "missing_hypotheses": cfg.get("missing_hypotheses", "exclude"),

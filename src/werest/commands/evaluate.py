@@ -11,15 +11,16 @@ import time
 from omegaconf import DictConfig
 
 from werest.commands._common import (
+    built,
     int_setting,
     labelled_table,
-    names,
     normaliser_setting,
     output_dir,
     plain,
     save_config,
     show,
 )
+from werest.errors import ConfigError
 from werest.evaluation import (
     FourCaseResult,
     Protocol,
@@ -27,9 +28,10 @@ from werest.evaluation import (
     evaluation_table,
     methods_for,
 )
-from werest.lodo import LodoResult, evaluate_lodo
+from werest.lodo import LodoResult, LodoSettings, evaluate_lodo
 from werest.lodo_report import write_lodo_reports
 from werest.reports import format_bar_table, write_four_case_reports
+from werest.stats import Bootstrap
 
 
 def run(cfg: DictConfig) -> FourCaseResult | LodoResult:
@@ -53,7 +55,10 @@ def run(cfg: DictConfig) -> FourCaseResult | LodoResult:
 
 
 def _four_cases(cfg: DictConfig, settings: dict) -> FourCaseResult:
-    protocol = Protocol.from_config(settings.get("cases"))
+    if cfg.get("cases") is None:
+        raise ConfigError("no 'cases' settings: choose one, e.g. experiment=four_cases")
+    protocol = built(cfg, "cases", Protocol)  # before the data: a bad protocol fails at once
+    bootstrap = built(cfg, "bootstrap", Bootstrap)
     methods = methods_for(
         settings["features"]["columns"], settings["model"], settings.get("ablation")
     )
@@ -64,14 +69,15 @@ def _four_cases(cfg: DictConfig, settings: dict) -> FourCaseResult:
         methods,
         normaliser=normaliser_setting(cfg),
         n_jobs=int_setting(cfg, "n_jobs"),
-        n_resamples=int_setting(cfg, "bootstrap.n_resamples"),
+        n_resamples=bootstrap.n_resamples,
         seed=int_setting(cfg, "seed"),
         two_system_views=bool(cfg.get("two_system_views", False)),
     )
 
 
 def _lodo(cfg: DictConfig, settings: dict) -> LodoResult:
-    lodo = settings["lodo"]
+    lodo = built(cfg, "lodo", LodoSettings)
+    bootstrap = built(cfg, "bootstrap", Bootstrap)
     return evaluate_lodo(
         labelled_table(cfg, list(settings["features"]["columns"])),
         settings["data"],
@@ -79,10 +85,9 @@ def _lodo(cfg: DictConfig, settings: dict) -> LodoResult:
         settings["model"],
         normaliser=normaliser_setting(cfg),
         two_system_views=bool(cfg.get("two_system_views", True)),
-        level=float(lodo["level"]),
-        offset=float(lodo["offset"]),
-        n_resamples=int_setting(cfg, "bootstrap.n_resamples"),
+        interval=lodo.interval,
+        n_resamples=bootstrap.n_resamples,
         seed=int_setting(cfg, "seed"),
         n_jobs=int_setting(cfg, "n_jobs"),
-        held_out=names(lodo.get("held_out")),
+        held_out=lodo.held_out,
     )

@@ -15,6 +15,7 @@ from werest.leaderboard import Leaderboard, build, select_datasets
 from werest.leaderboard_report import format_board, markdown_report, plot_board
 from werest.stats import Bootstrap
 from werest.table import read_table
+from werest.text import requested_normaliser
 from werest.webpage import write_page
 
 
@@ -24,7 +25,7 @@ def run(cfg: DictConfig) -> Leaderboard:
         cfg.get("model_path"), cfg.get("cer_model_path"), trust_model=bool(cfg.get("trust_model"))
     )
     table = select_datasets(read_table(cfg.input), cfg.get("datasets"), cfg.get("exclude_datasets"))
-    check_normaliser(models, cfg.get("normaliser"), table)
+    check_normaliser(models, requested_normaliser(cfg.get("normaliser")), table)
     boot = built(cfg, "bootstrap", Bootstrap)
     fairness = built(cfg, "fairness", FairnessSettings)
     result = build(

@@ -13,6 +13,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from werest.commands._common import (
+    built,
     int_setting,
     labelled_table,
     names,
@@ -21,6 +22,7 @@ from werest.commands._common import (
     save_config,
     show,
 )
+from werest.intervals import ConformalInterval
 from werest.model import TrainedModel, save_model
 from werest.training import build_regressor, read_calibration, train
 
@@ -29,6 +31,8 @@ log = logging.getLogger("werest.training")
 
 def run(cfg: DictConfig) -> TrainedModel:
     """Fit on the configured data; write the model, its card and the config."""
+    # built before the fit, so that a bad interval fails at once, not after training
+    interval = built(cfg, "interval", ConformalInterval) if cfg.get("calibration") else None
     data = plain(cfg.data)
     columns = list(cfg.features.columns)
     model = train(
@@ -47,8 +51,8 @@ def run(cfg: DictConfig) -> TrainedModel:
         if data.get(key):
             value = data[key]
             model.info[f"data_{key}"] = value if isinstance(value, list | dict) else str(value)
-    if cfg.get("calibration"):
-        model.info["calibration"] = read_calibration(cfg.calibration, plain(cfg.get("interval")))
+    if interval is not None:
+        model.info["calibration"] = read_calibration(cfg.calibration, interval)
     model.info["config"] = OmegaConf.to_container(cfg, resolve=True)
     path = save_model(model, Path(cfg.output_dir) / f"{cfg.name}.skops")
     save_config(cfg, path.with_suffix(".yaml"))

@@ -27,6 +27,12 @@ RTFx, latency p50/p95/mean, the share of utterances faster than real time and th
 from ``processing_seconds``, or from the round-trip ``latency_ms`` of imported results
 (mu-bench). FAAS label-free and true per system is the mean over its audited datasets.
 
+Every table is computed from one compact row per transcript row (:func:`utterance_rows`) by
+:func:`assemble`, which first puts the rows in a canonical order (dataset, system, utterance
+hash): the tables do not depend on the input's row order, and a partitioned run
+(:mod:`werest.partitioned_leaderboard`), which builds the same rows partition by partition,
+gives the same tables.
+
 Outputs (atomic): ``leaderboard.{md,csv,png,html}`` (the page: :mod:`werest.webpage`),
 ``datasets.csv``, ``pairs.csv``,
 ``descriptive.csv``, ``fairness_{summary,categories,groups,comparison}.csv`` (when audited),
@@ -53,6 +59,7 @@ from werest.features.inputs import relative_to_proxy
 from werest.guards import sample_pairs, utterance_counts, warnings_from_counts
 from werest.lid import CONFIDENCE, DETECTED, TRUE, LidReport, has_lid, lid_report
 from werest.model import Models
+from werest.scoring import utterance_order
 from werest.stats import (
     Bootstrap,
     RateSample,
@@ -186,22 +193,24 @@ def utterance_rows(
     utterances = estimate_utterances(
         table, models, systems, ranking=ranking, chunk_utterances=chunk_utterances, n_jobs=n_jobs
     )
-    estimated = [
+    kept = [
         *ESTIMATE_COLUMNS,
         *(c for c in utterances.columns if c.startswith("predicted_") or relative_to_proxy(c)),
     ]
     source = timed(table)
     labels, numbers = carried_columns(source, fairness)
     rows = source[[*KEY, *labels, *numbers]]
-    rows = rows.astype({c: "string" for c in labels})  # one label type, whatever the input's
     rows = rows.assign(**{c: pd.to_numeric(rows[c], errors="coerce") for c in numbers})
-    rows = rows.merge(utterances[[*KEY, *estimated]], on=KEY, how="left")
+    rows = rows.merge(utterances[[*KEY, *kept]], on=KEY, how="left")
     scored = true_scores(table, models.normaliser, n_jobs)
     if scored is not None:
         rows = rows.merge(scored[[*KEY, *TRUTH_COLUMNS]], on=KEY, how="left")
-    rows[ORDER] = pd.util.hash_array(rows["utt_id"].to_numpy(dtype=object))
-    categories = [*KEY_CATEGORIES, *labels]
-    return rows.drop(columns="utt_id").astype(dict.fromkeys(categories, "category"))
+    rows[ORDER] = utterance_order(rows)
+    # one string type for every category, whatever the input's (a numeric speaker id, an
+    # all-missing column): partitions' categories can only be joined when their types agree
+    strings = dict.fromkeys([*KEY_CATEGORIES, *labels], "string")
+    rows = rows.drop(columns="utt_id").astype(strings)
+    return rows.astype(dict.fromkeys(strings, "category"))
 
 
 def row_categories(rows: pd.DataFrame) -> tuple[str, ...]:

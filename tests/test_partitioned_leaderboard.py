@@ -70,15 +70,19 @@ def _toy_with_languages() -> pd.DataFrame:
     )
 
 
-@pytest.mark.parametrize("selection", [{}, {"exclude_datasets": ["toy-b"]}])
-def test_fairness_timings_and_language_ids_are_the_in_memory_ones(models, tmp_path, selection):
-    """The audits (cluster-robust test with speakers, log-duration covariate), RTFx and
-    latency, LID accuracy and confidence, from 4 partitions of 11-row chunks; a dataset
-    excluded while the chunks are read."""
+@pytest.mark.parametrize(
+    "selection, model", [({}, "glm"), ({"exclude_datasets": ["toy-b"]}, "glmm")]
+)
+def test_fairness_timings_and_language_ids_are_the_in_memory_ones(
+    models, tmp_path, selection, model
+):
+    """The audits (the GLM's cluster-robust test with speakers and the GLMM's LRT, a
+    log-duration covariate), RTFx and latency, LID accuracy and confidence, from 4 partitions
+    of 11-row chunks; a dataset excluded while the chunks are read."""
     table = _toy_with_languages()
     path = tmp_path / "toy.csv"
     table.to_csv(path, index=False)
-    settings = FairnessSettings(categories=("gender",), min_group_size=5)
+    settings = FairnessSettings(categories=("gender",), min_group_size=5, model=model)
     selected = select_datasets(table, None, selection.get("exclude_datasets"))
     expected = build(selected, models, boot=BOOT, fairness=settings)
     assert {"summary", "comparison"} <= expected.fairness.keys() and expected.lid is not None

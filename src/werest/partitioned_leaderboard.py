@@ -20,9 +20,9 @@ a 64-bit utterance hash instead of the id) and computes every table from those r
    utterance hash) order first. Every sum, bootstrap, paired test, fit and percentile sees
    the arrays the in-memory run sees: the tables are identical, not merely close.
 
-Memory: one input chunk while spilling, one partition per worker, and the compact rows
-(about 100 bytes a transcript row, more with demographic columns) on the driver, which the
-bootstraps and the fairness fits need together.
+Memory: one input chunk while spilling, one partition per worker, and the compact rows on
+the driver (72 bytes a transcript row on dighr, with four demographic and language columns),
+which the bootstraps and the fairness fits need together.
 
 Not supported here (a ConfigError says so): ``ranking=references`` and models using the
 dataset-level ``ctx_*`` features (they need the whole table), as for ``werest estimate``.

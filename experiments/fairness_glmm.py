@@ -36,7 +36,7 @@ from werest.estimate import load_models
 from werest.fairness import FairnessSettings
 from werest.formatting import markdown_table
 from werest.importers import import_table
-from werest.leaderboard import build, fairness_audits, true_scores
+from werest.leaderboard import build, estimated, fairness_audits, labelled
 from werest.stats import Bootstrap
 from werest.webpage import screenshot
 
@@ -51,7 +51,7 @@ ALPHA = 0.05
 
 
 def leaderboard(table: pd.DataFrame, model: str):
-    """The leaderboard (written with its page) and the true per-utterance errors."""
+    """The leaderboard (written with its page) and its per-row frame."""
     models = load_models()
     settings = FairnessSettings(categories=("gender", "age", "accent"), model=model)
     result = build(table, models, boot=Bootstrap(1000, 0.95, 0), fairness=settings)
@@ -60,16 +60,16 @@ def leaderboard(table: pd.DataFrame, model: str):
     screenshot(PAGE / "leaderboard.html", PAGE / "screenshot.png", 1400, 2000)
     screenshot(PAGE / "leaderboard.html", PAGE / "screenshot_fairness.png", 1400, 2000,
                tab="tab-fairness")  # fmt: skip
-    return result, true_scores(table, models.normaliser)
+    return result, result.utterances
 
 
-def audits(done, scored, table, model: str, frames: dict | None = None) -> pd.DataFrame:
+def audits(rows, model: str, frames: dict | None = None) -> pd.DataFrame:
     """One row per (dataset, system, category): p and worst group, true and estimated
     (``frames``: audits already run, e.g. by the leaderboard)."""
     settings = FairnessSettings(categories=("gender", "age", "accent"), model=model)
     started = time.perf_counter()
     if frames is None:
-        frames = fairness_audits(done, scored, table, settings)
+        frames = fairness_audits(estimated(rows), labelled(rows), settings)
     seconds = time.perf_counter() - started
     comparison = frames["comparison"]
     keep = ["dataset", "system", "category", "true_p", "est_p", "true_worst", "est_worst"]
@@ -121,17 +121,15 @@ def main() -> None:
     table = import_table("afrispeech", [SHARED / "afrispeech"])
     table = table[table["dataset"].isin(DATASETS)].reset_index(drop=True)
     started = time.perf_counter()
-    result, scored = leaderboard(table, "glmm" if GLMM_SYSTEMS is None else "glm")
+    result, rows = leaderboard(table, "glmm" if GLMM_SYSTEMS is None else "glm")
     estimate_seconds = time.perf_counter() - started
-    done = result.utterances
     if GLMM_SYSTEMS is None:
-        glm, _, glm_seconds = audits(done, scored, table, "glm")
-        glmm, tests, glmm_seconds = audits(done, scored, table, "glmm", result.fairness)
+        glm, _, glm_seconds = audits(rows, "glm")
+        glmm, tests, glmm_seconds = audits(rows, "glmm", result.fairness)
     else:  # the GLMM on every n-th system of the ranking (a spread of good to poor)
-        glm, _, glm_seconds = audits(done, scored, table, "glm", result.fairness)
+        glm, _, glm_seconds = audits(rows, "glm", result.fairness)
         keep = set(result.board["system"].iloc[:: len(result.board) // GLMM_SYSTEMS])
-        subset = [frame[frame["system"].isin(keep)] for frame in (done, scored, table)]
-        glmm, tests, glmm_seconds = audits(*subset, "glmm")
+        glmm, tests, glmm_seconds = audits(rows[rows["system"].isin(keep)], "glmm")
     cells = glm.merge(glmm, on=["dataset", "system", "category"])  # the GLMM's systems
     RESULTS.mkdir(parents=True, exist_ok=True)
     cells.to_csv(RESULTS / "fairness_glmm.csv", index=False)

@@ -27,6 +27,12 @@ RTFx, latency p50/p95/mean, the share of utterances faster than real time and th
 from ``processing_seconds``, or from the round-trip ``latency_ms`` of imported results
 (mu-bench). FAAS label-free and true per system is the mean over its audited datasets.
 
+Every table is computed from one compact row per transcript row (:func:`utterance_rows`) by
+:func:`assemble`, which first puts the rows in a canonical order (dataset, system, utterance
+hash): the tables do not depend on the input's row order, and a partitioned run
+(:mod:`werest.partitioned_leaderboard`), which builds the same rows partition by partition,
+gives the same tables.
+
 Outputs (atomic): ``leaderboard.{md,csv,png,html}`` (the page: :mod:`werest.webpage`),
 ``datasets.csv``, ``pairs.csv``,
 ``descriptive.csv``, ``fairness_{summary,categories,groups,comparison}.csv`` (when audited),
@@ -49,9 +55,11 @@ from werest.errors import ConfigError, InputError
 from werest.estimate import choose_ranking, estimate_utterances, estimated_sample
 from werest.fairness import FairnessSettings, audit, audit_frames, compare_audits
 from werest.features.agreement import STATUS_OK
-from werest.guards import guard_warnings, sample_pairs
-from werest.lid import LidReport, has_lid, lid_report
+from werest.features.inputs import relative_to_proxy
+from werest.guards import sample_pairs, utterance_counts, warnings_from_counts
+from werest.lid import CONFIDENCE, DETECTED, TRUE, LidReport, has_lid, lid_report
 from werest.model import Models
+from werest.scoring import utterance_order
 from werest.stats import (
     Bootstrap,
     RateSample,
@@ -62,7 +70,7 @@ from werest.stats import (
     paired_bootstrap,
     rank_agreement,
 )
-from werest.table import KEY, UTTERANCE
+from werest.table import KEY
 from werest.text import Normaliser
 
 log = logging.getLogger(__name__)
@@ -79,8 +87,22 @@ class Leaderboard:
     agreement: dict
     fairness: dict[str, pd.DataFrame]
     lid: LidReport | None = None
-    utterances: pd.DataFrame | None = None  # the estimated utterances (status ok)
+    utterances: pd.DataFrame | None = None  # every row, compact (:func:`utterance_rows`)
     warnings: list[dict] = field(default_factory=list)  # werest.guards, as in werest estimate
+
+
+#: An utterance in the per-row frame: its dataset and a 64-bit hash of its ``utt_id``
+#: (:func:`werest.scoring.utterance_order`), so no Python string per row is held.
+ORDER = "_order"
+UTT = ["dataset", ORDER]
+#: The canonical order of the per-row frame: every table is computed from rows in this
+#: order, so an in-memory and a partitioned run sum and resample the same arrays.
+ROW_ORDER = ["dataset", "system", ORDER]
+#: What each row keeps of its estimate and of its true score.
+ESTIMATE_COLUMNS = ["status", "proxy", "est_ref_words", "proxy_words"]
+TRUTH_COLUMNS = ["word_errors", "ref_words", "wer", "cer"]
+#: Columns kept as categories (one Python string per row would not fit at 10M rows).
+KEY_CATEGORIES = ("dataset", "system", "status", "proxy")
 
 
 # --------------------------------------------------------------------------- inputs
@@ -88,20 +110,38 @@ class Leaderboard:
 
 def select_datasets(table: pd.DataFrame, keep, exclude) -> pd.DataFrame:
     """The table restricted to ``keep`` (null: all) minus ``exclude``; refuses unknown names."""
-    present = set(table["dataset"].unique())
-    wanted = [keep] if isinstance(keep, str) else list(keep or [])
-    dropped = [exclude] if isinstance(exclude, str) else list(exclude or [])
-    unknown = sorted(set(wanted) - present)
+    check_selection(table["dataset"].unique(), keep, exclude)
+    table = keep_datasets(table, keep, exclude)
+    require_two_systems(table["system"].unique())
+    return table
+
+
+def _names(value) -> list[str]:
+    return [value] if isinstance(value, str) else list(value or [])
+
+
+def check_selection(present, keep, exclude) -> None:
+    """A ConfigError when ``keep`` names a dataset that is not ``present``."""
+    present = set(present)
+    unknown = sorted(set(_names(keep)) - present)
     if unknown:
         raise ConfigError(
             f"dataset {unknown[0]!r} is not in the input (datasets: {', '.join(sorted(present))})"
         )
+
+
+def keep_datasets(table: pd.DataFrame, keep, exclude) -> pd.DataFrame:
+    """The rows of the datasets in ``keep`` (null: all) and not in ``exclude``: applied to
+    the whole table, or to each chunk of a partitioned run as it is read."""
+    wanted, dropped = _names(keep), _names(exclude)
     if wanted:
         table = table[table["dataset"].isin(wanted)]
-    table = table[~table["dataset"].isin(dropped)]
-    if table["system"].nunique() < 2:
+    return table[~table["dataset"].isin(dropped)]
+
+
+def require_two_systems(systems) -> None:
+    if len(set(systems)) < 2:
         raise InputError("a leaderboard needs at least two systems on the selected datasets")
-    return table
 
 
 def true_scores(
@@ -114,6 +154,85 @@ def true_scores(
 
     scored = score_utterances(table, normaliser, n_jobs=n_jobs)
     return scored[scored["ref_words"] > 0]
+
+
+def carried_columns(table: pd.DataFrame, fairness: FairnessSettings | None) -> tuple[list, list]:
+    """(labels, numbers): the table's columns the tables need besides the estimates and the
+    truth: timings (RTFx, latency), language identification and, with an audit, its
+    categories, speaker and covariates. Labels are kept as categories."""
+    labels = [TRUE, DETECTED]
+    numbers = ["duration", "processing_seconds", CONFIDENCE]
+    if fairness is not None:
+        labels += [*fairness.categories, *([fairness.speaker] if fairness.speaker else [])]
+        numbers += list(fairness.covariates)
+    present = [c for c in dict.fromkeys(labels) if c in table.columns and c not in KEY]
+    numbers = [c for c in dict.fromkeys(numbers) if c in table.columns]
+    return present, [c for c in numbers if c not in present and c not in KEY]
+
+
+def utterance_rows(
+    table: pd.DataFrame,
+    models: Models,
+    systems: list[str],
+    *,
+    ranking,
+    fairness: FairnessSettings | None,
+    chunk_utterances: int = 50_000,
+    n_jobs: int = 1,
+) -> pd.DataFrame:
+    """One compact row per row of ``table``: everything the leaderboard's tables need of it.
+
+    The row's estimate (:func:`werest.estimate.estimate_utterances`: status, proxy, n̂, the
+    proxy's length, ``predicted_*`` and the columns that say which side of a disagreement is
+    wrong), its true counts and WER/CER where it has a reference (:func:`true_scores`), the
+    :func:`carried_columns`, and a 64-bit hash of its ``utt_id`` (``_order``) instead of the
+    id. Strings are categories. The in-memory run computes it on the whole table, a
+    partitioned run on each partition (:mod:`werest.partitioned_leaderboard`), and both hand
+    it to :func:`assemble`: one code path, rows that do not depend on the partitioning.
+    """
+    utterances = estimate_utterances(
+        table, models, systems, ranking=ranking, chunk_utterances=chunk_utterances, n_jobs=n_jobs
+    )
+    kept = [
+        *ESTIMATE_COLUMNS,
+        *(c for c in utterances.columns if c.startswith("predicted_") or relative_to_proxy(c)),
+    ]
+    source = timed(table)
+    labels, numbers = carried_columns(source, fairness)
+    rows = source[[*KEY, *labels, *numbers]]
+    rows = rows.assign(**{c: pd.to_numeric(rows[c], errors="coerce") for c in numbers})
+    rows = rows.merge(utterances[[*KEY, *kept]], on=KEY, how="left")
+    scored = true_scores(table, models.normaliser, n_jobs)
+    if scored is not None:
+        rows = rows.merge(scored[[*KEY, *TRUTH_COLUMNS]], on=KEY, how="left")
+    rows[ORDER] = utterance_order(rows)
+    # one string type for every category, whatever the input's (a numeric speaker id, an
+    # all-missing column): partitions' categories can only be joined when their types agree
+    strings = dict.fromkeys([*KEY_CATEGORIES, *labels], "string")
+    rows = rows.drop(columns="utt_id").astype(strings)
+    return rows.astype(dict.fromkeys(strings, "category"))
+
+
+def row_categories(rows: pd.DataFrame) -> tuple[str, ...]:
+    """The category columns of :func:`utterance_rows`' frame."""
+    return tuple(c for c in rows.columns if isinstance(rows[c].dtype, pd.CategoricalDtype))
+
+
+def canonical(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows in the canonical order (:data:`ROW_ORDER`; categories sort as their names)."""
+    return rows.sort_values(ROW_ORDER, kind="stable", ignore_index=True)
+
+
+def estimated(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows whose WER was estimated (status ok)."""
+    return rows[rows["status"] == STATUS_OK]
+
+
+def labelled(rows: pd.DataFrame) -> pd.DataFrame | None:
+    """The rows with a reference of at least one word; None when the input has none."""
+    if "ref_words" not in rows.columns:
+        return None
+    return rows[rows["ref_words"] > 0]
 
 
 # --------------------------------------------------------------------------- ranking
@@ -222,11 +341,12 @@ def neighbour_tests(
 
 
 def _paired(frame: pd.DataFrame, a: str, b: str, kind: str, boot: Bootstrap) -> dict:
-    """The test on the utterances both systems have, one shared resample per dataset."""
+    """The test on the utterances both systems have, one shared resample per dataset, taken
+    in the canonical utterance order (dataset, utterance hash)."""
     shared = (
         frame[frame["system"] == a]
-        .merge(frame[frame["system"] == b], on=UTTERANCE, suffixes=("_a", "_b"))
-        .sort_values(UTTERANCE)
+        .merge(frame[frame["system"] == b], on=UTT, suffixes=("_a", "_b"))
+        .sort_values(UTT, kind="stable")
     )
     samples_a, samples_b = [], []
     for _, g in shared.groupby("dataset"):
@@ -254,7 +374,8 @@ def _side(frame: pd.DataFrame, suffix: str) -> pd.DataFrame:
 def descriptive_table(
     done: pd.DataFrame, scored: pd.DataFrame | None, table: pd.DataFrame, order: list[str]
 ) -> pd.DataFrame:
-    """Per system (all its datasets pooled): utterance WER/CER statistics and timings."""
+    """Per system (all its datasets pooled): utterance WER/CER statistics and timings
+    (``table``: every row, with its timings, e.g. :func:`utterance_rows`)."""
     rows = []
     for system in order:
         measures = {"est_wer": done.loc[done["system"] == system, "predicted_wer"]}
@@ -321,34 +442,29 @@ def add_faas(board: pd.DataFrame, fairness: dict[str, pd.DataFrame]) -> pd.DataF
 
 
 def audit_rows(
-    done: pd.DataFrame, scored: pd.DataFrame | None, table: pd.DataFrame, columns: list[str]
+    done: pd.DataFrame, scored: pd.DataFrame | None
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """(estimated, true) audit rows: the same utterances (estimated, and labelled if any)."""
-    meta = table[["dataset", "utt_id", "system", *columns]]
-    est = done.merge(meta, on=KEY, how="left")
-    terms = estimated_sample(est)
-    est = est.assign(words=terms.denominator, errors=terms.numerator)
+    """(estimated, true) audit rows: the same utterances (estimated, and labelled if any),
+    each carrying its demographic columns (:func:`utterance_rows`)."""
+    terms = estimated_sample(done)
+    est = done.assign(words=terms.denominator, errors=terms.numerator)
     if scored is None:
         return est, None
-    true = scored.merge(meta, on=KEY, how="inner")
-    true = true.assign(errors=true["word_errors"], words=true["ref_words"])
-    key = KEY
-    common = est[key].merge(true[key], on=key)
-    return est.merge(common, on=key), true.merge(common, on=key)
+    true = scored.assign(errors=scored["word_errors"], words=scored["ref_words"])
+    common = est[ROW_ORDER].merge(true[ROW_ORDER], on=ROW_ORDER)
+    return est.merge(common, on=ROW_ORDER), true.merge(common, on=ROW_ORDER)
 
 
 def fairness_audits(
-    done: pd.DataFrame,
-    scored: pd.DataFrame | None,
-    table: pd.DataFrame,
-    settings: FairnessSettings,
+    done: pd.DataFrame, scored: pd.DataFrame | None, settings: FairnessSettings
 ) -> dict[str, pd.DataFrame]:
-    """Audit every (dataset, system) with demographic values, from true and estimated WER."""
-    categories = [c for c in settings.categories if c in table.columns]
-    extra = [c for c in (*settings.covariates, settings.speaker) if c and c in table.columns]
+    """Audit every (dataset, system) with demographic values, from true and estimated WER
+    (``done``/``scored``: :func:`estimated` and :func:`labelled` rows of
+    :func:`utterance_rows`, which carry the demographic columns)."""
+    categories = [c for c in settings.categories if c in done.columns]
     if not categories:
         return {}
-    est, true = audit_rows(done, scored, table, [*categories, *extra])
+    est, true = audit_rows(done, scored)
     summary, groups, cats, comparison = [], [], [], []
     for (dataset, system), rows in est.groupby(["dataset", "system"], sort=True):
         if not rows[categories].notna().any().any():
@@ -404,34 +520,57 @@ def build(
     """Estimate every system's WER and assemble the leaderboard (no files written).
 
     ``ranking``/``system_order`` choose the proxy order as in ``werest estimate``
-    (:func:`werest.estimate.choose_ranking`; default: label-free)."""
+    (:func:`werest.estimate.choose_ranking`; default: label-free). The table becomes
+    :func:`utterance_rows`, from which :func:`assemble` computes every table, as a
+    partitioned run (:func:`werest.partitioned_leaderboard.leaderboard_partitioned`) does
+    from its partitions' rows."""
     systems = sorted(table["system"].unique())
     pairs_sample = sample_pairs(table, normaliser=models.normaliser, seed=boot.seed)
     ranking = choose_ranking(
         models, table, ranking=ranking, system_order=system_order, pairs=pairs_sample
     )
-    utterances = estimate_utterances(
-        table, models, systems, ranking=ranking, chunk_utterances=chunk_utterances, n_jobs=n_jobs
+    rows = utterance_rows(
+        table,
+        models,
+        systems,
+        ranking=ranking,
+        fairness=fairness,
+        chunk_utterances=chunk_utterances,
+        n_jobs=n_jobs,
     )
-    done = utterances[utterances["status"] == STATUS_OK]
+    return assemble(rows, utterance_counts(table), pairs_sample, boot=boot, fairness=fairness)
+
+
+def assemble(
+    rows: pd.DataFrame,
+    counts: pd.DataFrame,
+    pairs_sample: pd.DataFrame,
+    *,
+    boot: Bootstrap,
+    fairness: FairnessSettings | None,
+) -> Leaderboard:
+    """Every table of the leaderboard from :func:`utterance_rows` of the whole input (in any
+    row order: they are put in the canonical order first), the guards' utterance counts
+    (:func:`werest.guards.utterance_counts`) and their sample of pairs."""
+    rows = canonical(rows)
+    done, scored = estimated(rows), labelled(rows)
     if done.empty:
         raise InputError("no utterance was transcribed by two systems: nothing to estimate")
-    scored = true_scores(table, models.normaliser, n_jobs)
     board, per_dataset = rank_systems(done, scored, boot)
-    board = add_timings(board, table)
+    board = add_timings(board, rows)
     agreement = (
         rank_agreement(board.set_index("system")["est_wer"], board.set_index("system")["true_wer"])
         if scored is not None
         else {}
     )
     pairs = neighbour_tests(board, done, scored, boot)
-    descriptive = descriptive_table(done, scored, table, list(board["system"]))
-    audits = fairness_audits(done, scored, table, fairness) if fairness else {}
+    descriptive = descriptive_table(done, scored, rows, list(board["system"]))
+    audits = fairness_audits(done, scored, fairness) if fairness else {}
     board = add_faas(board, audits)
-    lid = lid_report(table) if has_lid(table) else None
-    warnings = guard_warnings(table, utterances, pairs_sample)
+    lid = lid_report(rows) if has_lid(rows) else None
+    warnings = warnings_from_counts(counts, rows, pairs_sample)
     return Leaderboard(
-        board, per_dataset, pairs, descriptive, agreement, audits, lid, done, warnings
+        board, per_dataset, pairs, descriptive, agreement, audits, lid, rows, warnings
     )
 
 

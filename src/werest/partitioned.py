@@ -33,7 +33,8 @@ utterance: it needs those arrays of one (dataset, system) at a time.
 
 The same engine (:func:`spill_input`, :func:`partition_table`, :func:`workspace`,
 :func:`put_in_place`, a :data:`PartitionRunner`) runs ``werest score``
-(:mod:`werest.partitioned_score`) and ``werest features`` (:mod:`werest.partitioned_features`).
+(:mod:`werest.partitioned_score`), ``werest features`` (:mod:`werest.partitioned_features`)
+and ``werest leaderboard`` (:mod:`werest.partitioned_leaderboard`).
 
 Not supported here (a ConfigError says so): ``missing_hypotheses=deletions`` and
 ``ranking=references`` (they need the whole table), and models using the dataset-level
@@ -52,7 +53,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -224,6 +225,11 @@ class Spill:
     systems: list[str]
     languages: list[str]
     n_rows: int
+    datasets: list[str] = field(default_factory=list)  # the whole input's, before ``select``
+
+
+#: ``select(chunk) -> rows``: the rows of a validated chunk a run keeps (e.g. some datasets).
+RowSelection = Callable[[pd.DataFrame], pd.DataFrame]
 
 
 def partition_of(frame: pd.DataFrame, n_partitions: int) -> np.ndarray:
@@ -240,14 +246,22 @@ def spill(
     chunk_rows: int,
     n_partitions: int,
     numeric: tuple[str, ...] = (),
+    select: RowSelection | None = None,
 ) -> Spill:
-    """Read ``path`` chunk by chunk into ``root/p-NNNNN/`` Parquet partitions."""
+    """Read ``path`` chunk by chunk into ``root/p-NNNNN/`` Parquet partitions, keeping the
+    rows ``select`` keeps (None: all; a selection that keeps none gives no partition: the
+    caller says why, with ``Spill.datasets``)."""
     root = Path(root)
     systems: set[str] = set()
     languages: set[str] = set()
-    n_rows = 0
+    datasets: set[str] = set()
+    n_rows = n_read = 0
     chunks = read_chunks(path, chunk_rows=chunk_rows, numeric=numeric)
     for number, (source, chunk) in enumerate(chunks):
+        datasets.update(chunk["dataset"].unique())
+        n_read += len(chunk)
+        if select is not None:
+            chunk = select(chunk)
         chunk[SOURCE] = source
         systems.update(chunk["system"].unique())
         if "language" in chunk.columns:
@@ -257,7 +271,7 @@ def spill(
             folder = root / f"p-{part:05d}"
             folder.mkdir(parents=True, exist_ok=True)
             rows.to_parquet(folder / f"chunk-{number:06d}.parquet", index=False)
-    if n_rows == 0:
+    if n_read == 0:
         raise InputError("the input has no rows", path=path)
     return Spill(
         root=root,
@@ -266,6 +280,7 @@ def spill(
         systems=sorted(systems),
         languages=sorted(languages),
         n_rows=n_rows,
+        datasets=sorted(datasets),
     )
 
 
@@ -275,13 +290,19 @@ def spill_input(
     chunk_rows: int,
     n_partitions: int | None,
     numeric: tuple[str, ...] = (),
+    select: RowSelection | None = None,
 ) -> Spill:
     """:func:`spill` ``path`` into ``scratch/input``, in ``n_partitions`` partitions (None:
     as many as the input's size asks, :func:`automatic_partitions`)."""
     if n_partitions is None:
         n_partitions = automatic_partitions(path)
     return spill(
-        path, scratch / "input", chunk_rows=chunk_rows, n_partitions=n_partitions, numeric=numeric
+        path,
+        scratch / "input",
+        chunk_rows=chunk_rows,
+        n_partitions=n_partitions,
+        numeric=numeric,
+        select=select,
     )
 
 
@@ -673,18 +694,29 @@ def workspace(
     cluster, a folder every worker reads), else beside ``output``; ``staging`` is beside
     ``final`` (one file system, so :func:`put_in_place` renames it into place). Both are
     removed whatever happens: a failed run leaves nothing half-written."""
+    with scratch_folder(output, work_dir) as scratch:
+        staging = None
+        try:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=final.parent))
+            yield scratch, staging
+        finally:
+            if staging is not None:
+                shutil.rmtree(staging, ignore_errors=True)
+
+
+@contextmanager
+def scratch_folder(output: Path, work_dir: str | Path | None = None) -> Iterator[Path]:
+    """A temporary folder for the spilled input, in ``work_dir`` (on a cluster, a folder
+    every worker reads), else beside ``output``; removed whatever happens. (A run that
+    writes no partitioned output needs only this, not :func:`workspace`.)"""
     parent = Path(work_dir) if work_dir else Path(output).parent
     parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".werest-partitions-", dir=parent))
-    staging = None
     try:
-        final.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=final.parent))
-        yield scratch, staging
+        yield scratch
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-        if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
 
 
 def put_in_place(staging: Path, final: Path, results: list) -> list[Path]:

@@ -347,6 +347,8 @@ class LeaderboardSettings(_Estimating):
     exclude_datasets: Any = typed("names", nullable=True)
     bootstrap: Bootstrap = block(Bootstrap)
     fairness: Fairness = block(Fairness)
+    partition: Partition = block(Partition)
+    cluster: Cluster = block(Cluster)
 
 
 @dataclass

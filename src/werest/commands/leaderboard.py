@@ -6,13 +6,25 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from werest.commands._common import built, int_setting, names, output_dir, save_config, show
+from werest.commands._common import (
+    built,
+    int_setting,
+    names,
+    output_dir,
+    partition_runner,
+    partition_settings,
+    partitioned_run,
+    save_config,
+    show,
+)
 from werest.estimate import check_normaliser, load_models
 from werest.fairness import FairnessSettings
 from werest.guards import format_warnings
 from werest.io import atomic_path
 from werest.leaderboard import Leaderboard, build, select_datasets
 from werest.leaderboard_report import format_board, markdown_report, plot_board
+from werest.model import Models
+from werest.partitioned_leaderboard import leaderboard_partitioned
 from werest.stats import Bootstrap
 from werest.table import read_table
 from werest.text import requested_normaliser
@@ -24,20 +36,25 @@ def run(cfg: DictConfig) -> Leaderboard:
     models = load_models(
         cfg.get("model_path"), cfg.get("cer_model_path"), trust_model=bool(cfg.get("trust_model"))
     )
-    table = select_datasets(read_table(cfg.input), cfg.get("datasets"), cfg.get("exclude_datasets"))
-    check_normaliser(models, requested_normaliser(cfg.get("normaliser")), table)
     boot = built(cfg, "bootstrap", Bootstrap)
     fairness = built(cfg, "fairness", FairnessSettings)
-    result = build(
-        table,
-        models,
-        boot=boot,
-        fairness=fairness if fairness.enabled else None,
-        chunk_utterances=int_setting(cfg, "chunk_utterances"),
-        n_jobs=int_setting(cfg, "n_jobs"),
-        ranking=cfg.get("ranking"),
-        system_order=names(cfg.get("system_order")),
-    )
+    audit = fairness if fairness.enabled else None
+    if partitioned_run(cfg):
+        result = _run_partitioned(cfg, models, boot, audit)
+    else:
+        table = read_table(cfg.input)
+        table = select_datasets(table, cfg.get("datasets"), cfg.get("exclude_datasets"))
+        check_normaliser(models, requested_normaliser(cfg.get("normaliser")), table)
+        result = build(
+            table,
+            models,
+            boot=boot,
+            fairness=audit,
+            chunk_utterances=int_setting(cfg, "chunk_utterances"),
+            n_jobs=int_setting(cfg, "n_jobs"),
+            ranking=cfg.get("ranking"),
+            system_order=names(cfg.get("system_order")),
+        )
     folder = output_dir(cfg)
     context = {
         "n_resamples": boot.n_resamples,
@@ -49,6 +66,28 @@ def run(cfg: DictConfig) -> Leaderboard:
     save_config(cfg, folder / "config.yaml")
     show(format_board(result), format_warnings(result.warnings) if result.warnings else None)
     return result
+
+
+def _run_partitioned(
+    cfg: DictConfig, models: Models, boot: Bootstrap, fairness: FairnessSettings | None
+) -> Leaderboard:
+    """The bounded-memory run (README "Beyond one machine"): the same leaderboard."""
+    with partition_runner(cfg) as runner:
+        return leaderboard_partitioned(
+            cfg.input,
+            models,
+            output_dir(cfg),
+            boot=boot,
+            fairness=fairness,
+            datasets=cfg.get("datasets"),
+            exclude_datasets=cfg.get("exclude_datasets"),
+            normaliser=requested_normaliser(cfg.get("normaliser")),
+            ranking=cfg.get("ranking"),
+            system_order=names(cfg.get("system_order")),
+            chunk_utterances=int_setting(cfg, "chunk_utterances"),
+            **partition_settings(cfg),
+            run_partitions=runner,
+        ).leaderboard
 
 
 def write_outputs(result: Leaderboard, output_dir: Path, context: dict | None = None) -> None:

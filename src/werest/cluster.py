@@ -7,16 +7,16 @@ joins a running scheduler (started by ``dask-jobqueue`` on Slurm/PBS, ``dask-kub
 ``dask scheduler`` / ``dask worker`` by hand: README "Beyond one machine").
 
 What every partition needs (estimate: the models, the proxy order, the targets; score: the
-normaliser; features: the proxies' ranking) is sent to the workers once, as the result of
-a task of its own (:func:`map_on_cluster` says why not ``scatter``), and each partition is
-one task that reads its spilled Parquet files and writes its rows atomically, so running it
-twice is harmless. A task that raises is retried ``retries`` times; a task whose worker
-dies (killed, out of memory) is rescheduled on another worker by the scheduler (up to
-``distributed.scheduler.allowed-failures`` times), and the result equals a clean run's, since each task is a pure
-function of its partition. :func:`map_on_cluster` is the same for any function (``werest
-transcribe``'s chunks, the likelihood scorer's clips): what every task needs is broadcast once
-and the worker builds its model once (:func:`werest.build.instantiate_once`). Dask is an
-optional dependency: ``pip install 'werest[cluster]'``.
+normaliser; features: the proxies' ranking) is sent to the workers once, as the result of a
+task of its own (:func:`map_on_cluster` says why not ``scatter``), and each partition is one
+task that reads its spilled Parquet files and writes its rows atomically, so running it twice
+is harmless. A task that raises is retried ``retries`` times; a task whose worker dies (killed,
+out of memory) is rescheduled on another worker by the scheduler (up to
+``distributed.scheduler.allowed-failures`` times), and the result equals a clean run's, since
+each task is a pure function of its partition. :func:`map_on_cluster` is the same for any
+function (``werest transcribe``'s chunks, the likelihood scorer's clips): what every task needs
+is broadcast once and the worker builds its model once (:func:`werest.build.instantiate_once`).
+Dask is an optional dependency: ``pip install 'werest[cluster]'``.
 """
 
 from __future__ import annotations

@@ -381,9 +381,7 @@ def estimate_partition(folder: Path, output: Path, context: PartitionContext) ->
 
 
 def _estimate_partition(folder: Path, output: Path, context: PartitionContext) -> PartitionResult:
-    part = read_partition(Path(folder))
-    _check_unique(part, context.sources)
-    table = part.drop(columns=[SOURCE, ROW])
+    table = partition_table(Path(folder), context.sources)
     normaliser = context.normaliser
     units = pd.DataFrame(
         {"dataset": table["dataset"].to_numpy(), "unit": scoring_units(table, normaliser)}

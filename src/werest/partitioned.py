@@ -14,7 +14,8 @@ chunk, then one partition, at a time, plus a few numbers per target row:
    from the whole table. The label-free proxy order (:func:`werest.proxy.consensus_order`)
    is computed from that sample, so it equals the in-memory run's;
 3. **per partition** (:func:`estimate_partition`, in recycled child processes,
-   :func:`child_process_runner`, or on Dask workers, :mod:`werest.cluster`): the same :func:`werest.estimate.estimate_utterances` as the
+   :func:`child_process_runner`, or on Dask workers, :mod:`werest.cluster`): the same
+   :func:`werest.estimate.estimate_utterances` as the
    in-memory run, its rows written atomically to ``utterances/part-NNNNN.csv``, and a
    compact per-target-row frame returned (dataset, system, proxy, status, n̂, proxy words,
    predictions, a 64-bit utterance hash: about 100 bytes a row) with integer sums of the true

@@ -34,15 +34,14 @@ def run(cfg: DictConfig) -> pd.DataFrame | None:
     run returns None: its table is never whole in memory)."""
     if partitioned_run(cfg):
         return _run_partitioned(cfg)
+    normaliser = normaliser_setting(cfg)
     table = read_table(cfg.input)
-    ranking = _given_ranking(cfg) or references_ranking(
-        table, normaliser_setting(cfg), RANKING_ALTERNATIVES
-    )
+    ranking = _given_ranking(cfg) or references_ranking(table, normaliser, RANKING_ALTERNATIVES)
     proxies = choose_proxies(
         table, ranking, targets=names(cfg.get("targets")), proxy=cfg.get("proxy")
     )
     features = agreement_features(
-        table, proxies, normaliser=normaliser_setting(cfg), n_jobs=int_setting(cfg, "n_jobs")
+        table, proxies, normaliser=normaliser, n_jobs=int_setting(cfg, "n_jobs")
     )
     out = write_table(features, cfg.out)
     save_config(cfg, out)

@@ -40,11 +40,12 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     if partitioned_run(cfg):
         return _run_partitioned(cfg)
     n_jobs = int_setting(cfg, "n_jobs")
+    normaliser = normaliser_setting(cfg)
     with ResourceMonitor() as monitor:
         table = read_table(cfg.input)
-        scored = score_utterances(table, normaliser_setting(cfg), n_jobs=n_jobs)
+        scored = score_utterances(table, normaliser, n_jobs=n_jobs)
         scores = corpus_scores(scored, **asdict(built(cfg, "bootstrap", Bootstrap)))
-        ranking = rank_systems(scores, normaliser=normaliser_setting(cfg))
+        ranking = rank_systems(scores, normaliser=normaliser)
     folder = output_dir(cfg)
     write_table(readable_scores(scored, table), folder / "utterances.csv")
     _finish(cfg, scores, ranking, monitor.summary)
@@ -54,17 +55,18 @@ def run(cfg: DictConfig) -> pd.DataFrame:
 def _run_partitioned(cfg: DictConfig) -> pd.DataFrame:
     """The bounded-memory run: utterances/part-N.csv instead of utterances.csv."""
     folder = output_dir(cfg)
+    normaliser = normaliser_setting(cfg)
     with ResourceMonitor() as monitor, partition_runner(cfg) as runner:
         result = score_partitioned(
             cfg.input,
             folder,
-            normaliser=normaliser_setting(cfg),
+            normaliser=normaliser,
             **asdict(built(cfg, "bootstrap", Bootstrap)),
             n_jobs=int_setting(cfg, "n_jobs"),
             **partition_settings(cfg),
             run_partitions=runner,
         )
-        ranking = rank_systems(result.scores, normaliser=normaliser_setting(cfg))
+        ranking = rank_systems(result.scores, normaliser=normaliser)
     stages = {"stage_seconds": result.seconds, "partitions": result.n_partitions}
     _finish(cfg, result.scores, ranking, {**monitor.summary, **stages})
     return result.scores

@@ -3,11 +3,11 @@ options and the warnings printed next to the numbers (issue 13, item 8)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pytest
 
 from werest.cli import main
@@ -202,18 +202,11 @@ def test_two_system_warning_names_the_audio_evidence_when_the_model_has_it(tmp_p
     assert "only the audio scores (wl_attributed_pwer) say which" in audio
 
 
-def _sample_with_pandas(keys: pd.DataFrame, per_dataset: int, seed: int) -> pd.DataFrame:
-    """The sample's definition, written in pandas (werest's first implementation)."""
-    utterances = keys[["dataset", "utt_id"]].drop_duplicates()
-    utterances = utterances.sort_values(["dataset", "utt_id"], ignore_index=True)
-    draw = np.random.default_rng(seed).random(len(utterances))
-    return utterances.iloc[np.argsort(draw, kind="stable")].groupby("dataset").head(per_dataset)
-
-
 @pytest.mark.parametrize("seed", [0, 7])
-def test_the_arrow_sample_is_the_pandas_sample(seed):
-    """Same keys, order and index from a pandas frame or an Arrow table, with repeated keys,
-    non-ASCII ids (code-point order) and datasets smaller and larger than per_dataset."""
+def test_the_sample_of_parts_is_the_sample_of_the_whole(seed):
+    """A partitioned run samples each partition, then their union: that must be the sample of
+    all keys, whatever the split and the row order, with repeated keys, non-ASCII ids and
+    datasets smaller and larger than per_dataset."""
     rng = np.random.default_rng(seed)
     alphabet = list("abcXYZ019_-éßΩ中🙂")
     ids = ["".join(rng.choice(alphabet, size=rng.integers(1, 6))) for _ in range(3000)]
@@ -224,8 +217,20 @@ def test_the_arrow_sample_is_the_pandas_sample(seed):
         }
     )
     keys = pd.concat([keys, keys.sample(500, random_state=seed)], ignore_index=True)
-    expected = _sample_with_pandas(keys, per_dataset=100, seed=seed)
-    assert 100 < len(expected) < keys["utt_id"].nunique()  # some datasets are capped
-    pd.testing.assert_frame_equal(sample_keys(keys, per_dataset=100, seed=seed), expected)
-    from_arrow = sample_keys(pa.Table.from_pandas(keys), per_dataset=100, seed=seed)
-    pd.testing.assert_frame_equal(from_arrow, expected, check_dtype=False)
+    whole = sample_keys(keys, per_dataset=100, seed=seed)
+    distinct = keys.drop_duplicates()
+    sizes = distinct.groupby("dataset").size()
+    assert whole.groupby("dataset").size().to_dict() == sizes.clip(upper=100).to_dict()
+    assert not whole.duplicated().any()
+    assert len(whole.merge(distinct)) == len(whole)  # sampled keys are input keys
+
+    shuffled = keys.sample(frac=1, random_state=seed + 1)
+    pd.testing.assert_frame_equal(sample_keys(shuffled, per_dataset=100, seed=seed), whole)
+    bounds = np.linspace(0, len(shuffled), 8).astype(int)
+    parts = [shuffled.iloc[a:b] for a, b in itertools.pairwise(bounds)]
+    union = pd.concat([sample_keys(p, per_dataset=100, seed=seed) for p in parts])
+    pd.testing.assert_frame_equal(sample_keys(union, per_dataset=100, seed=seed), whole)
+
+    other = sample_keys(keys, per_dataset=100, seed=seed + 1)
+    big = whole["dataset"] == "big"
+    assert set(other.loc[other["dataset"] == "big", "utt_id"]) != set(whole.loc[big, "utt_id"])

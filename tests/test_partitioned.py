@@ -192,6 +192,31 @@ def test_a_duplicate_across_chunks_is_one_line_naming_file_row_and_column(
     assert not [p for p in tmp_path.rglob(".*") if p.is_dir()]  # no scratch left
 
 
+def test_the_spill_child_logs_and_fails_as_the_driver_would(tmp_path, capfd):
+    """The spill runs in a spawned child: its INFO lines still reach stderr, and a bad cell it
+    finds is the usual one line naming file, row and column, with nothing left behind."""
+    table = read_table(demo_table_path())
+    nulls = tmp_path / "nulls.parquet"  # a CSV's empty cell is an empty hypothesis, not null
+    table.assign(hypothesis=table["hypothesis"].mask(table.index == 5)).to_parquet(nulls)
+    overrides = ["partition.rows=10", "log_level=INFO"]
+    assert main(["estimate", f"input={nulls}", f"output_dir={tmp_path / 'ok'}", *overrides]) == 0
+    assert (
+        f"{nulls}: 1 row(s) with a null hypothesis (system not run) dropped"
+        in capfd.readouterr().err
+    )
+
+    bad = tmp_path / "bad.csv"
+    table.assign(system=table["system"].mask(table.index == 8, " ")).to_csv(bad, index=False)
+    out = tmp_path / "out"
+    assert main(["estimate", f"input={bad}", f"output_dir={out}", *overrides]) == 2
+    err = capfd.readouterr().err
+    assert "Traceback" not in err
+    error = err.strip().splitlines()[-1]
+    assert error.endswith(f"error: {bad}, row 9, column 'system': empty value in a key column")
+    assert not out.exists() or not any(out.iterdir())
+    assert not [p for p in tmp_path.rglob(".*") if p.is_dir()]  # no scratch left
+
+
 @pytest.mark.parametrize(
     "override, message",
     [

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from werest import logs
 from werest.config import check_settings, compose, conf_dir
 from werest.errors import ConfigError, WerestError
 from werest.io import recorded_writes
@@ -101,15 +102,6 @@ def _wrote(paths: list[Path]) -> str:
     )
 
 
-def _setup_logging(level: str) -> None:
-    logging.basicConfig(
-        level=getattr(logging, str(level).upper(), logging.INFO),
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-        force=True,
-    )
-
-
 def _runner(command: str) -> Callable[[DictConfig], object]:
     module = importlib.import_module(f"werest.commands.{COMMANDS[command][0]}")
     return module.run
@@ -166,7 +158,7 @@ def _main(args: list[str]) -> int:
             print(OmegaConf.to_yaml(cfg))
             return 0
         check_settings(command, cfg)
-        _setup_logging(cfg.get("log_level", "WARNING"))
+        logs.setup(cfg.get("log_level", "WARNING"))
         with recorded_writes() as written:
             _runner(command)(cfg)
         if written:

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from werest.features.agreement import STATUS_OK, pairwise_agreement
 from werest.features.inputs import relative_to_proxy
@@ -61,39 +59,26 @@ def sample_pairs(
 
 
 def sample_keys(
-    keys: pd.DataFrame | pa.Table, *, per_dataset: int = SAMPLE_PER_DATASET, seed: int = 0
+    keys: pd.DataFrame, *, per_dataset: int = SAMPLE_PER_DATASET, seed: int = 0
 ) -> pd.DataFrame:
     """A seeded sample of at most ``per_dataset`` distinct (dataset, utt_id) of ``keys`` per
-    dataset, independent of row order and names (a partitioned run draws it from the
-    distinct keys of all its partitions, as Arrow strings: the same sample).
+    dataset, independent of row order and names.
 
-    The distinct keys are sorted (code-point order: Arrow sorts UTF-8 bytes, which order as
-    the code points do), each gets the seeded draw of its position, and each dataset keeps
-    its ``per_dataset`` keys with the smallest draws; rows come in draw order, indexed by
-    their sorted position. Done in Arrow and NumPy, so 10M keys are never 10M Python
-    strings."""
-    table = keys if isinstance(keys, pa.Table) else pa.Table.from_pandas(keys[UTTERANCE])
-    table = table.select(list(UTTERANCE)).cast(
-        pa.schema([(name, pa.large_string()) for name in UTTERANCE])
+    Each key's draw is a seeded 64-bit hash of the key itself, and each dataset keeps its
+    ``per_dataset`` keys with the smallest draws (a bottom-k sample); rows come in draw order.
+    A key's draw does not depend on the other keys, so the sample of a union is the sample
+    of its parts' samples: a partitioned run samples each partition and then their union
+    (:func:`werest.partitioned.sample_pairs_partitioned`), in memory that grows with the
+    sample, not with the input."""
+    distinct = keys[list(UTTERANCE)].drop_duplicates()
+    draw = pd.util.hash_pandas_object(
+        distinct.astype(object), index=False, hash_key=f"{seed % 10**16:016d}"
     )
-    distinct = table.group_by(list(UTTERANCE)).aggregate([])
-    distinct = distinct.sort_by([(name, "ascending") for name in UTTERANCE]).combine_chunks()
-    n = distinct.num_rows
-    order = np.argsort(np.random.default_rng(seed).random(n), kind="stable")
-    dataset = distinct.column("dataset")
-    changes = pc.not_equal(dataset.slice(1), dataset.slice(0, max(n - 1, 0)))
-    codes = np.concatenate([[0], np.cumsum(changes.to_numpy(zero_copy_only=False))])[:n]
-    in_order = codes[order]
-    by_code = np.argsort(in_order, kind="stable")
-    first = np.searchsorted(in_order[by_code], in_order[by_code], side="left")
-    rank = np.empty(n, dtype=np.int64)
-    rank[by_code] = np.arange(n) - first
-    chosen = order[rank < per_dataset]
-    sample = distinct.take(pa.array(chosen, type=pa.int64())).to_pandas()
-    sample.index = pd.Index(chosen)
-    if isinstance(keys, pd.DataFrame):
-        sample = sample.astype(keys[UTTERANCE].dtypes.to_dict())
-    return sample
+    ordered = distinct.assign(_draw=draw.to_numpy()).sort_values(
+        ["_draw", *UTTERANCE], kind="stable", ignore_index=True
+    )
+    sample = ordered.groupby("dataset", sort=False).head(per_dataset)
+    return sample.drop(columns="_draw").reset_index(drop=True)
 
 
 def guard_warnings(

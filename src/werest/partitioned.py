@@ -9,10 +9,11 @@ chunk, then one partition, at a time, plus a few numbers per target row:
    into ``n_partitions`` Parquet partitions by a stable hash of (dataset, utt_id), so every
    utterance's systems land in one partition (:func:`spill`);
 2. **global state, computed first and broadcast**: the system names, the languages, and the
-   guards' seeded sample of at most 1,000 utterances per dataset, drawn from the distinct
-   utterance keys of all partitions exactly as :func:`werest.guards.sample_pairs` draws it
-   from the whole table. The label-free proxy order (:func:`werest.proxy.consensus_order`)
-   is computed from that sample, so it equals the in-memory run's;
+   guards' seeded sample of at most 1,000 utterances per dataset: each partition's sample,
+   then the sample of their union, which is exactly the sample
+   :func:`werest.guards.sample_pairs` draws from the whole table. The label-free proxy
+   order (:func:`werest.proxy.consensus_order`) is computed from that sample, so it equals
+   the in-memory run's;
 3. **per partition** (:func:`estimate_partition`, in recycled child processes,
    :func:`child_process_runner`, or on Dask workers, :mod:`werest.cluster`): the same
    :func:`werest.estimate.estimate_utterances` as the
@@ -27,7 +28,7 @@ chunk, then one partition, at a time, plus a few numbers per target row:
 
 Memory bound: one input chunk (``chunk_rows`` rows) while spilling; one partition (the input
 rows / ``n_partitions``, by default ~500,000 rows, with their features: ~2.4 kB a target row)
-per worker; the distinct
+per worker; one partition's
 utterance keys while drawing the sample; the compact frame (~100 B a target row, 1 GB for
 10M target rows) while summarising. The bootstrap resamples one (prediction·n̂, n̂) pair per
 utterance: it needs those arrays of one (dataset, system) at a time.
@@ -65,6 +66,7 @@ import pyarrow.parquet as pq
 from pandas.api.types import union_categoricals
 from tqdm.auto import tqdm
 
+from werest import logs
 from werest.errors import ConfigError, InputError
 from werest.estimate import (
     KEY,
@@ -294,10 +296,16 @@ def spill_input(
     select: RowSelection | None = None,
 ) -> Spill:
     """:func:`spill` ``path`` into ``scratch/input``, in ``n_partitions`` partitions (None:
-    as many as the input's size asks, :func:`automatic_partitions`)."""
+    as many as the input's size asks, :func:`automatic_partitions`).
+
+    The spill runs in a child process (:func:`in_child_process`): reading the input chunk by
+    chunk into pandas fragments the heap of the process that does it, and at 10M target rows
+    that kept the driver at ~2 GB for the rest of the run
+    (``experiments/results/bench_scale_10m*``, the spill stage's peak)."""
     if n_partitions is None:
         n_partitions = automatic_partitions(path)
-    return spill(
+    return in_child_process(
+        spill,
         path,
         scratch / "input",
         chunk_rows=chunk_rows,
@@ -309,7 +317,7 @@ def spill_input(
 
 def read_partition(folder: Path, columns: list[str] | None = None) -> pd.DataFrame:
     """One partition's rows in input order (file, then row)."""
-    parts = [pd.read_parquet(file, columns=columns) for file in sorted(folder.glob("*.parquet"))]
+    parts = [pd.read_parquet(file, columns=columns) for file in _files(folder)]
     frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     if columns is None or {SOURCE, ROW} <= set(columns):
         frame = frame.sort_values([SOURCE, ROW], kind="stable", ignore_index=True)
@@ -440,9 +448,10 @@ PARTITIONS_PER_PROCESS = 8
 _CHILD_CONTEXT: Any = None
 
 
-def _receive_context(context: Any) -> None:
+def _receive_context(context: Any, log_level: int) -> None:
     global _CHILD_CONTEXT
     _CHILD_CONTEXT = context
+    logs.setup(log_level)
 
 
 def _run_in_child(function, folder: Path, output: Path):
@@ -473,7 +482,7 @@ def child_process_runner(per_process: int = PARTITIONS_PER_PROCESS) -> Partition
                     max_workers=1,
                     mp_context=spawn,
                     initializer=_receive_context,
-                    initargs=(context,),
+                    initargs=(context, logs.current_level()),
                 ) as pool:
                     for folder, output in pairs[start : start + per_process]:
                         results.append(
@@ -615,27 +624,31 @@ def sample_pairs_partitioned(
     partitions: list[Path], *, normaliser: Normaliser, seed: int = 0
 ) -> pd.DataFrame:
     """:func:`werest.guards.sample_pairs` of the whole input, from its partitions: the sample
-    is drawn from all distinct utterance keys, then only the sampled rows are read.
+    is drawn from the utterance keys, then only the sampled rows are read.
 
-    It runs in a child process (:func:`in_child_process`): reading every partition into
-    pandas fragments the heap of the process that does it, and at 10M target rows that left
-    the driver at 7 GB for the rest of the run (``experiments/results/bench_scale_10m*``)."""
+    Each partition's keys are sampled, then their union (:func:`werest.guards.sample_keys`),
+    so memory grows with one partition and the sample, not with the input; it runs in a
+    child process (:func:`in_child_process`), so the heap that reading fragments goes back to
+    the system."""
     return in_child_process(_sample_pairs, partitions, normaliser=normaliser, seed=seed)
 
 
 def in_child_process(function: Callable, /, *args, **kwargs):
     """``function(*args, **kwargs)`` in a fresh spawned process, its result sent back; the
     memory the child used goes back to the system when it exits. An error is raised here,
-    as ``function`` raised it."""
+    as ``function`` raised it; the child logs at this process's level."""
     spawn = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
+    with ProcessPoolExecutor(
+        max_workers=1, mp_context=spawn, initializer=logs.setup, initargs=(logs.current_level(),)
+    ) as pool:
         return pool.submit(function, *args, **kwargs).result()
 
 
 def _sample_pairs(partitions: list[Path], *, normaliser: Normaliser, seed: int) -> pd.DataFrame:
-    keys = pa.concat_tables([_distinct_keys(p) for p in partitions], promote_options="permissive")
-    sample = sample_keys(keys, seed=seed)
-    del keys
+    # each partition's own sample, then the sample of their union: the whole input's sample
+    # (:func:`werest.guards.sample_keys`), holding one partition's keys at a time
+    samples = [sample_keys(read_partition(p, list(UTTERANCE)), seed=seed) for p in partitions]
+    sample = sample_keys(pd.concat(samples, ignore_index=True), seed=seed)
     ids = sorted(set(sample["utt_id"]))
     rows = pd.concat([_sampled_rows(p, ids, sample) for p in partitions], ignore_index=True)
     rows = rows.sort_values([SOURCE, ROW], kind="stable", ignore_index=True)
@@ -647,19 +660,12 @@ def _sampled_rows(folder: Path, ids: list[str], sample: pd.DataFrame) -> pd.Data
     """The rows of one partition whose (dataset, utt_id) is in ``sample``. Parquet's filter
     on ``utt_id`` keeps the other rows out of pandas (reading whole partitions grew the
     process by GBs at 10M rows); the merge then matches the dataset too."""
-    files = sorted(folder.glob("*.parquet"))
-    parts = [pd.read_parquet(f, filters=[("utt_id", "in", ids)]) for f in files]
+    parts = [pd.read_parquet(f, filters=[("utt_id", "in", ids)]) for f in _files(folder)]
     return pd.concat(parts, ignore_index=True).merge(sample, on=UTTERANCE)
 
 
-def _distinct_keys(folder: Path) -> pa.Table:
-    """The distinct (dataset, utt_id) of one partition, as Arrow strings (no Python object
-    per key: 10M keys as pandas objects would take several GB on the driver)."""
-    files = sorted(folder.glob("*.parquet"))
-    table = pa.concat_tables(
-        [pq.read_table(f, columns=list(UTTERANCE)) for f in files], promote_options="permissive"
-    )
-    return table.group_by(list(UTTERANCE)).aggregate([])
+def _files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.parquet"))
 
 
 def concat_compact(
@@ -680,6 +686,8 @@ def concat_compact(
 def _combine(results, models, normaliser, pairs, n_resamples, seed):
     """The summary records, warnings and compact rows of all partitions."""
     compact = concat_compact([r.compact for r in results])
+    for result in results:  # the combined frame replaces them: one copy held, not two
+        result.compact = None
     truths = [r.truth for r in results if r.truth is not None]
     truth = truth_from_sums(pd.concat(truths).groupby(level=[0, 1]).sum()) if truths else None
     units_found = pd.concat([r.units for r in results], ignore_index=True)

@@ -19,7 +19,7 @@ from tests.conftest import an4_test_utterances
 from werest.asr.pocketsphinx_asr import PocketSphinxTranscriber
 from werest.cli import _quote
 from werest.config import compose
-from werest.errors import ConfigError
+from werest.errors import ConfigError, InputError
 from werest.table import read_table, write_table
 
 distributed = pytest.importorskip("distributed", reason="needs werest[cluster] (dask)")
@@ -176,6 +176,29 @@ def test_a_backend_that_fails_on_the_workers_is_one_line(utterances, client, tmp
     error = capsys.readouterr().err.strip()
     assert error.endswith("asr.lm: no such file '/models/an4.lm' on this worker")
     assert len(error.splitlines()) == 1 and not out.exists()  # nothing half-written
+
+
+def _refuses(item: int, calls: Path) -> None:
+    with calls.open("a") as counted:
+        counted.write("call\n")
+    raise InputError("expected a number, got 'x'", path="in.csv", row=item, column="quality")
+
+
+def test_a_users_error_on_a_worker_is_raised_at_once_without_a_worker_traceback(client, tmp_path):
+    """A user's error is the same on every retry: raised once, as it was raised on the
+    worker, and the worker does not log Dask's "Compute Failed" traceback for it."""
+    from werest.cluster import map_on_cluster
+
+    calls = tmp_path / "calls.txt"
+    expected = "in.csv, row 3, column 'quality': expected a number, got 'x'"
+    with pytest.raises(InputError) as raised:
+        list(map_on_cluster(client, _refuses, [3], shared={"calls": calls}, retries=2, desc=None))
+    assert str(raised.value) == expected
+    assert calls.read_text() == "call\n"  # not retried
+    logs = [message for lines in client.get_worker_logs().values() for _, message in lines]
+    assert not [
+        message for message in logs if "Compute Failed" in message and "_refuses" in message
+    ]
 
 
 def test_a_backend_is_built_once_per_config_and_thread():

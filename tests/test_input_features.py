@@ -3,6 +3,8 @@ differences: one join for train, evaluate and estimate (werest.features.inputs).
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -169,6 +171,36 @@ def test_estimate_derives_the_proxy_difference_the_model_needs(scored_demo, tmp_
     assert all(r["proxy"] == "base" for r in records)
     with pytest.raises(ConfigError, match=r"quality .*does not hold"):
         run(demo_table_path(), tmp_path / "est2")
+
+
+def test_the_two_system_guard_names_the_audio_evidence_in_partitions_too(scored_demo, tmp_path):
+    """Two systems with a model that uses an audio score's proxy difference: the warning says
+    that only the audio scores tell the sides apart, in memory and from the partitions'
+    compact rows (which drop the score's column), in the same words."""
+    demo, _ = scored_demo
+    two = demo[demo["system"].isin(["tiny", "base"])]
+    path = tmp_path / "two.parquet"
+    write_table(two, path)
+    names = ["pwer", "quality_vs_proxy"]
+    ranking = rank_on(two, Normaliser("whisper_english"))
+    frame = training_frame(
+        two, ranking, normaliser=Normaliser("whisper_english"), input_features=names
+    )
+    model_path = save_model(
+        fit_model(frame, names, Ridge(alpha=1e-6), ranking=ranking), tmp_path / "m.skops"
+    )
+
+    def warnings(*overrides):
+        out = tmp_path / str(len(overrides))
+        args = [f"input={path}", f"model_path={model_path}", f"output_dir={out}", *overrides]
+        assert main(["estimate", *args]) == 0
+        records = json.loads((out / "summary.json").read_text())
+        return [w for r in records for w in r.get("warnings", [])]
+
+    in_memory = warnings()
+    assert len(in_memory) == 4  # each dataset's warning on each of its two systems
+    assert all("only the audio scores (quality_vs_proxy) say which" in m for m in in_memory)
+    assert warnings("partition.rows=10", "partition.count=3") == in_memory
 
 
 def test_train_learns_from_a_feature_table_the_paper_set(tmp_path):

@@ -12,6 +12,7 @@ from tests.test_partitioned import read_table_folder, shared_hive_folder
 from werest.cli import main
 from werest.demo import demo_table_path
 from werest.features.agreement import agreement_features
+from werest.partitioned import child_process_runner
 from werest.partitioned_features import RANKING_ALTERNATIVES, features_partitioned
 from werest.partitioned_score import score_partitioned
 from werest.proxy import Ranking, choose_proxies, rank_systems, references_ranking
@@ -141,6 +142,30 @@ def test_an_explicit_proxy_missing_from_whole_partitions_gives_no_proxy_rows(tmp
     expected = _features_in_memory(table, ranking, targets=targets, proxy="base")
     assert (expected["status"] == "no proxy hypothesis").sum() > len(expected) / 2
     pd.testing.assert_frame_equal(_read_features(tmp_path / "f"), expected)
+
+
+def test_systems_missing_from_the_ranking_are_reported_once_and_ranked_last(
+    tmp_path, capfd, caplog
+):
+    """Partitions run in child processes that log to stderr: the warning that ``tiny`` and
+    ``edge-kws`` are not ranked comes once, from the driver, not once per partition."""
+    table = read_table(demo_table_path())
+    ranking = Ranking.from_order(["large-v3", "base"])
+    result = features_partitioned(
+        demo_table_path(),
+        tmp_path / "f",
+        ranking=ranking,
+        chunk_rows=9,
+        n_partitions=4,
+        run_partitions=child_process_runner(2),
+    )
+    assert result.n_partitions == 4
+    message = "systems not in the ranking, ranked last: ['edge-kws', 'tiny']"
+    assert [r.getMessage() for r in caplog.records] == [message]  # the driver's
+    assert f"werest.proxy: {message}" not in capfd.readouterr().err  # no child's line
+    pd.testing.assert_frame_equal(
+        _read_features(tmp_path / "f"), _features_in_memory(table, ranking)
+    )
 
 
 @pytest.mark.shared

@@ -10,7 +10,8 @@ What every partition needs (estimate: the models, the proxy order, the targets; 
 normaliser; features: the proxies' ranking) is sent to the workers once, as the result of a
 task of its own (:func:`map_on_cluster` says why not ``scatter``), and each partition is one
 task that reads its spilled Parquet files and writes its rows atomically, so running it twice
-is harmless. A task that raises is retried ``retries`` times; a task whose worker dies (killed,
+is harmless. A task that raises is retried ``retries`` times (a user's error, a
+:class:`werest.errors.WerestError`, is raised at once); a task whose worker dies (killed,
 out of memory) is rescheduled on another worker by the scheduler (up to
 ``distributed.scheduler.allowed-failures`` times), and the result equals a clean run's, since
 each task is a pure function of its partition. :func:`map_on_cluster` is the same for any
@@ -24,12 +25,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm
 
-from werest.errors import ConfigError
+from werest.errors import ConfigError, WerestError
 from werest.partitioned import PartitionRunner
 
 log = logging.getLogger(__name__)
@@ -112,7 +115,8 @@ def map_on_cluster(
     (``ReduceReplicas``, on by default) keeps one replica of scattered data, and a worker
     that dies holding it loses it for good (the tasks that need it are cancelled as "already
     forgotten"); a task's result is computed again instead. A task that raises is
-    retried ``retries`` times; one whose worker dies is rescheduled by Dask. ``desc`` names the
+    retried ``retries`` times, except for a user's error (:class:`WerestError`), raised here
+    at once; one whose worker dies is rescheduled by Dask. ``desc`` names the
     progress bar (None: no bar, the caller keeps its own). Stopping early (an error, Ctrl-C)
     releases the futures, and Dask cancels the tasks nobody waits for any more.
     """
@@ -120,15 +124,38 @@ def map_on_cluster(
     names = list(shared or {})
     values = [client.submit(_shared_value, shared[name], pure=False) for name in names]
     futures = client.map(
-        function, *iterables, retries=retries, pure=False, **dict(zip(names, values, strict=True))
+        partial(_user_errors_returned, function),
+        *iterables,
+        key=getattr(function, "__name__", "task"),  # tasks named after the function
+        retries=retries,
+        pure=False,
+        **dict(zip(names, values, strict=True)),
     )
     position = {future.key: i for i, future in enumerate(futures)}
     with tqdm(total=len(futures), desc=desc, unit=unit, disable=None if desc else True) as bar:
         for future in distributed.as_completed(futures):
             result = future.result()
+            if isinstance(result, _UserError):
+                raise result.error
             future.release()
             bar.update(1)
             yield position[future.key], result
+
+
+@dataclass
+class _UserError:
+    error: WerestError
+
+
+def _user_errors_returned(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``function(*args, **kwargs)`` on a worker, a user's error (:class:`WerestError`: a bad
+    row, a model file missing) returned, not raised: it would be the same on every retry and
+    every worker, and a raised one makes the worker log Dask's "Compute Failed" traceback
+    before werest's one-line error. Anything else still raises (a bug: its traceback helps)."""
+    try:
+        return function(*args, **kwargs)
+    except WerestError as error:
+        return _UserError(error)
 
 
 def _shared_value(value: Any) -> Any:

@@ -104,27 +104,41 @@ def utterance_counts(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def warnings_from_counts(
-    counts: pd.DataFrame, utterances: pd.DataFrame, pairs: pd.DataFrame
+    counts: pd.DataFrame,
+    utterances: pd.DataFrame,
+    pairs: pd.DataFrame,
+    evidence: list[str] | None = None,
 ) -> list[dict]:
-    """:func:`guard_warnings` from :func:`utterance_counts` instead of the whole table."""
+    """:func:`guard_warnings` from :func:`utterance_counts` instead of the whole table.
+    ``evidence``: :func:`side_evidence` of the estimated rows, when ``utterances`` lacks
+    their audio-score columns (a partitioned run's compact rows); None: from ``utterances``."""
+    if evidence is None:
+        evidence = side_evidence(utterances)
     warnings = []
     targets = utterances.groupby("dataset")["system"].unique()
     for dataset, systems in counts.groupby("dataset")["system"].unique().items():
         if dataset not in targets.index:
             continue
         if len(systems) == 2:
-            warnings.append(_two_systems(dataset, sorted(systems), _side_evidence(utterances)))
+            warnings.append(_two_systems(dataset, sorted(systems), evidence))
         warnings += _near_duplicates(dataset, pairs[pairs["dataset"] == dataset])
     warnings += _short_proxies(utterances)
     warnings += _different_sets(counts, targets)
     return warnings
 
 
-def _side_evidence(utterances: pd.DataFrame) -> list[str]:
+def side_evidence(utterances: pd.DataFrame) -> list[str]:
     """The estimated rows' features that say which side of a disagreement is wrong: input
-    scores' proxy differences and the attributed pWER (:mod:`werest.features.inputs`)."""
+    scores' proxy differences and the attributed pWER (:mod:`werest.features.inputs`), in
+    column order, where any row has a value."""
+    return [c for c, found in evidence_found(utterances).items() if found]
+
+
+def evidence_found(utterances: pd.DataFrame) -> dict[str, bool]:
+    """Each audio-evidence column of ``utterances`` (:func:`side_evidence`): whether any row
+    has a value. Partitions' results combine with ``or``."""
     columns = [c for c in utterances.columns if relative_to_proxy(c)]
-    return [c for c in columns if utterances[c].notna().any()]
+    return {c: bool(utterances[c].notna().any()) for c in columns}
 
 
 def _two_systems(dataset: str, systems: list[str], evidence: list[str]) -> dict:

@@ -85,7 +85,13 @@ from werest.estimate import (
     write_summary,
 )
 from werest.features.agreement import CONTEXT_FEATURES, STATUS_OK, pairwise_agreement
-from werest.guards import attach_warnings, sample_keys, utterance_counts, warnings_from_counts
+from werest.guards import (
+    attach_warnings,
+    evidence_found,
+    sample_keys,
+    utterance_counts,
+    warnings_from_counts,
+)
 from werest.io import atomic_path, record_write
 from werest.model import Models
 from werest.proxy import Ranking
@@ -376,6 +382,8 @@ class PartitionResult:
     units: pd.DataFrame
     counts: pd.DataFrame
     output: Path | None
+    #: :func:`werest.guards.evidence_found` of its rows (the compact rows drop those columns)
+    evidence: dict[str, bool] = field(default_factory=dict)
 
 
 #: Normalised strings kept by this process across the partitions it estimates.
@@ -418,7 +426,8 @@ def _estimate_partition(folder: Path, output: Path, context: PartitionContext) -
     # over 10M target rows would make the compact frame several GB instead of ~100 B a row
     compact = compact.astype(dict.fromkeys(CATEGORIES, "category"))
     truth = truth_sums(scored) if scored is not None else None
-    return PartitionResult(compact, truth, units, counts, Path(output))
+    evidence = evidence_found(utterances)
+    return PartitionResult(compact, truth, units, counts, Path(output), evidence)
 
 
 def _empty_compact(models: Models) -> pd.DataFrame:
@@ -546,9 +555,9 @@ def estimate_partitioned(
     must be a folder every worker can read). ``n_partitions=None`` chooses the count from
     the input's size (:func:`automatic_partitions`).
     """
-    _refuse_whole_table_settings(models, ranking, missing_hypotheses)
+    refuse_whole_table_settings(models, ranking, missing_hypotheses)
     output_dir = Path(output_dir)
-    clock = _Stages()
+    clock = Stages()
     with workspace(output_dir / "utterances", output_dir, work_dir) as (scratch, staging):
         spilled = spill_input(path, scratch, chunk_rows, n_partitions, numeric)
         clock.lap("spill")
@@ -590,7 +599,7 @@ def estimate_partitioned(
     )
 
 
-class _Stages:
+class Stages:
     """Wall seconds of each stage of a run (``PartitionedEstimate.seconds``)."""
 
     def __init__(self) -> None:
@@ -603,7 +612,7 @@ class _Stages:
         self._last = now
 
 
-def _refuse_whole_table_settings(models, ranking, missing_hypotheses) -> None:
+def refuse_whole_table_settings(models, ranking, missing_hypotheses) -> None:
     if set(models.feature_names) & set(CONTEXT_FEATURES):
         raise ConfigError(
             "this model uses dataset-level context features (ctx_*), which partitioned runs "
@@ -702,12 +711,17 @@ def _combine(results, models, normaliser, pairs, n_resamples, seed):
         truth=truth,
         units=units,
     )
-    warnings = warnings_from_counts(_total_counts(results), compact, pairs)
+    found: dict[str, bool] = {}
+    for result in results:  # every partition has the same columns, in the same order
+        for column, any_value in result.evidence.items():
+            found[column] = found.get(column, False) or any_value
+    evidence = [column for column, any_value in found.items() if any_value]
+    warnings = warnings_from_counts(total_counts(results), compact, pairs, evidence)
     attach_warnings(records, warnings)
     return records, warnings, compact
 
 
-def _total_counts(results: list[PartitionResult]) -> pd.DataFrame:
+def total_counts(results: list[PartitionResult]) -> pd.DataFrame:
     """:func:`werest.guards.utterance_counts` of the whole input: partitions hold disjoint
     utterances, so their counts add up."""
     counts = pd.concat([r.counts for r in results], ignore_index=True)

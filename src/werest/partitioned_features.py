@@ -20,7 +20,7 @@ before any partition runs, so the errors are the in-memory run's.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -100,6 +100,18 @@ def checked_targets(
     return sorted(systems) if targets is None else list(targets)
 
 
+def with_every_system(ranking: Ranking | None, systems: list[str]) -> Ranking | None:
+    """``ranking`` with the input's unranked systems after its own, by name: the order
+    :meth:`Ranking.order` gives them, so every partition picks the same proxies, and says
+    once (:func:`checked_targets`, on the driver), not once per partition, that they are
+    not ranked."""
+    unseen = sorted(set(systems) - set(ranking.systems)) if ranking is not None else []
+    if not unseen:
+        return ranking
+    macro_wer = {**ranking.macro_wer, **dict.fromkeys(unseen, float("nan"))}
+    return replace(ranking, systems=[*ranking.systems, *unseen], macro_wer=macro_wer)
+
+
 def refuse_a_table_file(out: Path) -> None:
     """A partitioned run writes a folder of Parquet files; a CSV/TSV/JSON Lines name for it
     is a ConfigError naming the alternatives."""
@@ -146,7 +158,7 @@ def features_partitioned(
     """
     out = Path(out)
     refuse_a_table_file(out)
-    clock = partitioned._Stages()
+    clock = partitioned.Stages()
     with partitioned.workspace(out, out, work_dir) as (scratch, staging):
         spilled = partitioned.spill_input(path, scratch, chunk_rows, n_partitions)
         clock.lap("spill")
@@ -160,7 +172,8 @@ def features_partitioned(
             )
             clock.lap("ranking")
         chosen = checked_targets(spilled.systems, ranking, targets, proxy)
-        context = FeaturesContext(ranking, chosen, proxy, normaliser, spilled.sources, n_jobs)
+        complete = with_every_system(ranking, spilled.systems)
+        context = FeaturesContext(complete, chosen, proxy, normaliser, spilled.sources, n_jobs)
         outputs = [staging / f"part-{i:05d}.parquet" for i in range(len(spilled.partitions))]
         results = run_partitions(features_partition, spilled.partitions, outputs, context)
         clock.lap("partitions")

@@ -56,15 +56,15 @@ from werest.partitioned import (
     DEFAULT_CHUNK_ROWS,
     NORMALISED,
     PartitionRunner,
-    _refuse_whole_table_settings,
-    _Stages,
-    _total_counts,
+    Stages,
     concat_compact,
     partition_table,
+    refuse_whole_table_settings,
     run_locally,
     sample_pairs_partitioned,
     scratch_folder,
     spill_input,
+    total_counts,
 )
 from werest.proxy import Ranking
 from werest.stats import Bootstrap
@@ -168,8 +168,8 @@ def leaderboard_partitioned(
     No file is written (the caller writes the leaderboard's files); ``run_partitions``,
     ``work_dir`` and ``n_partitions`` are :func:`werest.partitioned.estimate_partitioned`'s.
     """
-    _refuse_whole_table_settings(models, ranking, "exclude")
-    clock = _Stages()
+    refuse_whole_table_settings(models, ranking, "exclude")
+    clock = Stages()
     with scratch_folder(Path(output_dir), work_dir) as scratch:
         select = partial(keep_datasets, keep=datasets, exclude=exclude_datasets)
         spilled = spill_input(path, scratch, chunk_rows, n_partitions, select=select)
@@ -192,6 +192,6 @@ def leaderboard_partitioned(
         results = run_partitions(leaderboard_partition, spilled.partitions, outputs, context)
         clock.lap("partitions")
     rows = concat_rows([r.rows for r in results])
-    result = assemble(rows, _total_counts(results), pairs, boot=boot, fairness=fairness)
+    result = assemble(rows, total_counts(results), pairs, boot=boot, fairness=fairness)
     clock.lap("tables")
     return PartitionedLeaderboard(result, spilled.n_rows, len(spilled.partitions), clock.seconds)

@@ -34,7 +34,7 @@ from werest.partitioned import (
     NORMALISED,
     PartitionRunner,
     Spill,
-    _Stages,
+    Stages,
     concat_compact,
     partition_table,
     put_in_place,
@@ -158,7 +158,7 @@ def score_partitioned(
     """
     output_dir = Path(output_dir)
     final = output_dir / "utterances"
-    clock = _Stages()
+    clock = Stages()
     with workspace(final, output_dir, work_dir) as (scratch, staging):
         spilled = spill_input(path, scratch, chunk_rows, n_partitions)
         clock.lap("spill")

@@ -208,7 +208,7 @@ def report(measured: list[dict], arguments: str) -> str:
     lines += [
         "",
         "Per-row cost by stage (µs per input row, wall; `spill` reads, validates and splits "
-        "the input on the driver; `sample_and_order` draws the guards' sample and the "
+        "the input, in one child process; `sample_and_order` draws the guards' sample and the "
         "label-free order; `partitions` normalises, chooses proxies, computes features, "
         "predicts and writes each partition; `summary` sums and bootstraps):",
         "",
@@ -275,7 +275,7 @@ def extrapolation(runs: list[dict]) -> list[str]:
         f"From the {m['targets']:,}-target single-worker run ({rows_per_target:.2f} input rows "
         f"per target row): 1B target rows are {rows / 1e9:.1f}B input rows. On one core: "
         f"spill {hours.get('spill', 0):.0f} h, guards' sample and order "
-        f"{hours.get('sample_and_order', 0):.1f} h (it grows with the distinct utterance keys), "
+        f"{hours.get('sample_and_order', 0):.1f} h (it reads every utterance key once), "
         f"partitions {hours.get('partitions', 0):.0f} h, summary "
         f"{hours.get('summary', 0):.1f} h (mostly the bootstrap, linear in utterances).",
         "",
@@ -285,12 +285,14 @@ def extrapolation(runs: list[dict]) -> list[str]:
         f"≥ {nodes * cores}, i.e. ~{rows / (nodes * cores) / 1e6:.1f}M input rows each, "
         f"~{2.4 * 1e9 / (nodes * cores) / 1e6:.1f} GB each at the in-memory run's 2.4 kB per "
         "target row: more partitions keep each one under a worker's memory). What does not "
-        f"shrink with nodes is the driver: the spill ({hours.get('spill', 0):.0f} h on one "
-        "core today: an input already written as a hash-partitioned Parquet folder skips it "
-        "only once the spill reads files in parallel, which this version does not) and the "
-        "summary's compact frame, ~100 B per target row (100 GB at 1B rows: the exact "
-        "bootstrap needs one (prediction·n̂, n̂) pair per utterance; beyond ~100M rows a Poisson "
-        "bootstrap accumulated per partition would bound it, at the price of intervals that "
+        "shrink with nodes is what one process does: the spill "
+        f"({hours.get('spill', 0):.0f} h on one core today: an input already written as a "
+        "hash-partitioned Parquet folder skips it only once the spill reads files in "
+        "parallel, which this version does not) and the summary's compact frame (the summary "
+        "stage's peak grew ~175 B per target row from the 1M to the 10M run: ~175 GB at 1B "
+        "rows; the exact bootstrap needs one (prediction·n̂, n̂) pair per utterance; beyond "
+        "~20M rows on 4 GB a Poisson bootstrap accumulated per partition would bound it, at "
+        "the price of intervals that "
         "are no longer identical to the in-memory run's).",
     ]
 

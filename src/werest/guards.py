@@ -77,7 +77,7 @@ def sample_keys(
     ordered = distinct.assign(_draw=draw.to_numpy()).sort_values(
         ["_draw", *UTTERANCE], kind="stable", ignore_index=True
     )
-    sample = ordered.groupby("dataset", sort=False).head(per_dataset)
+    sample = ordered.groupby("dataset", sort=False, observed=True).head(per_dataset)
     return sample.drop(columns="_draw").reset_index(drop=True)
 
 

@@ -29,9 +29,11 @@ chunk, then one partition, at a time, plus a few numbers per target row:
 Memory bound: one input chunk (``chunk_rows`` rows) while spilling; one partition (the input
 rows / ``n_partitions``, by default ~500,000 rows, with their features: ~2.4 kB a target row)
 per worker; one partition's
-utterance keys while drawing the sample; the compact frame (~100 B a target row, 1 GB for
-10M target rows) while summarising. The bootstrap resamples one (prediction·n̂, n̂) pair per
-utterance: it needs those arrays of one (dataset, system) at a time.
+utterance keys while drawing the sample; the compact frame while summarising, the one term
+that grows with the input (the summary stage's peak grew ~175 B per target row from 1M to
+10M target rows, ``experiments/results/bench_scale*.md``). The bootstrap resamples one
+(prediction·n̂, n̂) pair per utterance: it needs those arrays of one (dataset, system) at a
+time.
 
 The same engine (:func:`spill_input`, :func:`partition_table`, :func:`workspace`,
 :func:`put_in_place`, a :data:`PartitionRunner`) runs ``werest score``
@@ -304,10 +306,10 @@ def spill_input(
     """:func:`spill` ``path`` into ``scratch/input``, in ``n_partitions`` partitions (None:
     as many as the input's size asks, :func:`automatic_partitions`).
 
-    The spill runs in a child process (:func:`in_child_process`): reading the input chunk by
-    chunk into pandas fragments the heap of the process that does it, and at 10M target rows
-    that kept the driver at ~2 GB for the rest of the run
-    (``experiments/results/bench_scale_10m*``, the spill stage's peak)."""
+    The spill runs in a child process (:func:`in_child_process`), whose memory goes back to
+    the system when the spill ends: reading 10M target rows chunk by chunk peaked at ~2 GB
+    (``experiments/results/bench_scale_10m*.md``, the spill stage), a heap the driver would
+    otherwise keep, fragmented, for the rest of the run."""
     if n_partitions is None:
         n_partitions = automatic_partitions(path)
     return in_child_process(

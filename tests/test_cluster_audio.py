@@ -301,14 +301,3 @@ def test_a_worker_killed_mid_scoring_changes_nothing(scored_locally, tmp_path):
         embed(transcripts, tmp_path / "out.parquet", None, on(client))
     assert marker.exists()
     pd.testing.assert_frame_equal(read_table(tmp_path / "out.parquet"), read_table(local))
-
-
-def test_sonar_refuses_a_cluster_in_one_line(tmp_path):
-    from werest.cli import main
-
-    args = ["embed", "input=f.parquet", "transcripts=t.parquet", "cluster=local"]
-    assert main(args) == 2
-    with pytest.raises(ConfigError, match="cluster= runs embedder=whisper_likelihood only"):
-        from werest.commands.embed import run
-
-        run(compose("embed", args[1:]))

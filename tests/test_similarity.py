@@ -378,25 +378,32 @@ def test_unconfigured_language_is_a_config_error(tiny):
 # --------------------------------------------------------------------------- werest embed
 
 
-def test_werest_embed_command(tiny_assets, tmp_path, capsys):
-    from werest.cli import main
-    from werest.table import read_table, write_table
+def tiny_embed_args(tiny_assets: Path, folder: Path, clips: int, out: str, cache: str) -> list:
+    """``werest embed`` of AN4 clips (two systems each) with the tiny SONAR, from ``folder``."""
+    from werest.table import write_table
 
-    transcripts, features = tables({p.stem: p for p in an4_clips(3)})
-    write_table(transcripts, tmp_path / "transcripts.parquet")
-    write_table(features, tmp_path / "features.parquet")
-    args = [
+    transcripts, features = tables({p.stem: p for p in an4_clips(clips)})
+    write_table(transcripts, folder / "transcripts.parquet")
+    write_table(features, folder / "features.parquet")
+    return [
         "embed",
-        f"input={tmp_path / 'features.parquet'}",
-        f"transcripts={tmp_path / 'transcripts.parquet'}",
-        f"out={tmp_path / 'with_similarity.parquet'}",
-        f"cache_dir={tmp_path / 'cache'}",
+        f"input={folder / 'features.parquet'}",
+        f"transcripts={folder / 'transcripts.parquet'}",
+        f"out={folder / out}",
+        f"cache_dir={folder / cache}",
         f"embedder.asset_dir={tiny_assets}",
         "embedder.speech_encoders.en=tiny_sonar_speech_eng",
         "embedder.text_encoder=tiny_sonar_text",
         "embedder.text_tokenizer=tiny_sonar_text",
         "embedder.device=cpu",
     ]
+
+
+def test_werest_embed_command(tiny_assets, tmp_path, capsys):
+    from werest.cli import main
+    from werest.table import read_table
+
+    args = tiny_embed_args(tiny_assets, tmp_path, 3, "with_similarity.parquet", "cache")
     assert main(args) == 0
     out = read_table(tmp_path / "with_similarity.parquet", required=("dataset", "utt_id"))
     assert len(out) == 6 and (out.similarity_status == "ok").all()
@@ -420,3 +427,35 @@ def test_werest_embed_command(tiny_assets, tmp_path, capsys):
     (line,) = [x for x in err.splitlines() if x.startswith("werest embed: error:")]
     assert "Traceback" not in err
     assert "sonar_speech_encoder_eng" in line and "docs/similarity.md" in line
+
+
+def test_werest_embed_on_a_local_cluster_equals_a_run_in_this_process(
+    tiny_assets, tmp_path, monkeypatch
+):
+    """The tiny SONAR built on two Dask workers from its config, 2 utterances a task (5
+    utterances: 3 tasks): the similarities of a run in this process, and the workers' cache
+    shards serve a later run here, which embeds nothing again."""
+    pytest.importorskip("distributed", reason="needs the [cluster] extra")
+    from werest.cli import main
+    from werest.features import similarity
+    from werest.table import read_table
+
+    monkeypatch.setattr(similarity, "UTTERANCES_PER_TASK", 2)
+    here = tiny_embed_args(tiny_assets, tmp_path, 5, "here.parquet", "cache_here")
+    assert main(here) == 0
+    there = [a for a in here if not a.startswith(("out=", "cache_dir="))]
+    there += [f"out={tmp_path / 'there.parquet'}", f"cache_dir={tmp_path / 'cache'}"]
+    # the client builds no embedder with a cluster: only the workers' could embed
+    assert main([*there, "cluster=local", "cluster.workers=2"]) == 0
+    expected = read_table(tmp_path / "here.parquet", required=("dataset", "utt_id"))
+    found = read_table(tmp_path / "there.parquet", required=("dataset", "utt_id"))
+    assert len(found) == 10 and (found["similarity_status"] == "ok").all()
+    # other batches on the workers: padding may move the last float digits
+    pd.testing.assert_frame_equal(found, expected, check_exact=False, rtol=1e-5, atol=1e-6)
+    shards = sorted((tmp_path / "cache").rglob("shard-*.npz"))
+    assert shards
+    kept = [a for a in there if not a.startswith("out=")]
+    assert main([*kept, f"out={tmp_path / 'again.parquet'}"]) == 0  # in this process
+    assert sorted((tmp_path / "cache").rglob("shard-*.npz")) == shards
+    again = read_table(tmp_path / "again.parquet", required=("dataset", "utt_id"))
+    pd.testing.assert_frame_equal(again, found)

@@ -3,7 +3,8 @@
 Adds SONAR speech–text similarity (:mod:`werest.features.similarity`) or, with
 ``embedder=whisper_likelihood``, the Whisper likelihood of each hypothesis
 (:mod:`werest.features.likelihood`) to a feature table; with ``cluster=local`` or
-``cluster.address=…`` its clips are scored on a Dask cluster (:mod:`werest.cluster`).
+``cluster.address=…`` its clips (likelihood) or utterances (SONAR) are scored on a Dask
+cluster (:mod:`werest.cluster`), whose workers build the backend.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from omegaconf import DictConfig
 from werest.audio import AudioPolicy
 from werest.cluster import cluster_client, cluster_named, cluster_runner
 from werest.commands._common import built, plain
-from werest.errors import ConfigError, InputError
+from werest.errors import InputError
 from werest.features.agreement import AGREEMENT_FEATURES
 from werest.features.cache import EmbeddingCache
 from werest.features.embedder import build_embedder, likelihood_scorer
@@ -28,7 +29,12 @@ from werest.features.likelihood import (
     no_likelihood,
     score_clips_on_worker,
 )
-from werest.features.similarity import add_similarity, no_similarity
+from werest.features.similarity import (
+    SimilarityJob,
+    add_similarity,
+    no_similarity,
+    similarity_on_worker,
+)
 from werest.table import KEY, read_table, write_table
 
 log = logging.getLogger("werest.features")
@@ -37,16 +43,16 @@ log = logging.getLogger("werest.features")
 def run(cfg: DictConfig) -> pd.DataFrame:
     """Add the embedder's columns to the feature table and write it (``out``, else in place)."""
     scorer = likelihood_scorer(cfg.embedder)
-    cluster = _cluster(cfg, scorer)
+    cluster = cfg.get("cluster")
     columns = (*AGREEMENT_FEATURES, *(LIKELIHOOD_FEATURES if scorer else ("similarity",)))
     features = read_table(cfg.input, required=tuple(KEY), numeric=(*columns, "audio_duration"))
     transcripts = read_table(cfg.transcripts)
     cache = EmbeddingCache(cfg.cache_dir) if cfg.get("cache_dir") else EmbeddingCache(None)
-    add, backend, column, failed = (
-        (add_likelihood, scorer, "wl_mean_logprob", no_likelihood)
-        if scorer is not None
-        else (add_similarity, build_embedder(cfg.embedder), "similarity", no_similarity)
-    )
+    if scorer is not None:
+        add, backend, column, failed = add_likelihood, scorer, "wl_mean_logprob", no_likelihood
+    else:  # on a cluster, the workers build the embedder (a model the driver need not load)
+        embedder = None if cluster_named(cluster) else build_embedder(cfg.embedder)
+        add, backend, column, failed = add_similarity, embedder, "similarity", no_similarity
     policy = built(cfg, "audio", AudioPolicy)
     with cluster_client(cluster) as client:
         table = add(
@@ -57,7 +63,7 @@ def run(cfg: DictConfig) -> pd.DataFrame:
             policy,
             text_column=cfg.get("text_column", "hypothesis"),
             default_language=cfg.get("default_language"),
-            **_on_cluster(client, cfg, policy),
+            **_on_cluster(client, cfg, policy, likelihood=scorer is not None),
         )
     ok = int(table[column].notna().sum())
     if len(table) and not ok:
@@ -68,20 +74,22 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     return table
 
 
-def _cluster(cfg: DictConfig, scorer) -> DictConfig | None:
-    """The ``cluster`` settings; the SONAR embedder (no scorer) runs in this process only."""
-    cluster = cfg.get("cluster")
-    if scorer is None and cluster_named(cluster):
-        raise ConfigError("cluster= runs embedder=whisper_likelihood only; drop it for SONAR")
-    return cluster
-
-
-def _on_cluster(client, cfg: DictConfig, policy: AudioPolicy) -> dict:
-    """``add_likelihood``'s ``run_clips`` on the cluster's workers (none without a cluster):
-    the scorer's description, the cache folder and the policy go to every worker once."""
+def _on_cluster(client, cfg: DictConfig, policy: AudioPolicy, *, likelihood: bool) -> dict:
+    """``add_likelihood``'s ``run_clips`` or ``add_similarity``'s ``run_chunks`` on the
+    cluster's workers (none without a cluster): the backend's description, the cache folder
+    and the policy go to every worker once."""
     cache_dir = cfg.get("cache_dir")
-    job = ScoringJob(
-        plain(cfg.embedder), str(Path(cache_dir).resolve()) if cache_dir else None, policy
+    cache_dir = str(Path(cache_dir).resolve()) if cache_dir else None
+    if likelihood:
+        job = ScoringJob(plain(cfg.embedder), cache_dir, policy)
+        runner = cluster_runner(client, score_clips_on_worker, cfg.get("cluster"), job=job)
+        return {"run_clips": runner} if runner else {}
+    job = SimilarityJob(
+        plain(cfg.embedder),
+        cache_dir,
+        policy,
+        cfg.get("text_column", "hypothesis"),
+        cfg.get("default_language"),
     )
-    runner = cluster_runner(client, score_clips_on_worker, cfg.get("cluster"), job=job)
-    return {"run_clips": runner} if runner else {}
+    runner = cluster_runner(client, similarity_on_worker, cfg.get("cluster"), job=job)
+    return {"run_chunks": runner} if runner else {}

@@ -15,12 +15,16 @@ the feature table.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from werest.audio import AudioPolicy, LoadedAudio
+from werest.build import instantiate_once, kept
 from werest.errors import ConfigError, InputError
 from werest.features.cache import EmbeddingCache, normalise_text
 from werest.features.embedder import Embedder, cosine
@@ -57,11 +61,12 @@ def _utterances(transcripts: pd.DataFrame, default_language: str | None) -> pd.D
 def add_similarity(
     features: pd.DataFrame,
     transcripts: pd.DataFrame,
-    embedder: Embedder,
+    embedder: Embedder | None,
     cache: EmbeddingCache | None = None,
     policy: AudioPolicy | None = None,
     text_column: str = "hypothesis",
     default_language: str | None = None,
+    run_chunks: ChunkRunner | None = None,
 ) -> pd.DataFrame:
     """Add ``similarity``, ``similarity_status`` and ``audio_duration`` to a feature table.
 
@@ -74,6 +79,9 @@ def add_similarity(
     embedder : an :class:`Embedder`.
     cache : where embeddings are kept (memory only when None).
     policy : the audio policy (the long-clip rule of :mod:`werest.audio`).
+    run_chunks : embeds :data:`UTTERANCES_PER_TASK` utterances' rows per task elsewhere (a
+        Dask cluster, :func:`similarity_on_worker`) and gives them back in any order; the
+        workers build the embedder, so ``embedder`` is then unused (None).
 
     Returns
     -------
@@ -87,6 +95,8 @@ def add_similarity(
     missing = [c for c in KEY if c not in features.columns]
     if missing:
         raise InputError(f"the feature table lacks {missing}", column=missing[0])
+    if run_chunks is not None and len(features):
+        return _in_chunks(features, transcripts, run_chunks)
     utterances = _utterances(transcripts, default_language)
     hypotheses = transcripts[[*KEY, text_column]].drop_duplicates(KEY)
     rows = features[KEY].merge(hypotheses, on=KEY, how="left", validate="many_to_one")
@@ -103,6 +113,67 @@ def add_similarity(
     out = features.drop(columns=SIMILARITY_COLUMNS, errors="ignore").reset_index(drop=True)
     out["similarity"], out["similarity_status"] = similarity, status.astype(str)
     out["audio_duration"] = duration
+    return out
+
+
+#: utterances whose rows one task embeds when the embedder runs on a cluster
+UTTERANCES_PER_TASK = 64
+
+#: ``run_chunks(chunks)`` -> ``(position, rows with similarity)`` per chunk, in any order,
+#: where each chunk is ``(feature rows, transcript rows)`` of a few utterances
+ChunkRunner = Callable[
+    [list[tuple[pd.DataFrame, pd.DataFrame]]], Iterable[tuple[int, pd.DataFrame]]
+]
+
+
+@dataclass(frozen=True)
+class SimilarityJob:
+    """What every similarity task on a cluster needs, sent to each worker once: the
+    embedder's description (a plain mapping with ``_target_``), the cache folder (None:
+    memory), the audio policy and the columns' settings. ``run`` tells one run from the
+    next: a worker's cache is read from disk again per run."""
+
+    embedder: dict[str, Any]
+    cache_dir: str | None
+    policy: AudioPolicy
+    text_column: str = "hypothesis"
+    default_language: str | None = None
+    run: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+
+def similarity_on_worker(
+    chunk: tuple[pd.DataFrame, pd.DataFrame], job: SimilarityJob
+) -> pd.DataFrame:
+    """:func:`add_similarity` of one chunk in a worker process, which builds the embedder and
+    opens the cache once (:func:`werest.build.kept`) for all the tasks it runs. Embeddings
+    go to the shared cache folder, whose shards have unique names, so workers never clash."""
+    embedder = instantiate_once(job.embedder, Embedder, "embedder")
+    cache = kept("embedding-cache", job.run, lambda: EmbeddingCache(job.cache_dir))
+    features, transcripts = chunk
+    return add_similarity(
+        features, transcripts, embedder, cache, job.policy, job.text_column, job.default_language
+    )
+
+
+def _in_chunks(
+    features: pd.DataFrame, transcripts: pd.DataFrame, run_chunks: ChunkRunner
+) -> pd.DataFrame:
+    """:func:`add_similarity` by :data:`UTTERANCES_PER_TASK` utterances per chunk (each
+    utterance's audio is embedded once, in one chunk), the rows back in ``features``' order."""
+    rows = features.reset_index(drop=True)
+    utterance = rows.groupby(["dataset", "utt_id"], sort=True).ngroup().to_numpy()
+    chunk_of = utterance // UTTERANCES_PER_TASK
+    keys = rows[["dataset", "utt_id"]].assign(_chunk=chunk_of).drop_duplicates()
+    wanted = transcripts.merge(keys, on=["dataset", "utt_id"])
+    numbers = sorted(set(chunk_of.tolist()))
+    chunks = [
+        (rows[chunk_of == n], wanted[wanted["_chunk"] == n].drop(columns="_chunk")) for n in numbers
+    ]
+    done: list[pd.DataFrame | None] = [None] * len(chunks)
+    for position, result in run_chunks(chunks):
+        done[position] = result.set_axis(chunks[position][0].index)
+    out = pd.concat(done).sort_index()
+    _log_statuses(out["similarity_status"].to_numpy())
     return out
 
 

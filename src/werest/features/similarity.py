@@ -165,9 +165,11 @@ def _in_chunks(
     chunk_of = utterance // UTTERANCES_PER_TASK
     keys = rows[["dataset", "utt_id"]].assign(_chunk=chunk_of).drop_duplicates()
     wanted = transcripts.merge(keys, on=["dataset", "utt_id"])
-    numbers = sorted(set(chunk_of.tolist()))
+    feature_chunks = dict(tuple(rows.groupby(chunk_of, sort=True)))
+    transcript_chunks = dict(tuple(wanted.groupby("_chunk", sort=True)))
     chunks = [
-        (rows[chunk_of == n], wanted[wanted["_chunk"] == n].drop(columns="_chunk")) for n in numbers
+        (rows_n, transcript_chunks.get(n, wanted.iloc[:0]).drop(columns="_chunk"))
+        for n, rows_n in feature_chunks.items()
     ]
     done: list[pd.DataFrame | None] = [None] * len(chunks)
     for position, result in run_chunks(chunks):

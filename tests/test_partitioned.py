@@ -260,41 +260,6 @@ def test_a_local_cluster_gives_the_in_memory_summary(client, models, tmp_path):
     assert len(result.utterance_files) == 6
 
 
-_HELD: list = []
-
-
-def _fragment_the_heap(folder, output, context) -> float:
-    """A partition function that leaves ~250 MB of its worker's heap free but not returned
-    (300,000 small blocks, one in 64 kept), as pandas leaves it; returns the worker's RSS."""
-    import numpy as np
-    import psutil
-
-    blocks = [np.ones(1000, dtype=np.uint8) for _ in range(300_000)]
-    _HELD[:] = blocks[::64]
-    del blocks
-    return psutil.Process().memory_info().rss / 2**20
-
-
-def _rss_mb() -> float:
-    import psutil
-
-    return psutil.Process().memory_info().rss / 2**20
-
-
-def test_the_workers_give_their_free_heap_back_after_the_partitions(client):
-    """Between the partitions and the summary, each worker's fragmented free heap goes back
-    to the system (on one machine the client's summary needs that memory)."""
-    from werest.cluster import dask_runner
-
-    workers = list(client.scheduler_info()["workers"])
-    folders = [Path(f"p-{i}") for i in range(len(workers))]
-    right_after = dask_runner(client)(_fragment_the_heap, folders, [None] * len(folders), None)
-    trimmed = client.run(_rss_mb)
-    assert len(trimmed) == len(workers)
-    # RSS right after a partition, against every worker's after the run
-    assert max(trimmed.values()) < min(right_after) - 100
-
-
 def test_the_cli_joins_a_running_scheduler_by_address(client, tmp_path, capsys):
     demo = str(demo_table_path())
     assert main(["estimate", f"input={demo}", f"output_dir={tmp_path / 'mem'}"]) == 0

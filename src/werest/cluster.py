@@ -202,25 +202,6 @@ def dask_runner(client, *, retries: int = 2) -> PartitionRunner:
             desc="partitions",
             unit="partition",
         )
-        done = in_order(results, len(folders))
-        client.run(trim_memory, on_error="ignore")  # best effort: a worker may be restarting
-        return done
+        return in_order(results, len(folders))
 
     return run
-
-
-def trim_memory() -> int:
-    """Give a worker's free heap back to the system (glibc's ``malloc_trim``; 0 elsewhere).
-
-    A worker that has run partitions holds a heap that pandas fragmented, free but not
-    returned; the client's summary comes next, and on one machine (``cluster=local``) they
-    share the memory. Dask's documentation trims unmanaged memory this way ("Worker memory
-    management: manually trim memory")."""
-    import ctypes
-    import gc
-
-    gc.collect()
-    try:
-        return int(ctypes.CDLL("libc.so.6").malloc_trim(0))
-    except (OSError, AttributeError):  # not glibc: nothing to trim this way
-        return 0

@@ -97,7 +97,7 @@ from werest.guards import (
 from werest.io import atomic_path, record_write
 from werest.model import Models
 from werest.proxy import Ranking
-from werest.scoring import dataset_units, scoring_units
+from werest.scoring import dataset_units, scoring_units, utterance_order
 from werest.table import _CSV_SUFFIXES, resolve_audio, table_format, validate_table
 from werest.text import NormalisationCache, Normaliser, cached_normalisation
 
@@ -421,9 +421,7 @@ def _estimate_partition(folder: Path, output: Path, context: PartitionContext) -
     with atomic_path(output) as tmp:
         readable.to_csv(tmp, index=False, float_format="%.6g")
     predicted = [c for c in utterances.columns if c.startswith("predicted_")]
-    compact = utterances[[*COMPACT, *predicted]].assign(
-        _order=pd.util.hash_array(utterances["utt_id"].to_numpy(dtype=object))
-    )
+    compact = utterances[[*COMPACT, *predicted]].assign(_order=utterance_order(utterances))
     # categories: a string read from Parquet is one object per row, ~60 bytes each, which
     # over 10M target rows would make the compact frame several GB instead of ~100 B a row
     compact = compact.astype(dict.fromkeys(CATEGORIES, "category"))

@@ -43,7 +43,7 @@ from werest.partitioned import (
     workspace,
 )
 from werest.proxy import Ranking, rank_totals
-from werest.scoring import corpus_scores, readable_scores, score_utterances
+from werest.scoring import corpus_scores, readable_scores, score_utterances, utterance_order
 from werest.table import write_table
 from werest.text import AUTO, Normaliser, cached_normalisation
 
@@ -101,7 +101,7 @@ def _score_partition(folder: Path, output: Path | None, context: ScoreContext) -
     compact = scored[[*CATEGORIES, *COUNTS]].astype(
         {**dict.fromkeys(CATEGORIES, "category"), **dict.fromkeys(COUNTS, "int32")}
     )
-    compact["_order"] = pd.util.hash_array(scored["utt_id"].to_numpy(dtype=object))
+    compact["_order"] = utterance_order(scored)
     return ScoreResult(compact, True, output)
 
 

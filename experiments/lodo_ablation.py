@@ -23,7 +23,7 @@ from omegaconf import OmegaConf
 
 from werest.config import compose
 from werest.estimate import estimated_sample
-from werest.features.agreement import add_dataset_context, pairwise_agreement
+from werest.features.agreement import add_dataset_context, pairwise_agreement, two_system_view
 from werest.formatting import markdown_table, percent
 from werest.lodo import cross_conformal, domain_summary, fold_training_rows, overall_summary
 from werest.scoring import utterance_labels
@@ -62,13 +62,13 @@ HGB = {
 }
 
 
-def residual(inner: dict, base: list[str]) -> dict:
-    return {
-        "_target_": "werest.regressor.ResidualRegressor",
-        "estimator": inner,
-        "base_features": base,
-        "clip_max": 1.0,
-    }
+HALLUCINATION = ["rep_ngram_rate", "rep_ngram_excess", "script_mismatch"]
+
+
+def anchored(shrinkage: float, **settings) -> dict:
+    """conf/model/anchored.yaml (the shipped estimator) with another shrinkage."""
+    model = OmegaConf.to_container(compose("train", ["model=anchored"]).model, resolve=True)
+    return {**model, "shrinkage": shrinkage, **settings}
 
 
 def clipped_target(inner: dict, clip_max: float) -> dict:
@@ -88,21 +88,43 @@ def shipped_stack(clip_max: float | None) -> dict:
     return {**model, "clip_max": clip_max}
 
 
-VARIANTS: dict[str, tuple[list[str], dict]] = {
-    "pwer only (hgb)": (["pwer"], HGB),
-    "old text set (hgb)": (OLD_TEXT, HGB),
-    "text + triangulation (hgb)": (OLD_TEXT + TRI, HGB),
-    "text + tri, residual of tri/pwer": (OLD_TEXT + TRI, residual(HGB, ["tri_wer", "pwer"])),
-    "text + tri, residual of pwer": (OLD_TEXT + TRI, residual(HGB, ["pwer"])),
-    "text + tri + context (hgb)": (OLD_TEXT + TRI + CONTEXT, HGB),
-    "text + tri (hgb), target clipped at 1": (OLD_TEXT + TRI, clipped_target(HGB, 1.0)),
-    "text + tri, shipped stack (clip 1)": (OLD_TEXT + TRI, shipped_stack(1.0)),
-    "text + tri, shipped stack (clip 3)": (OLD_TEXT + TRI, shipped_stack(3.0)),
-    "text + tri + context, residual of tri/pwer": (
-        OLD_TEXT + TRI + CONTEXT,
-        residual(HGB, ["tri_wer", "pwer"]),
+ANCHORED = OLD_TEXT + TRI + HALLUCINATION + ["proxy_words"]
+#: name -> (features, model config, training rows: ``train`` = the fold's training rows with
+#: proxies from the labelled ranking, as ``werest train`` builds them; ``label_free`` = the
+#: other domains' rows with the proxies a user gets, the systems' label-free order)
+VARIANTS: dict[str, tuple[list[str], dict, str]] = {
+    "pwer only (hgb)": (["pwer"], HGB, "train"),
+    "old text set (hgb)": (OLD_TEXT, HGB, "train"),
+    "text + triangulation (hgb)": (OLD_TEXT + TRI, HGB, "train"),
+    "text + tri + context (hgb)": (OLD_TEXT + TRI + CONTEXT, HGB, "train"),
+    "text + tri (hgb), target clipped at 1": (OLD_TEXT + TRI, clipped_target(HGB, 1.0), "train"),
+    "text + tri, shipped stack (clip 1)": (OLD_TEXT + TRI, shipped_stack(1.0), "train"),
+    "text + tri, shipped stack (clip 3)": (OLD_TEXT + TRI, shipped_stack(3.0), "train"),
+    "raw pWER (anchored, shrinkage 0)": (ANCHORED, anchored(0.0), "train"),
+    **{
+        f"anchored, shrinkage {s}": (ANCHORED, anchored(s), "train") for s in (0.25, 0.5, 0.75, 1.0)
+    },
+    **{
+        f"anchored, label-free training, shrinkage {s}": (ANCHORED, anchored(s), "label_free")
+        for s in (0.25, 0.5, 0.75, 1.0)
+    },
+    "anchored without hallucination signals, shrinkage 0.5": (
+        OLD_TEXT + TRI + ["proxy_words"],
+        anchored(0.5),
+        "train",
     ),
+    "anchored + context, shrinkage 0.5": (ANCHORED + CONTEXT, anchored(0.5), "train"),
 }
+
+
+def lodo_interval():
+    """The interval of ``werest evaluate experiment=lodo`` (its ``lodo:`` block)."""
+    from hydra.utils import instantiate
+
+    return instantiate(compose("evaluate", ["experiment=lodo"]).lodo).interval
+
+
+LODO_INTERVAL = lodo_interval()
 
 
 def cached(name: str, build) -> pd.DataFrame:
@@ -162,11 +184,23 @@ def with_context(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def evaluate_variant(name, features, model, folds, data_cfg) -> pd.DataFrame:
+def training_rows(folds: dict, domain: str, rows: str) -> pd.DataFrame:
+    """The fold's training rows (``train``), or every other domain's held-out-style rows, whose
+    proxies follow the label-free order a user gets (``label_free``)."""
+    if rows == "train":
+        frame = with_context(folds[domain])
+        return frame[frame["part"] == "train"]
+    others = [with_context(f) for d, f in folds.items() if d != domain]
+    frame = pd.concat([f[f["part"] == "test"].assign(view="all") for f in others])
+    pairs = two_system_view(frame[frame["n_others"] > 1]).assign(view="pair")
+    return pd.concat([frame, pairs], ignore_index=True)
+
+
+def evaluate_variant(name, features, model, folds, data_cfg, training="train") -> pd.DataFrame:
     cells = []
     for domain, frame in folds.items():
         frame = with_context(frame)
-        train = prepare_training_rows(frame[frame["part"] == "train"], data_cfg, seed=0)
+        train = prepare_training_rows(training_rows(folds, domain, training), data_cfg, seed=0)
         fitted = fit_model(train, features, build_regressor(OmegaConf.create(model)))
         test = frame[frame["part"] == "test"].copy()
         test["pred"] = fitted.predict(test).to_numpy()
@@ -197,7 +231,7 @@ def evaluate_variant(name, features, model, folds, data_cfg) -> pd.DataFrame:
             )
     frame = pd.DataFrame(cells)
     frame[["ci_low", "ci_high"]] = frame[["awer", "awer"]].to_numpy()
-    return cross_conformal(frame, level=0.95, offset=0.5)
+    return cross_conformal(frame, LODO_INTERVAL)
 
 
 def main(names: list[str]) -> None:
@@ -212,9 +246,9 @@ def main(names: list[str]) -> None:
     folds = fold_frames(cfg, table, labels, pairs)
     rows, all_cells = [], []
     for name in names or list(VARIANTS):
-        features, model = VARIANTS[name]
+        features, model, training = VARIANTS[name]
         start = time.perf_counter()
-        cells = evaluate_variant(name, features, model, folds, cfg.data)
+        cells = evaluate_variant(name, features, model, folds, cfg.data, training)
         overall = overall_summary(cells)
         log.info("%s: %s", name, overall)
         all_cells.append(cells)

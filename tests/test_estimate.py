@@ -84,13 +84,13 @@ def test_estimate_without_references_and_an_explicit_proxy(model_path, demo, tmp
     assert all("wer" not in r for r in records)
 
 
-def test_corpus_estimate_weights_utterances_by_estimated_length(model_path, tmp_path):
+def test_corpus_estimate_weights_utterances_by_proxy_length(model_path, tmp_path):
     _estimate(model_path, demo_table_path(), tmp_path, "target=tiny")
     rows = pd.read_csv(tmp_path / "utterances.csv")
     summary = json.loads((tmp_path / "summary.json").read_text())
     for record in summary:
         part = rows[rows["dataset"] == record["dataset"]]
-        weight = part["est_ref_words"].clip(lower=1)
+        weight = part["proxy_words"].clip(lower=1)
         expected = (part["predicted_wer"] * weight).sum() / weight.sum()
         # utterances.csv keeps 6 significant digits
         assert record["estimated_wer"] == pytest.approx(expected, rel=1e-5)

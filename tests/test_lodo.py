@@ -176,25 +176,6 @@ def test_domains_families_and_balanced_sample():
     assert not sample.index.duplicated().any()
 
 
-def test_residual_regressor_predicts_base_plus_correction():
-    from sklearn.impute import SimpleImputer
-    from sklearn.linear_model import LinearRegression
-    from sklearn.pipeline import make_pipeline
-
-    from werest.regressor import ResidualRegressor
-
-    rng = np.random.default_rng(0)
-    X = pd.DataFrame({"tri_wer": rng.uniform(0, 0.5, 200), "pwer": rng.uniform(0, 0.5, 200)})
-    X.loc[:49, "tri_wer"] = np.nan  # these rows fall back to pwer
-    base = X["tri_wer"].fillna(X["pwer"]).to_numpy()
-    y = base + 0.1  # a constant correction the linear model learns exactly
-    inner = make_pipeline(SimpleImputer(strategy="constant", fill_value=-1.0), LinearRegression())
-    model = ResidualRegressor(inner, base_features=["tri_wer", "pwer"]).fit(X, y)
-    np.testing.assert_allclose(model.predict(X), np.clip(y, 0, 1), atol=1e-9)
-    with pytest.raises(ValueError, match="DataFrame"):
-        model.predict(X.to_numpy())
-
-
 def test_weighted_quantile_and_conformal_interval():
     from werest.intervals import conformal_interval, domain_weights, weighted_quantile
 

@@ -18,9 +18,9 @@ proxy, features, ``predicted_wer`` [and ``predicted_cer``], ``status``), ``DIR/s
 when the input has references), ``DIR/resources.json`` (the run's CPU %, memory and GPU use:
 :mod:`werest.resources`) and ``DIR/config.yaml``.
 
-A corpus estimate weights utterances by their estimated length n̂ (``est_ref_words``: the
-median word count of the other systems, which is the proxy's word count when the proxy is the
-only other system): Σ(predicted WER · n̂) / Σ n̂.
+A corpus estimate weights utterances by their proxy's length n (``proxy_words``):
+Σ(predicted WER · n) / Σ n. With the predictions equal to each utterance's pWER, that is raw
+corpus pWER (:func:`estimated_sample`).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from werest.guards import (
     guard_warnings,
     sample_pairs,
 )
-from werest.intervals import conformal_interval
+from werest.intervals import calibrated_interval
 from werest.io import atomic_path, json_default
 from werest.model import Models, TrainedModel, load_model
 from werest.proxy import Ranking, choose_proxies, consensus_order, references_ranking
@@ -332,12 +332,8 @@ def summarise(
             )
             record["ci_low"], record["ci_high"] = low, high
         if calibration and record["estimated_wer"] is not None:
-            interval = conformal_interval(
-                [record["estimated_wer"]],
-                [calibration["quantile"]],
-                calibration["offset"],
-                [record["ci_low"]],
-                [record["ci_high"]],
+            interval = calibrated_interval(
+                [record["estimated_wer"]], calibration, [record["ci_low"]], [record["ci_high"]]
             )
             record["interval_low"], record["interval_high"] = (float(v[0]) for v in interval)
             record["interval_level"] = calibration["level"]
@@ -354,10 +350,14 @@ def summarise(
 
 def estimated_sample(done: pd.DataFrame, column: str = "predicted_wer") -> RateSample:
     """The corpus estimate's terms, the one place its formula is written: each estimated
-    utterance weighs its estimated length n̂ (``est_ref_words``, at least 1), so the corpus
-    estimate is Σ(pred · n̂) / Σ n̂ (:meth:`RateSample.rate`) as a true corpus WER is
-    Σ errors / Σ words, and the bootstraps resample these terms."""
-    weight = done["est_ref_words"].clip(lower=1).to_numpy(dtype=float)
+    utterance weighs its proxy's length (``proxy_words``, or ``proxy_chars`` for a CER
+    column when present; at least 1), so the corpus estimate is Σ(pred · n) / Σ n
+    (:meth:`RateSample.rate`) as a true corpus WER is Σ errors / Σ words, and the bootstraps
+    resample these terms. With every prediction equal to the utterance's pWER this is exactly
+    raw corpus pWER, Σ errors against the proxy / Σ proxy words: the anchor the model's
+    corrections start from (:class:`werest.regressor.AnchoredWerRegressor`)."""
+    length = "proxy_chars" if "cer" in column and "proxy_chars" in done else "proxy_words"
+    weight = done[length].clip(lower=1).to_numpy(dtype=float)
     return RateSample(done[column].to_numpy(dtype=float) * weight, weight)
 
 

@@ -17,8 +17,8 @@ Every method runs on the same fold data: ``werest`` (the configured ``model`` on
 configured ``features``), the baselines ``raw_pwer`` (pWER as the estimate; the corpus
 estimate is the corpus pWER) and ``train_mean`` (the mean training label), and the ablation
 feature sets (``ablation.feature_sets`` with ``ablation.model``). A learned method's corpus
-estimate weights utterances by the estimated reference length ``n̂ = est_ref_words``
-(clipped at 1): Σ(pred · n̂) / Σ n̂.
+estimate weights utterances by the proxy's length ``n = proxy_words`` (clipped at 1):
+Σ(pred · n) / Σ n (:func:`werest.estimate.estimated_sample`).
 """
 
 from __future__ import annotations
@@ -429,7 +429,7 @@ def corpus_estimate(method: Method, frame: pd.DataFrame) -> tuple[np.ndarray, np
     """Numerator and denominator terms per row of the method's corpus estimate.
 
     ``raw_pwer``: pWER errors over proxy words (the corpus pWER); every other method:
-    prediction · n̂ over n̂.
+    prediction · n over n (n: proxy words, :func:`werest.estimate.estimated_sample`).
     """
     if method.kind == RAW_PWER:
         errors = frame[["pwer_sub", "pwer_del", "pwer_ins"]].sum(axis=1).to_numpy(dtype=float)

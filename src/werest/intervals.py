@@ -1,21 +1,23 @@
-"""Intervals that hold on new domains: conformal calibration of corpus WER estimates.
+"""Intervals that hold on new domains: Mondrian conformal calibration of corpus estimates.
 
 A bootstrap over utterances measures only sampling noise: on a new domain the model's own
 error is far larger (issue 10: a ±0.15-point CI held the truth for 0 of 7 systems). werest's
-interval is split-conformal over *domains*: the conformity score of a held-out (dataset,
-system) cell is |WER − aWER| / (aWER + offset), errors growing with the estimate; q is its
-level-quantile over the cells of leave-one-domain-out runs, each domain weighing the same (a
-new domain is one draw); the interval is aWER ± q·(aWER + offset), clipped to [0, 1] and
-widened to hold the bootstrap CI. :func:`calibration_from_cells` computes the calibration a
-trained model carries in its card (``werest train calibration=…``).
+interval is split-conformal over *domains*: the signed score of a held-out (dataset, system)
+cell is (WER − aWER) / (aWER + offset), errors growing with the estimate; its lower and upper
+quantiles over the cells of leave-one-domain-out runs (each domain weighing the same: a new
+domain is one draw) give the interval [aWER + q_low·(aWER + offset), aWER + q_high·(aWER +
+offset)], floored at 0, never capped at 1 (insertions make a WER above 100 % real), and widened
+to hold the bootstrap CI.
 
-The offset (default 0.5) sets how the width grows with the estimate. On the shared domains the
-largest errors are not proportional to aWER (a phone-call system estimated at 8 % whose truth is
-19 %), so a small offset (0.02: nearly relative errors) needs a huge q and gives intervals that
-span most of [0, 1] for every estimate above 30 %; a large one approaches a fixed ± in points.
-With raw pWER as the estimator, cross-conformal over the 12 shared domains: offset 0.02 covers
-95.8 % of cells with a mean width of 68 points, 0.5 covers 97.4 % with 34.5 points, 5 (nearly
-absolute) 97.9 % with 30.5 points but the same ± for a 2 % and a 60 % estimate.
+The quantiles are *Mondrian*: computed separately in bins of the estimate (``bins``: edges on
+aWER). Agreement's blind spot, the errors every system shares, is small where systems agree at
+a low WER (read LibriSpeech) and large where they all do badly (phone calls, accented speech),
+so one quantile for all would give a 2 % estimate the width a 50 % one needs. A bin holding
+fewer than ``min_cells`` calibration cells uses every cell instead. Signed quantiles make the
+interval asymmetric where the errors are: agreement misses shared errors, so the truth lies
+more often above the estimate than below it. :func:`calibration_from_cells` computes the
+calibration a trained model carries in its card (``werest train calibration=…``);
+:func:`calibrated_interval` applies it (old cards with one symmetric ``quantile`` too).
 """
 
 from __future__ import annotations
@@ -34,43 +36,85 @@ class ConformalInterval:
     builds it by its ``_target_``; ``lodo:`` of ``werest evaluate`` holds the same two).
 
     The offset must be above 0: a cell estimated at 0 % would otherwise divide by zero.
+    ``bins`` are the increasing aWER edges of the Mondrian bins (empty: one bin).
     """
 
     level: float = 0.95
     offset: float = 0.5
+    bins: tuple[float, ...] = ()
+    min_cells: int = 20
 
     def __post_init__(self) -> None:
-        check_interval(self.level, self.offset, "interval")
+        object.__setattr__(self, "bins", numeric_bins(self.bins, "interval"))
+        check_interval(self.level, self.offset, "interval", self.bins)
 
 
-def check_interval(level: float, offset: float, block: str) -> None:
+def numeric_bins(bins, block: str) -> tuple[float, ...]:
+    """``bins`` as a tuple of floats, or a ConfigError naming ``block``."""
+    try:
+        return tuple(float(edge) for edge in (bins or ()))
+    except (TypeError, ValueError):
+        raise ConfigError(f"{block}.bins must be a list of numbers, got {bins!r}") from None
+
+
+def check_interval(level: float, offset: float, block: str, bins=()) -> None:
     """ConfigError naming ``block`` (the config block the user wrote them in) unless
-    0 < ``level`` < 1 and ``offset`` > 0."""
+    0 < ``level`` < 1, ``offset`` > 0 and ``bins`` increase strictly."""
     if not 0 < level < 1:
         raise ConfigError(f"{block}.level must be between 0 and 1, got {level}")
     if not offset > 0:
         raise ConfigError(f"{block}.offset must be above 0, got {offset}")
+    edges = list(bins or ())
+    if any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
+        raise ConfigError(f"{block}.bins must increase strictly, got {edges}")
 
 
 DEFAULT_INTERVAL = ConformalInterval()
-"""95 % coverage, offset 0.5 (see the module docstring)."""
+"""95 % coverage, offset 0.5, one bin (see the module docstring)."""
 
 
-def conformity(wer, awer, offset: float) -> np.ndarray:
-    """The conformity score |WER − aWER| / (aWER + offset): errors grow with the estimate."""
+def signed_score(wer, awer, offset: float) -> np.ndarray:
+    """(WER − aWER) / (aWER + offset): where the truth lies from the estimate, in its scale."""
     awer = np.asarray(awer, dtype=float)
-    return np.abs(np.asarray(wer, dtype=float) - awer) / (awer + offset)
+    return (np.asarray(wer, dtype=float) - awer) / (awer + offset)
 
 
 def conformal_interval(awer, q, offset: float, ci_low=None, ci_high=None):
-    """aWER ± q·(aWER + offset), clipped to [0, 1], widened to hold the bootstrap CI."""
+    """aWER ± q·(aWER + offset) (q: one symmetric quantile, as old model cards hold it)."""
+    q = np.asarray(q, dtype=float)
+    return _interval(awer, -q, q, offset, ci_low, ci_high)
+
+
+def _interval(awer, q_low, q_high, offset: float, ci_low=None, ci_high=None):
+    """[aWER + q_low·s, aWER + q_high·s] with s = aWER + offset, floored at 0 (never capped
+    above: a WER beyond 100 % is real), widened to hold the bootstrap CI."""
     awer = np.asarray(awer, dtype=float)
-    half = np.asarray(q, dtype=float) * (awer + offset)
-    low, high = np.clip(awer - half, 0, 1), np.clip(awer + half, 0, 1)
+    scale = awer + offset
+    low = np.clip(awer + np.asarray(q_low, dtype=float) * scale, 0, None)
+    high = np.clip(awer + np.asarray(q_high, dtype=float) * scale, 0, None)
     if ci_low is not None:
         low = np.fmin(low, np.asarray(ci_low, dtype=float))
         high = np.fmax(high, np.asarray(ci_high, dtype=float))
     return low, high
+
+
+def bin_of(awer, bins) -> np.ndarray:
+    """The Mondrian bin of each estimate: 0 below the first edge, len(bins) from the last."""
+    return np.searchsorted(
+        np.asarray(list(bins), dtype=float), np.asarray(awer, dtype=float), "right"
+    )
+
+
+def calibrated_interval(awer, calibration: dict, ci_low=None, ci_high=None):
+    """The interval of each estimate under a model card's ``calibration``: per-bin signed
+    quantiles (:func:`calibration_from_cells`), or an old card's one symmetric ``quantile``."""
+    if "quantile" in calibration:
+        q = np.full(np.shape(awer), calibration["quantile"], dtype=float)
+        return conformal_interval(awer, q, calibration["offset"], ci_low, ci_high)
+    which = bin_of(awer, calibration.get("bins", ()))
+    q_low = np.asarray(calibration["low"], dtype=float)[which]
+    q_high = np.asarray(calibration["high"], dtype=float)[which]
+    return _interval(awer, q_low, q_high, calibration["offset"], ci_low, ci_high)
 
 
 def domain_weights(domains: pd.Series) -> np.ndarray:
@@ -91,14 +135,33 @@ def weighted_quantile(values: np.ndarray, weights: np.ndarray, level: float) -> 
     return float(values[min(np.searchsorted(share, target - 1e-12), len(values) - 1)])
 
 
-def calibration_from_cells(cells: pd.DataFrame, *, level: float, offset: float) -> dict:
-    """The calibration a model carries: q over every LODO cell, domains weighing the same."""
-    scores = conformity(cells["wer"], cells["awer"], offset)
+def calibration_from_cells(
+    cells: pd.DataFrame, interval: ConformalInterval = DEFAULT_INTERVAL
+) -> dict:
+    """The calibration a model carries: per Mondrian bin of aWER, the weighted lower and upper
+    quantiles of the signed score over LODO cells (``domain, wer, awer``), every domain
+    weighing the same; a bin with fewer than ``interval.min_cells`` cells takes every cell's."""
+    scores = signed_score(cells["wer"], cells["awer"], interval.offset)
+    weights = domain_weights(cells["domain"])
+    which = bin_of(cells["awer"], interval.bins)
+    upper = (1 + interval.level) / 2
+    lows, highs, counts = [], [], []
+    for index in range(len(interval.bins) + 1):
+        member = which == index
+        if member.sum() < interval.min_cells:
+            member = np.ones(len(scores), dtype=bool)
+        values, w = scores[member], weights[member]
+        lows.append(-weighted_quantile(-values, w, upper))
+        highs.append(weighted_quantile(values, w, upper))
+        counts.append(int((which == index).sum()))
     return {
-        "method": "conformal, leave-one-domain-out residuals",
-        "level": level,
-        "offset": offset,
-        "quantile": weighted_quantile(scores, domain_weights(cells["domain"]), level),
+        "method": "Mondrian conformal (bins of aWER), leave-one-domain-out residuals",
+        "level": interval.level,
+        "offset": interval.offset,
+        "bins": list(interval.bins),
+        "low": lows,
+        "high": highs,
+        "bin_cells": counts,
         "cells": len(cells),
         "domains": sorted(cells["domain"].unique()),
     }

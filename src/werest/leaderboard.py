@@ -6,7 +6,7 @@ descriptive statistics and a fairness audit.
 Every system of the input is a target. Each system's proxy is chosen as in
 ``werest estimate`` (the model's saved ranking; all systems ordered label-free by their
 agreement when the input holds systems the ranking never saw), the model predicts each
-utterance's WER, and the corpus estimate per dataset is Σ(pred·n̂)/Σn̂
+utterance's WER, and the corpus estimate per dataset is Σ(pred·n)/Σn (n: proxy words)
 (:func:`werest.estimate.summarise`).
 
 The leaderboard ranks systems by the **macro average** of their per-dataset estimates (every
@@ -253,7 +253,7 @@ def rank_systems(
 
     Parameters
     ----------
-    done : estimated utterances with status ok (``predicted_wer``, ``est_ref_words``).
+    done : estimated utterances with status ok (``predicted_wer``, ``proxy_words``).
     scored : true per-utterance errors (or None).
     """
     per_dataset = _per_dataset(done, scored)

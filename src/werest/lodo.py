@@ -9,9 +9,9 @@ whatever their names; then
 
 Per (domain, dataset, system) cell it records the true corpus WER, werest's estimate with its
 bootstrap CI, raw pWER against the same proxies (the corpus pWER), the utterance MAE of both,
-and a conformal interval: the cell's estimate ± q·(estimate + offset), with q the weighted
-95 % quantile of |WER − aWER| / (aWER + offset) over the cells of the *other* domains (each
-domain weighing the same), so the coverage measured is that of a new domain
+and a conformal interval (:mod:`werest.intervals`: Mondrian bins of the estimate, signed
+quantiles of (WER − aWER) / (aWER + offset)) calibrated on the cells of the *other* domains only
+(each domain weighing the same), so the coverage measured is that of a new domain
 (cross-conformal). :func:`calibration_from_cells` turns all cells into the calibration a
 shipped model carries (``werest train calibration=…``).
 """
@@ -41,11 +41,11 @@ from werest.features.inputs import build_features
 from werest.intervals import (
     DEFAULT_INTERVAL,
     ConformalInterval,
+    bin_of,
+    calibrated_interval,
+    calibration_from_cells,
     check_interval,
-    conformal_interval,
-    conformity,
-    domain_weights,
-    weighted_quantile,
+    numeric_bins,
 )
 from werest.model import Models
 from werest.proxy import Ranking, choose_proxies, rank_on
@@ -72,24 +72,27 @@ class LodoSettings:
     ----------
     held_out : the domains to hold out, one name or several (None: every domain with two or
         more systems).
-    level, offset : see :class:`werest.intervals.ConformalInterval`.
+    level, offset, bins, min_cells : see :class:`werest.intervals.ConformalInterval`.
     """
 
     held_out: tuple[str, ...] | None = None
     level: float = 0.95
     offset: float = 0.5
+    bins: tuple[float, ...] = ()
+    min_cells: int = 20
 
     def __post_init__(self) -> None:
         held_out = self.held_out
         if held_out is not None:  # a config gives one name or a list of names
             names = (held_out,) if isinstance(held_out, str) else held_out
             object.__setattr__(self, "held_out", tuple(str(name) for name in names) or None)
-        check_interval(self.level, self.offset, "lodo")
+        object.__setattr__(self, "bins", numeric_bins(self.bins, "lodo"))
+        check_interval(self.level, self.offset, "lodo", self.bins)
 
     @property
     def interval(self) -> ConformalInterval:
         """The interval the folds' cells get."""
-        return ConformalInterval(self.level, self.offset)
+        return ConformalInterval(self.level, self.offset, self.bins, self.min_cells)
 
 
 @dataclass
@@ -198,9 +201,7 @@ def evaluate_lodo(
             }
         )
         log.info("fold %s: %s", domain, timings[-1])
-    all_cells = cross_conformal(
-        pd.concat(cells, ignore_index=True), level=interval.level, offset=interval.offset
-    )
+    all_cells = cross_conformal(pd.concat(cells, ignore_index=True), interval)
     return LodoResult(
         cells=all_cells,
         domains=domain_summary(all_cells),
@@ -295,25 +296,48 @@ def _held_out_cells(
     return cells[cells["wer"].notna()]
 
 
-def cross_conformal(cells: pd.DataFrame, *, level: float, offset: float) -> pd.DataFrame:
-    """Each cell's conformal interval from the *other* domains' cells (see module docstring)."""
+def cross_conformal(
+    cells: pd.DataFrame, interval: ConformalInterval = DEFAULT_INTERVAL
+) -> pd.DataFrame:
+    """Each cell's conformal interval calibrated on the *other* domains' cells only
+    (:func:`werest.intervals.calibration_from_cells`: Mondrian bins of aWER), so the coverage
+    measured is that of a new domain."""
     cells = cells.copy()
-    cells["score"] = conformity(cells["wer"], cells["awer"], offset)
-    quantiles = {}
+    cells["interval_low"] = cells["interval_high"] = np.nan
     for domain in cells["domain"].unique():
-        others = cells[cells["domain"] != domain]
-        quantiles[domain] = weighted_quantile(
-            others["score"].to_numpy(), domain_weights(others["domain"]), level
+        held = (cells["domain"] == domain).to_numpy()
+        calibration = calibration_from_cells(cells[~held], interval)
+        low, high = calibrated_interval(
+            cells.loc[held, "awer"],
+            calibration,
+            cells.loc[held, "ci_low"],
+            cells.loc[held, "ci_high"],
         )
-    cells["q"] = cells["domain"].map(quantiles)
-    cells["interval_low"], cells["interval_high"] = conformal_interval(
-        cells["awer"], cells["q"], offset, cells["ci_low"], cells["ci_high"]
-    )
+        cells.loc[held, "interval_low"], cells.loc[held, "interval_high"] = low, high
+    cells["bin"] = bin_of(cells["awer"], interval.bins)
     cells["covered"] = (cells["wer"] >= cells["interval_low"]) & (
         cells["wer"] <= cells["interval_high"]
     )
     cells["interval_width"] = cells["interval_high"] - cells["interval_low"]
     return cells
+
+
+def bin_summary(cells: pd.DataFrame, interval: ConformalInterval) -> pd.DataFrame:
+    """Coverage and mean width per Mondrian bin of aWER (``cells`` from :func:`cross_conformal`)."""
+    edges = [0.0, *interval.bins, float("inf")]
+    rows = []
+    for index, group in cells.groupby("bin", sort=True):
+        low, high = edges[int(index)], edges[int(index) + 1]
+        rows.append(
+            {
+                "aWER bin": f"{low:.0%}–{high:.0%}" if np.isfinite(high) else f"≥ {low:.0%}",
+                "cells": len(group),
+                "coverage": float(group["covered"].mean()),
+                "mean_width": float(group["interval_width"].mean()),
+                "mean_abs_error": float(group["abs_error"].mean()),
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def _spearman(group: pd.DataFrame, column: str) -> float:
@@ -341,7 +365,29 @@ def domain_summary(cells: pd.DataFrame) -> pd.DataFrame:
         )
     frame = pd.DataFrame(rows)
     frame["beats_raw"] = frame["mean_abs_error"] < frame["mean_abs_error_raw"]
+    frame["excess_over_raw"] = frame["mean_abs_error"] - frame["mean_abs_error_raw"]
     return frame
+
+
+#: Pairs of systems whose true WERs differ by less than this are not counted as ordered.
+ORDER_MARGIN = 0.02
+
+
+def pairwise_order(cells: pd.DataFrame, column: str, margin: float = ORDER_MARGIN) -> float:
+    """The share of the pairs of systems on one dataset whose true WERs differ by at least
+    ``margin`` that ``column`` puts in the true order (a tie counts half); NaN without pairs."""
+    right = total = 0.0
+    for _, group in cells.groupby(["domain", "dataset"]):
+        truth = group["wer"].to_numpy(dtype=float)
+        estimate = group[column].to_numpy(dtype=float)
+        upper = np.triu_indices(len(truth), k=1)
+        true_gap = (truth[:, None] - truth[None, :])[upper]
+        est_gap = (estimate[:, None] - estimate[None, :])[upper]
+        counted = np.abs(true_gap) >= margin
+        agree = np.sign(true_gap[counted]) * np.sign(est_gap[counted])
+        right += float((agree > 0).sum() + 0.5 * (agree == 0).sum())
+        total += float(counted.sum())
+    return right / total if total else float("nan")
 
 
 def _figures(group: pd.DataFrame) -> dict:
@@ -372,4 +418,7 @@ def overall_summary(cells: pd.DataFrame) -> dict:
         "mean_spearman": float(with_ranks["spearman"].mean()),
         "mean_spearman_raw": float(with_ranks["spearman_raw"].mean()),
         "domain_mean_abs_error": float(domains["mean_abs_error"].mean()),
+        "worst_excess_over_raw": float(domains["excess_over_raw"].max()),
+        "pairwise_order": pairwise_order(cells, "awer"),
+        "pairwise_order_raw": pairwise_order(cells, "pwer"),
     }

@@ -103,6 +103,7 @@ ALLOWED_TYPES = frozenset(
         "numpy.random._generator.Generator",
         "werest.regressor.StackedWerRegressor",
         "werest.regressor.FillEmptyColumns",
+        "werest.regressor.AnchoredWerRegressor",
         "sklearn.pipeline.Pipeline",
         "sklearn.impute._base.SimpleImputer",
         "sklearn.linear_model._ridge.Ridge",

@@ -243,68 +243,130 @@ def linear_model(alpha: float = 1.0):
     )
 
 
-class ResidualRegressor(RegressorMixin, BaseEstimator):
-    """Predict a *correction* to a label-free estimate instead of the error rate itself.
+#: The correction model of :class:`AnchoredWerRegressor` when none is given: a shallow,
+#: strongly regularised HistGradientBoosting (a correction must be backed by many utterances).
+DEFAULT_CORRECTION = {
+    "max_iter": 200,
+    "learning_rate": 0.05,
+    "max_leaf_nodes": 15,
+    "min_samples_leaf": 200,
+    "l2_regularization": 1.0,
+}
 
-    The target becomes ``y - base``, where ``base`` is the first non-missing value among the
-    ``base_features`` columns (e.g. ``tri_wer``, then ``pwer``), and the prediction is
-    ``base + estimator.predict(X)`` clipped to ``[0, clip_max]``. On inputs unlike the training
-    data, tree models predict a bounded correction instead of a value pulled towards the
-    training labels, so the estimate keeps following the label-free evidence.
+
+class AnchoredWerRegressor(RegressorMixin, BaseEstimator):
+    """Agreement, corrected only where evidence supports it: werest's zero-label estimator.
+
+    The prediction for an utterance is its agreement-based rate (``anchor``: pWER against the
+    proxy, unbounded: a looping hypothesis has many insertions) plus a learned correction::
+
+        predicted = max(0, anchor + shrinkage * in_support(X) * clip(correction(X), ±max_correction))
+
+    * ``correction`` is fitted on ``y - anchor`` (the true rate minus agreement's), weighted
+      by ``weight`` (the proxy's length: a corpus estimate is a length-weighted mean, so the
+      weighted mean correction is the corpus correction);
+    * ``in_support`` is 1 where every feature lies inside the range it had in training (NaN
+      aside) and 0 elsewhere: on rows unlike the training data, the estimate *is* the anchor;
+    * ``shrinkage`` (in [0, 1]) scales every correction, chosen by corpus error leave one
+      domain out (``werest evaluate experiment=lodo``).
+
+    Nothing caps the prediction at 1: insertions are unbounded, and so is a corpus WER. With
+    ``anchor="pwer"`` and ``weight="proxy_words"``, a corpus estimate whose corrections are
+    all 0 equals raw corpus pWER (:func:`werest.estimate.estimated_sample`).
 
     Parameters
     ----------
-    estimator : the regressor of the correction (its ``fit`` may take ``groups``).
-    base_features : columns of X, in order of preference, giving the base estimate.
-    scale : the base is ``scale * value``.
-    clip_max : upper bound of predictions (lower bound 0); None: no upper bound.
+    estimator : the correction's regressor (default: :data:`DEFAULT_CORRECTION` HistGBM);
+        its ``fit`` must take ``sample_weight``.
+    anchor : the feature column holding the agreement rate (``pwer``, or ``pcer`` for CER).
+    weight : the column weighing each utterance (``proxy_words``, or ``proxy_chars``); a
+        weight only, never a feature of the correction.
+    shrinkage : the share of the learned correction applied, in [0, 1] (0: raw agreement).
+    max_correction : the largest correction of one utterance's rate, either way.
+    support_quantiles : the training quantiles bounding each feature's range (0, 1: min/max).
     """
 
     def __init__(
         self,
         estimator=None,
-        base_features: Sequence[str] = ("tri_wer", "pwer"),
-        scale: float = 1.0,
-        clip_max: float | None = 1.0,
+        anchor: str = "pwer",
+        weight: str = "proxy_words",
+        shrinkage: float = 1.0,
+        max_correction: float = 1.0,
+        support_quantiles: tuple[float, float] = (0.0, 1.0),
     ) -> None:
         self.estimator = estimator
-        self.base_features = base_features
-        self.scale = scale
-        self.clip_max = clip_max
+        self.anchor = anchor
+        self.weight = weight
+        self.shrinkage = shrinkage
+        self.max_correction = max_correction
+        self.support_quantiles = support_quantiles
 
-    def _base(self, X) -> np.ndarray:
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+    def _frame(self, X) -> "pd.DataFrame":
         import pandas as pd
 
         if not isinstance(X, pd.DataFrame):
-            raise ValueError("ResidualRegressor needs a DataFrame with the base feature columns")
-        base = np.full(len(X), np.nan)
-        for name in self.base_features:
-            values = X[name].to_numpy(dtype=float)
-            base = np.where(np.isnan(base), values, base)
-        return self.scale * np.nan_to_num(base, nan=0.0)
+            raise ValueError(
+                f"AnchoredWerRegressor needs a DataFrame holding {self.anchor!r} and "
+                f"{self.weight!r}"
+            )
+        missing = [c for c in (self.anchor, self.weight) if c not in X.columns]
+        if missing:
+            raise ValueError(f"AnchoredWerRegressor: X lacks column(s) {missing}")
+        return X
+
+    def _inner_columns(self, X) -> list[str]:
+        return [c for c in X.columns if c != self.weight]
 
     def fit(self, X, y, groups=None):
-        """Fit ``estimator`` on ``y - base``."""
-        import inspect
-
-        self.estimator_ = clone(
-            self.estimator
-            if self.estimator is not None
-            else HistGradientBoostingRegressor(random_state=0)
-        )
-        residual = np.asarray(y, dtype=float) - self._base(X)
-        takes_groups = "groups" in inspect.signature(self.estimator_.fit).parameters
-        extra = {"groups": groups} if takes_groups and groups is not None else {}
-        self.estimator_.fit(X, residual, **extra)
-        self.n_features_in_ = X.shape[1]
+        """Fit the correction on ``y - anchor`` (clipped to ±``max_correction``), weighted by
+        ``weight``; record each feature's training range."""
+        if not 0.0 <= self.shrinkage <= 1.0:
+            raise ValueError(f"shrinkage must be in [0, 1], got {self.shrinkage!r}")
+        X = self._frame(X)
+        y = np.asarray(y, dtype=float)
         self.feature_names_in_ = np.asarray(X.columns, dtype=object)
-        if hasattr(self.estimator_, "cv_results_"):
-            self.cv_results_ = self.estimator_.cv_results_
+        self.n_features_in_ = X.shape[1]
+        self.inner_features_ = np.asarray(self._inner_columns(X), dtype=object)
+        inner = X[list(self.inner_features_)].to_numpy(dtype=float)
+        anchor = X[self.anchor].to_numpy(dtype=float)
+        residual = np.clip(y - anchor, -self.max_correction, self.max_correction)
+        weight = np.clip(X[self.weight].to_numpy(dtype=float), 1.0, None)
+        low, high = self.support_quantiles
+        with np.errstate(all="ignore"):
+            self.support_low_ = np.nanquantile(inner, low, axis=0)
+            self.support_high_ = np.nanquantile(inner, high, axis=0)
+        self.estimator_ = (
+            clone(self.estimator)
+            if self.estimator is not None
+            else HistGradientBoostingRegressor(random_state=0, **DEFAULT_CORRECTION)
+        )
+        self.estimator_.fit(inner, residual, sample_weight=weight)
         return self
 
-    def predict(self, X):
-        """``base + correction``, clipped to ``[0, clip_max]``."""
+    def in_support(self, X) -> np.ndarray:
+        """Whether each row's features all lie in their training range (NaN counts as in)."""
         check_is_fitted(self, "estimator_")
-        predicted = self._base(X) + np.asarray(self.estimator_.predict(X), dtype=float)
-        upper = np.inf if self.clip_max is None else self.clip_max
-        return np.clip(predicted, 0.0, upper)
+        values = self._frame(X)[list(self.inner_features_)].to_numpy(dtype=float)
+        with np.errstate(invalid="ignore"):
+            outside = (values < self.support_low_) | (values > self.support_high_)
+        return ~outside.any(axis=1)
+
+    def correction(self, X) -> np.ndarray:
+        """The correction applied to each row's anchor (0 outside the training range)."""
+        check_is_fitted(self, "estimator_")
+        X = self._frame(X)
+        learned = self.estimator_.predict(X[list(self.inner_features_)].to_numpy(dtype=float))
+        bounded = np.clip(learned, -self.max_correction, self.max_correction)
+        return self.shrinkage * np.where(self.in_support(X), bounded, 0.0)
+
+    def predict(self, X):
+        """``anchor + correction``, never below 0 and never capped above."""
+        X = self._frame(X)
+        anchor = np.nan_to_num(X[self.anchor].to_numpy(dtype=float), nan=0.0)
+        return np.clip(anchor + self.correction(X), 0.0, None)

@@ -376,7 +376,7 @@ def four_case_markdown(result: FourCaseResult, cfg: Mapping | None, name: str) -
         f"Written by `{command}` (werest.evaluation, werest.reports). Regressor trained on the "
         "source system's rows of all but one benchmark dataset (leave one dataset out); "
         "evaluated on the four cases of Waheed et al. (2025). Learned corpus estimates weight "
-        "utterances by n̂ = the other systems' median word count (`est_ref_words`, ≥ 1); "
+        "utterances by the proxy's word count (`proxy_words`, ≥ 1); "
         "`raw_pwer`'s corpus estimate is the corpus pWER (Σ errors against the proxy / Σ proxy "
         "words); `train_mean` predicts the mean training label everywhere.",
         "",

@@ -179,6 +179,8 @@ class Interval:
     _target_: Any = _target()
     level: Any = typed(float, minimum=0)
     offset: Any = typed(float, minimum=0)
+    bins: Any = typed("any")  # numbers, checked by ConformalInterval
+    min_cells: Any = _positive()
 
 
 @dataclass

@@ -203,6 +203,7 @@ def fit_model(
         )
     if target not in ("wer", "cer"):
         raise ConfigError(f"target must be wer or cer, got {target!r}")
+    _check_anchor(estimator, feature_names, target)
     X = frame[feature_names]
     y = frame[target].to_numpy(dtype=float)
     start = time.perf_counter()
@@ -227,6 +228,25 @@ def fit_model(
     return TrainedModel(estimator, list(feature_names), target, normaliser.name, ranking, info)
 
 
+def _check_anchor(estimator, feature_names: Sequence[str], target: str) -> None:
+    """An anchored model (:class:`werest.regressor.AnchoredWerRegressor`) needs its anchor and
+    weight among the features, and a CER model the character ones."""
+    anchor, weight = getattr(estimator, "anchor", None), getattr(estimator, "weight", None)
+    if anchor is None:
+        return
+    missing = [name for name in (anchor, weight) if name not in feature_names]
+    if missing:
+        raise ConfigError(
+            f"model.anchor/weight {', '.join(missing)} must be among the features "
+            f"(features.columns): the anchored model starts from them"
+        )
+    if target == "cer" and anchor == "pwer":
+        raise ConfigError(
+            "target=cer with the anchored model needs model.anchor=pcer and "
+            "model.weight=proxy_chars (with proxy_chars among the features)"
+        )
+
+
 def read_calibration(path: str | Path, interval: ConformalInterval = DEFAULT_INTERVAL) -> dict:
     """The conformal calibration (:mod:`werest.intervals`) at ``interval`` from a LODO cells
     CSV written by ``werest evaluate experiment=lodo`` (``<name>_cells.csv``)."""
@@ -244,7 +264,7 @@ def read_calibration(path: str | Path, interval: ConformalInterval = DEFAULT_INT
     cells = cells.dropna(subset=["wer", "awer"])
     if cells.empty:
         raise InputError("no cell with both wer and awer", path=path)
-    calibration = calibration_from_cells(cells, level=interval.level, offset=interval.offset)
+    calibration = calibration_from_cells(cells, interval)
     return {**calibration, "source": str(path)}
 
 

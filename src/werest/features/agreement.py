@@ -30,6 +30,7 @@ import logging
 import numpy as np
 import pandas as pd
 
+from werest.features.hallucination import HALLUCINATION_FEATURES, pair_signals
 from werest.table import KEY, UTTERANCE
 from werest.text import AUTO, Normaliser, count_errors, normalised_columns
 
@@ -56,6 +57,7 @@ PROXY_FEATURES: tuple[str, ...] = (
     "pcer_sub_rate",
     "pcer_del_rate",
     "pcer_ins_rate",
+    *HALLUCINATION_FEATURES,
 )
 CONSENSUS_FEATURES: tuple[str, ...] = (
     "n_others",
@@ -98,8 +100,9 @@ def pairwise_agreement(
     Returns
     -------
     ``dataset, utt_id, system, other`` and, with ``other``'s hypothesis as the reference:
-    ``pwer, pcer, hyp_words, other_words, hyp_chars, other_chars`` and the word and character
-    S/D/I/hits (``w_sub ... c_hits``).
+    ``pwer, pcer, hyp_words, other_words, hyp_chars, other_chars``, the word and character
+    S/D/I/hits (``w_sub ... c_hits``) and the hallucination signals of both sides
+    (:func:`werest.features.hallucination.pair_signals`).
     """
     text = normalised_columns(table, normaliser, ("hypothesis",), n_jobs=n_jobs)["hypothesis"]
     keys = table[KEY].assign(text=text.to_numpy())
@@ -123,6 +126,8 @@ def pairwise_agreement(
     forward["other_words"] = words["reference_length"].to_numpy()
     forward["hyp_chars"] = chars["hypothesis_length"].to_numpy()
     forward["other_chars"] = chars["reference_length"].to_numpy()
+    signals = pair_signals(pairs["text"], pairs["text_other"])
+    forward[list(signals.columns)] = signals.to_numpy()
     backward = forward.rename(columns=_MIRROR)
     out = pd.concat([forward, backward[forward.columns]], ignore_index=True)
     out["pwer"] = _rate(out, "w", "other_words")
@@ -155,6 +160,10 @@ _MIRROR = {
     "w_ins": "w_del",
     "c_del": "c_ins",
     "c_ins": "c_del",
+    "hyp_rep": "other_rep",
+    "other_rep": "hyp_rep",
+    "script_mismatch": "other_script_mismatch",
+    "other_script_mismatch": "script_mismatch",
 }
 
 
@@ -237,6 +246,8 @@ def _proxy_columns(features: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
         for operation in ("sub", "del", "ins"):
             rate = joined[f"{unit}_{operation}"] / joined[length].clip(lower=1)
             joined[f"{unit}_{operation}_rate"] = rate
+    joined["rep_ngram_rate"] = joined["hyp_rep"]
+    joined["rep_ngram_excess"] = joined["hyp_rep"] - joined["other_rep"]
     return joined[list(PROXY_FEATURES)]
 
 

@@ -1,0 +1,90 @@
+"""Reference-free hallucination signals of one hypothesis, compared with its proxy's.
+
+Agreement with a proxy already sees a hypothesis that loops or answers in another language:
+its insertions and substitutions count. What it cannot say is *which side* is wrong when the
+two disagree wildly. Three signals of the text alone say it, with no reference and no model:
+
+* ``rep_ngram_rate``: the share of the hypothesis's word 3-grams that repeat an earlier
+  3-gram of the same hypothesis (a decoding loop: "thank you thank you thank you ..."); 0 for
+  fewer than four words. ``rep_ngram_excess`` is the target's rate minus its proxy's, so a
+  phrase that really repeats in the audio (both say it) does not count.
+* ``script_mismatch``: the share of the target's letters written in a script other than the
+  proxy's main script (Unicode script of each letter, from its character name): 1 for a
+  hypothesis in Latin letters where the proxy writes Arabic, 0 when both write the same
+  script. A system answering in another language or script is then told apart from one that
+  merely disagrees.
+
+Each distinct hypothesis is measured once. Text is taken as given: callers pass the same
+normalised text that the agreement features align.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter
+from functools import lru_cache
+
+import pandas as pd
+
+HALLUCINATION_FEATURES: tuple[str, ...] = ("rep_ngram_rate", "rep_ngram_excess", "script_mismatch")
+NGRAM = 3
+
+
+def repeated_ngram_rate(text: str, n: int = NGRAM) -> float:
+    """The share of the word ``n``-grams of ``text`` that repeat an earlier one (0 when the
+    text has at most ``n`` words)."""
+    words = text.split()
+    if len(words) <= n:
+        return 0.0
+    grams = [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
+    return 1.0 - len(set(grams)) / len(grams)
+
+
+@lru_cache(maxsize=4096)
+def letter_script(character: str) -> str | None:
+    """The Unicode script of a letter (the first word of its name: LATIN, ARABIC, CJK,
+    MALAYALAM, HIRAGANA, ...); None for anything that is not a letter."""
+    if not unicodedata.category(character).startswith("L"):
+        return None
+    name = unicodedata.name(character, "")
+    return name.split(" ", 1)[0] if name else None
+
+
+def script_counts(text: str) -> Counter:
+    """Letters of ``text`` per script."""
+    return Counter(script for script in map(letter_script, text) if script is not None)
+
+
+def main_script(counts: Counter) -> str | None:
+    """The script most of the letters are in (None for a text without letters)."""
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def script_mismatch(target: Counter, proxy: Counter) -> float:
+    """The share of ``target``'s letters outside ``proxy``'s main script (0 when either has no
+    letters: nothing to compare)."""
+    reference_script = main_script(proxy)
+    total = sum(target.values())
+    if reference_script is None or total == 0:
+        return 0.0
+    return 1.0 - target.get(reference_script, 0) / total
+
+
+def pair_signals(text: pd.Series, text_other: pd.Series) -> pd.DataFrame:
+    """The signals of aligned pairs of hypotheses (one row per pair, both normalised):
+    ``hyp_rep`` and ``other_rep`` (:func:`repeated_ngram_rate` of each side),
+    ``script_mismatch`` (the first side's letters outside the second's main script) and
+    ``other_script_mismatch`` (the reverse). Each distinct string is measured once."""
+    distinct = pd.unique(pd.concat([text, text_other], ignore_index=True).to_numpy())
+    repeats = {value: repeated_ngram_rate(value) for value in distinct}
+    scripts = {value: script_counts(value) for value in distinct}
+    pairs = list(zip(text, text_other, strict=True))
+    return pd.DataFrame(
+        {
+            "hyp_rep": [repeats[a] for a, _ in pairs],
+            "other_rep": [repeats[b] for _, b in pairs],
+            "script_mismatch": [script_mismatch(scripts[a], scripts[b]) for a, b in pairs],
+            "other_script_mismatch": [script_mismatch(scripts[b], scripts[a]) for a, b in pairs],
+        },
+        index=text.index,
+    )

@@ -13,6 +13,8 @@ afrispeech AfriSpeech-200 ``results/`` CSVs: dev/test (clinical, general) and Li
            test-clean, canonical system names across sets, demographics
 mubench    mu-bench: ``manifest.json`` + ``submissions/raw/<system>/<locale>/<id>.txt``,
            per-utterance latency, one dataset per locale
+svarah     Svarah ASR eval ``results/{comparisons,runs}/<run>/per_utterance.csv``: Indian
+           English, each backend once (the largest comparison first), inference seconds
 csv        generic: one CSV/TSV per system with id, reference and hypothesis columns
 =========  ==========================================================================
 
@@ -41,6 +43,7 @@ FORMATS: tuple[str, ...] = (
     "sclite",
     "afrispeech",
     "mubench",
+    "svarah",
     "csv",
 )
 #: settings of ``werest import`` passed to the importer (null included: ``reference_column=null``

@@ -9,6 +9,10 @@ nothing is copied from werest's own output. The integration tests skip with a re
 from __future__ import annotations
 
 import csv
+import gzip
+import json
+import os
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -293,3 +297,254 @@ def test_svarah_empty_file_and_folder(tmp_path):
     (tmp_path / "nothing").mkdir()
     with pytest.raises(InputError, match=r"nothing: no <run>/per_utterance\.csv files found"):
         import_table("svarah", [tmp_path / "nothing"])
+
+
+# --------------------------------------------------------------------------- verli: real data
+
+
+def verli_transcripts() -> Path:
+    return shared_path("verli", "results", "transcripts")
+
+
+def engine_files(streaming: bool) -> dict[str, Path]:
+    """engine -> file, from the file names: ``librispeech-<engine>.json.gz``."""
+    out = {}
+    for name in sorted(os.listdir(verli_transcripts())):
+        if name.startswith("librispeech-") and name.endswith(".json.gz"):
+            engine = name[len("librispeech-") : -len(".json.gz")]
+            if streaming or not engine.endswith("-stream"):
+                out[engine] = verli_transcripts() / name
+    return out
+
+
+def read_gz(path: Path) -> dict[str, str]:
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def dighr_references() -> dict[str, str]:
+    """LibriSpeech test-clean references of dighr/en/190423/actual.csv: id = base name."""
+    records = csv_records(shared_path("dighr", "en", "190423", "actual.csv"))
+    return {r["path"].rsplit("/", 1)[-1].split(".")[0]: r["sentence"] for r in records}
+
+
+@pytest.fixture(scope="module")
+def verli_table():
+    return import_table(
+        "verli", [shared_path("verli")], reference=str(shared_path("dighr", "en", "190423"))
+    )
+
+
+def test_verli_batch_engines_prefixed(verli_table):
+    engines = engine_files(streaming=False)
+    assert len(engines) == 27
+    assert set(verli_table["system"]) == {f"verli/{e}" for e in engines}
+    assert set(verli_table["dataset"]) == {"librispeech-test-clean"}
+    assert not verli_table["system"].str.endswith("-stream").any()
+    # two runs of one model, both imported as two systems
+    assert {"verli/whisper-large-v3", "verli/whisper-large-v3-v20240930"} <= set(
+        verli_table["system"]
+    )
+
+
+def test_verli_rows_per_engine_are_the_file_ids(verli_table):
+    """An id absent from an engine's file is no row (resemble 1,289, rev 2,582,
+    inworld-stt-1 2,618), and every hypothesis is the file's text as written."""
+    counts = Counter(verli_table["system"])
+    for engine, path in engine_files(streaming=False).items():
+        transcripts = read_gz(path)
+        assert counts[f"verli/{engine}"] == len(transcripts), engine
+    assert counts["verli/resemble"] == 1289
+    assert counts["verli/rev"] == 2582
+    assert counts["verli/inworld-stt-1"] == 2618
+    assert len(verli_table) == sum(len(read_gz(p)) for p in engine_files(False).values())
+    gpt = verli_table[verli_table["system"] == "verli/openai-gpt-4o-transcribe"]
+    expected = {
+        k: v.strip() for k, v in read_gz(engine_files(False)["openai-gpt-4o-transcribe"]).items()
+    }
+    assert dict(zip(gpt["utt_id"], gpt["hypothesis"], strict=True)) == expected
+    # formatted text is kept (case, punctuation): no normalising in the importer
+    assert gpt["hypothesis"].str.contains(r"[A-Z]").any()
+    assert gpt["hypothesis"].str.contains(r"[,.?!]").any()
+
+
+def test_verli_empty_strings_are_empty_hypotheses(verli_table):
+    gemini = read_gz(engine_files(False)["gemini-2.5-flash"])
+    blank = {k for k, v in gemini.items() if not v.strip()}
+    assert blank
+    rows = verli_table[verli_table["system"] == "verli/gemini-2.5-flash"]
+    assert set(rows.loc[rows["hypothesis"] == "", "utt_id"]) == blank
+
+
+def test_verli_references_from_dighr(verli_table):
+    references = dighr_references()
+    assert len(references) == 2620
+    assert verli_table["reference"].notna().all()
+    assert (verli_table["reference"] == verli_table["utt_id"].map(references)).all()
+    assert (verli_table["speaker"] == verli_table["utt_id"].str.split("-").str[0]).all()
+
+
+def test_verli_latency_summaries_per_system(verli_table):
+    latency = json.loads(shared_path("verli", "results", "latency.json").read_text("utf-8"))
+    by_system = verli_table.groupby("system")["request_latency_median_s"].agg(["min", "max"])
+    for engine in engine_files(streaming=False):
+        row = by_system.loc[f"verli/{engine}"]
+        if engine in latency:
+            assert row["min"] == row["max"] == latency[engine]["median_s"]
+        else:
+            assert pd.isna(row["min"])
+
+
+def test_verli_without_reference_and_with_streaming():
+    table = import_table("verli", [shared_path("verli")], streaming=True)
+    engines = engine_files(streaming=True)
+    stream = {e for e in engines if e.endswith("-stream")}
+    assert len(stream) == 10
+    assert set(table["system"]) == {f"verli/{e}" for e in engines}
+    assert table["reference"].isna().all()  # label-free use
+    counts = Counter(table["system"])
+    for engine in stream:
+        assert counts[f"verli/{engine}"] == len(read_gz(engines[engine]))
+    assert (
+        table.loc[table["system"].isin([f"verli/{e}" for e in stream]), "request_latency_median_s"]
+        .isna()
+        .all()
+    )
+
+
+def test_verli_reference_from_an_afrispeech_librispeech_file():
+    """An AfriSpeech LibriSpeech result CSV (audio_paths, reference) serves as well."""
+    afri = next(shared_path("afrispeech", "results").glob("intron-open-test-libri-speech-*.csv"))
+    path = engine_files(False)["whisper-tiny"]
+    table = import_table("verli", [path], reference=str(afri))
+    references = dighr_references()
+    assert (table["reference"] == table["utt_id"].map(references)).all()
+
+
+# --------------------------------------------------------------------------- verli: synthetic
+
+
+def write_gz(path: Path, data: object | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = data if isinstance(data, bytes) else json.dumps(data).encode("utf-8")
+    path.write_bytes(gzip.compress(raw))
+    return path
+
+
+def tiny_verli(root: Path) -> Path:
+    """Engine ``a`` on three utterances (one empty), ``b`` on one, ``a-stream`` on one;
+    latency.json for ``a`` only; a dighr-style reference CSV lacking ``1-2-0003``."""
+    transcripts = root / "results" / "transcripts"
+    write_gz(
+        transcripts / "librispeech-a.json.gz",
+        {"1-2-0000": "Hello, World.", "1-2-0001": "", "1-2-0003": "Twenty 20"},
+    )
+    write_gz(transcripts / "librispeech-b.json.gz", {"1-2-0001": "good bye"})
+    write_gz(transcripts / "librispeech-a-stream.json.gz", {"1-2-0000": "hello world"})
+    latency = {"a": {"median_s": 0.5, "mean_s": 0.6, "p90_s": 0.9, "n": 40, "mode": "sync"}}
+    (root / "results" / "latency.json").write_text(json.dumps(latency), "utf-8")
+    (root / "refs").mkdir()
+    (root / "refs" / "actual.csv").write_text(
+        ",path,sentence\n"
+        "0,LibriSpeech/test-clean/1/2/1-2-0000.flac,HELLO WORLD\n"
+        "1,LibriSpeech/test-clean/1/2/1-2-0001.flac,GOOD BYE\n",
+        "utf-8",
+    )
+    return root
+
+
+def test_verli_tiny_layout(tmp_path, caplog):
+    root = tiny_verli(tmp_path / "verli")
+    with caplog.at_level("WARNING", logger="werest.importers.verli"):
+        table = import_table("verli", [root], reference=str(root / "refs"))
+    rows = {(r["system"], r["utt_id"]): r for r in table.to_dict(orient="records")}
+    assert sorted(rows) == [
+        ("verli/a", "1-2-0000"),
+        ("verli/a", "1-2-0001"),
+        ("verli/a", "1-2-0003"),
+        ("verli/b", "1-2-0001"),
+    ]
+    assert rows["verli/a", "1-2-0000"]["hypothesis"] == "Hello, World."  # as written
+    assert rows["verli/a", "1-2-0001"]["hypothesis"] == ""  # empty output, kept
+    assert rows["verli/a", "1-2-0000"]["reference"] == "HELLO WORLD"
+    assert pd.isna(rows["verli/a", "1-2-0003"]["reference"])  # not in the reference file
+    assert "1 utterance(s) have no reference" in caplog.text
+    assert rows["verli/a", "1-2-0000"]["request_latency_p90_s"] == 0.9
+    assert pd.isna(rows["verli/b", "1-2-0001"]["request_latency_median_s"])
+    assert rows["verli/a", "1-2-0000"]["speaker"] == "1"
+    with_stream = import_table("verli", [root], streaming="true")
+    assert set(with_stream["system"]) == {"verli/a", "verli/b", "verli/a-stream"}
+    assert with_stream["reference"].isna().all()
+    # a file named explicitly is read, streaming or not
+    named = import_table("verli", [root / "results/transcripts/librispeech-a-stream.json.gz"])
+    assert list(named["system"]) == ["verli/a-stream"]
+
+
+def test_verli_malformed_json_names_the_file(tmp_path):
+    path = write_gz(tmp_path / "librispeech-x.json.gz", b'{"1-2-0000": "hi",')
+    with pytest.raises(InputError, match=r"librispeech-x\.json\.gz: not valid JSON") as error:
+        import_table("verli", [path])
+    assert str(path) in str(error.value)
+
+
+def test_verli_not_gzip_names_the_file(tmp_path):
+    path = tmp_path / "librispeech-x.json.gz"
+    path.write_text('{"1-2-0000": "hi"}', "utf-8")
+    with pytest.raises(InputError, match=r"librispeech-x\.json\.gz: not a readable gzip file"):
+        import_table("verli", [path])
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (["hi"], "expected an object of id -> text, got list"),
+        ({}, "no utterances in the file"),
+        ({"1-2-0000": None}, "utterance '1-2-0000': expected text, got NoneType"),
+        ({"1-2-0000": 3}, "utterance '1-2-0000': expected text, got int"),
+        ({" ": "hi"}, "empty utterance id"),
+    ],
+)
+def test_verli_bad_content_names_file_and_utterance(tmp_path, data, message):
+    path = write_gz(tmp_path / "librispeech-x.json.gz", data)
+    with pytest.raises(InputError, match=rf"librispeech-x\.json\.gz: {message}"):
+        import_table("verli", [path])
+
+
+def test_verli_repeated_id_names_it(tmp_path):
+    raw = b'{"1-2-0000": "hi", "1-2-0000": "ho"}'
+    path = write_gz(tmp_path / "librispeech-x.json.gz", raw)
+    with pytest.raises(InputError, match=r"utterance id '1-2-0000' appears twice"):
+        import_table("verli", [path])
+
+
+def test_verli_bad_file_names_and_references(tmp_path):
+    other = write_gz(tmp_path / "earnings22-x.json.gz", {"a": "b"})
+    with pytest.raises(InputError, match="not a verli transcript file"):
+        import_table("verli", [other])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match=r"empty: no librispeech-<engine>\.json\.gz files"):
+        import_table("verli", [tmp_path / "empty"])
+    path = write_gz(tmp_path / "t" / "librispeech-x.json.gz", {"1-2-0000": "hi"})
+    refs = tmp_path / "refs.csv"
+    refs.write_text("utt,words\n1-2-0000,HI\n", "utf-8")
+    with pytest.raises(InputError, match=r"refs\.csv: none of the columns path, "):
+        import_table("verli", [path], reference=str(refs))
+    refs.write_text("path,sentence\na/1-2-0000.flac,HI\nb/1-2-0000.flac,HO\n", "utf-8")
+    with pytest.raises(InputError, match=r"refs\.csv: utterance '1-2-0000' has two different"):
+        import_table("verli", [path], reference=str(refs))
+    with pytest.raises(InputError, match="no such file"):
+        import_table("verli", [path], reference=str(tmp_path / "absent"))
+
+
+def test_verli_same_engine_twice_is_refused(tmp_path):
+    first = write_gz(tmp_path / "one" / "librispeech-x.json.gz", {"1-2-0000": "hi"})
+    second = write_gz(tmp_path / "two" / "librispeech-x.json.gz", {"1-2-0000": "ho"})
+    with pytest.raises(InputError, match="both give engine 'x'"):
+        import_table("verli", [first, second])
+
+
+def test_verli_bad_latency_file_names_it(tmp_path):
+    root = tiny_verli(tmp_path / "verli")
+    (root / "results" / "latency.json").write_text('{"a": {"median_s": "fast"}}', "utf-8")
+    with pytest.raises(InputError, match=r"latency\.json: 'a'\.median_s: expected a number"):
+        import_table("verli", [root])

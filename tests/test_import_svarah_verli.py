@@ -548,3 +548,118 @@ def test_verli_bad_latency_file_names_it(tmp_path):
     (root / "results" / "latency.json").write_text('{"a": {"median_s": "fast"}}', "utf-8")
     with pytest.raises(InputError, match=r"latency\.json: 'a'\.median_s: expected a number"):
         import_table("verli", [root])
+
+
+# --------------------------------------------------------------------------- the joined set
+
+
+def shared_sources(formats: set[str]) -> dict:
+    """conf/data/all_shared.yaml's data block with only ``formats``' sources, its
+    ``../shared/data`` paths resolved beside this repository (as conftest.shared_path)."""
+    from werest.config import compose
+
+    def resolve(value: str) -> str:
+        prefix = "../shared/data/"
+        return (
+            str(shared_path(*value[len(prefix) :].split("/")))
+            if value.startswith(prefix)
+            else value
+        )
+
+    data = compose("train", ["data=all_shared"]).data
+    sources = []
+    for source in data.sources:
+        if source.get("format") in formats:
+            entry = {k: source[k] for k in source}
+            entry["paths"] = [resolve(p) for p in source.paths]
+            if entry.get("reference"):
+                entry["reference"] = resolve(entry["reference"])
+            sources.append(entry)
+    return {"sources": sources, "rename": dict(data.rename)}
+
+
+def test_all_shared_lists_svarah_and_verli_with_a_domain():
+    from werest.config import compose
+    from werest.training import domain_of
+
+    data = compose("train", ["data=all_shared"]).data
+    formats = {s.get("format"): s for s in data.sources}
+    assert {"svarah", "verli"} <= set(formats)
+    assert str(formats["verli"].reference).endswith("dighr/en/190423")
+    assert {"svarah", "verli"} <= set(data.licences)
+    assert "CC BY 4.0" in data.licences.svarah and "MIT" in data.licences.verli
+    domains = domain_of(pd.Series(["svarah", "librispeech-test-clean"]), data.domains)
+    assert list(domains) == ["indian-en", "librispeech"]
+
+
+def test_librispeech_joined_from_dighr_afrispeech_and_verli():
+    """The three LibriSpeech test-clean sources of all_shared, loaded as `werest train` does:
+    one dataset, every utterance and every system once, every row with the reference."""
+    from werest.training import load_sources
+
+    table = load_sources(shared_sources({"dighr", "afrispeech", "verli"}))
+    libri = table[table["dataset"] == "librispeech-test-clean"]
+    references = dighr_references()
+    dighr_systems = [
+        p.stem for p in shared_path("dighr", "en", "190423").glob("*.csv") if p.stem != "actual"
+    ]
+    afrispeech_files = [
+        p
+        for p in shared_path("afrispeech", "results").glob("*.csv")
+        if "libri" in p.name and "-wer-" in p.name
+    ]
+    expected_systems = len(dighr_systems) + len(afrispeech_files) + len(engine_files(False))
+    assert expected_systems == 54
+    assert libri["utt_id"].nunique() == len(references) == 2620
+    assert libri["system"].nunique() == expected_systems
+    assert not libri.duplicated(["utt_id", "system"]).any()
+    assert libri["reference"].notna().all()
+    assert (libri["reference"] == libri["utt_id"].map(references)).all()
+    verli = libri[libri["system"].str.startswith("verli/")]
+    assert len(verli) == sum(len(read_gz(p)) for p in engine_files(False).values())
+    assert "dighr-190423" not in set(table["dataset"])
+
+
+def test_label_free_verli_takes_the_joined_sources_reference():
+    """Without reference=, verli's rows take the reference dighr gives the same utterance."""
+    from werest.training import load_sources
+
+    data = {
+        "sources": [
+            {"format": "dighr", "paths": [str(shared_path("dighr", "en", "190423"))]},
+            {"format": "verli", "paths": [str(engine_files(False)["whisper-tiny"])]},
+        ],
+        "rename": {"dighr-190423": "librispeech-test-clean"},
+    }
+    table = load_sources(data)
+    verli = table[table["system"] == "verli/whisper-tiny"]
+    assert len(verli) == 2620
+    assert (verli["reference"] == verli["utt_id"].map(dighr_references())).all()
+
+
+def test_join_references_fills_and_settles_disagreements(caplog):
+    from werest.training import join_references
+
+    table = pd.DataFrame(
+        {
+            "dataset": ["d", "d", "d", "d", "e", "e"],
+            "utt_id": ["u1", "u1", "u2", "u2", "u1", "u1"],
+            "system": ["a", "b", "a", "b", "a", "b"],
+            "reference": ["ONE", None, "TWO", "TOO", "X", "Y"],
+            "source": [0, 1, 0, 1, 0, 0],
+        }
+    )
+    with caplog.at_level("WARNING", logger="werest.training"):
+        joined = join_references(table, "source")
+    # d has two sources: u1 filled, u2 takes the first source's; e has one: left as it is
+    assert list(joined["reference"]) == ["ONE", "ONE", "TWO", "TWO", "X", "Y"]
+    assert "1 row(s) whose reference differs" in caplog.text
+
+
+def test_unknown_source_key_is_a_config_error():
+    from werest.errors import ConfigError
+    from werest.training import load_sources
+
+    data = {"sources": [{"format": "verli", "paths": ["x"], "refrence": "y"}]}
+    with pytest.raises(ConfigError, match=r"data.sources\[0\]: unknown key\(s\) refrence"):
+        load_sources(data)

@@ -37,6 +37,9 @@ Rules:
   ``*.json.gz`` files named explicitly are imported as given;
 * ``whisper-large-v3`` and ``whisper-large-v3-v20240930`` are two WhisperKit runs of one
   model (identical output on half of the utterances): both are imported, as two systems;
+* engine output is kept as written, artefacts included: ``parakeet-tdt-0.6b-v3`` returned
+  runs of ``<unk>`` tokens on ten utterances (empty once normalised), ``rev`` writes
+  ``<silence>``/``<affirmative>`` tags, ``whisper-small`` once ``[BLANK_AUDIO]``;
 * a file that is not gzip, not UTF-8 JSON, not an object of id -> text, or holds no
   utterance, is an InputError naming it (and the utterance id where one is at fault).
 """

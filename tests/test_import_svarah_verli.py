@@ -267,6 +267,9 @@ def test_svarah_named_run_folder_is_read(tmp_path):
     root = tiny_svarah(tmp_path / "svarah")
     table = import_table("svarah", [root / "results/gates/g-5"])
     assert list(table["system"]) == ["t"]
+    write_run(root / "results/gates/never-ran", [])  # header only: skipped in a folder
+    table = import_table("svarah", [root / "results/gates"])
+    assert list(table["system"]) == ["t"]
 
 
 def test_svarah_missing_backend_id_names_file_and_column(tmp_path):

@@ -36,7 +36,8 @@ Rules:
   smoke tests run before each full run: their backends are in the full runs, except
   ``controlled_whisper_tiny_q4_0``, a 5-utterance gate that would be a 13th system on 2.5 % of
   the set; ``whisper-tiny-q4k-5`` is empty). Named explicitly, their files are read like any
-  other;
+  other (a header-only file in a folder is skipped with a warning; named as a file, it is an
+  error);
 * a row whose ``status`` is not ``success`` returned nothing: an **empty** hypothesis (every
   reference word a deletion), not a missing row; its ``inference_seconds`` is blank (null
   ``processing_seconds``) and its blank ``audio_seconds`` is filled from the same utterance's
@@ -112,14 +113,20 @@ def result_files(path: Path) -> list[Path]:
 
 
 def _collection(folder: Path) -> list[Path]:
-    """``<run>/per_utterance.csv`` under ``folder``: comparisons by most backends, then name."""
+    """``<run>/per_utterance.csv`` under ``folder`` (comparisons by most backends, then name),
+    without header-only files (a gate that never ran), which are skipped with a warning."""
     if not folder.is_dir():
         return []
     files = sorted(p / FILE for p in folder.iterdir() if (p / FILE).is_file())
-    if folder.name != "comparisons":
-        return files
-    counts = {f: _read_file(f)["system"].nunique() for f in files}
-    return sorted(files, key=lambda f: (-counts[f], str(f)))
+    frames = {f: read_raw_csv(f) for f in files}
+    empty = [f for f in files if frames[f].empty]
+    if empty:
+        log.warning("%s: no rows; skipped", ", ".join(map(str, empty)))
+    files = [f for f in files if not frames[f].empty]
+    if folder.name == "comparisons":
+        backends = {f: frames[f].get("backend_id", pd.Series()).nunique() for f in files}
+        files.sort(key=lambda f: (-backends[f], str(f)))
+    return files
 
 
 def _read_file(path: Path) -> pd.DataFrame:

@@ -236,6 +236,7 @@ class ImportSettings:
     id_column: Any = typed(str)
     reference_column: Any = typed(str, nullable=True)
     hypothesis_column: Any = typed(str)
+    streaming: Any = typed(bool)
     log_level: Any = _log_level()
 
 

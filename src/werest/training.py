@@ -29,15 +29,19 @@ from werest.features.agreement import (
     two_system_view,
 )
 from werest.features.inputs import build_features, require_inputs
-from werest.importers import import_table
+from werest.importers import OPTIONS, import_table
 from werest.intervals import DEFAULT_INTERVAL, ConformalInterval, calibration_from_cells
 from werest.model import TrainedModel, fingerprint
 from werest.proxy import Ranking, choose_proxies, rank_on
 from werest.scoring import utterance_labels
-from werest.table import KEY, read_table
+from werest.table import KEY, UTTERANCE, read_table
 from werest.text import AUTO, Normaliser
 
 log = logging.getLogger(__name__)
+
+
+#: keys of a ``data.sources`` entry besides the importer options (:data:`werest.importers.OPTIONS`)
+SOURCE_KEYS: tuple[str, ...] = ("format", "paths", "table", "datasets")
 
 
 def load_sources(data: Mapping) -> pd.DataFrame:
@@ -45,16 +49,21 @@ def load_sources(data: Mapping) -> pd.DataFrame:
     optionally restricted to its own ``datasets``), restricted to ``datasets`` and without
     ``exclude_datasets``, with datasets renamed by ``rename`` (``{old: new}``: two sources of
     one corpus become one dataset, e.g. dighr's and AfriSpeech's LibriSpeech test-clean runs;
-    their systems must differ)."""
+    their systems must differ).
+
+    An importer source may carry importer options as ``werest import`` takes them
+    (``reference``, ``streaming``...: :data:`werest.importers.OPTIONS`). Where several sources
+    give one dataset, each utterance gets one reference (:func:`join_references`)."""
     frames = []
-    for source in data["sources"]:
+    for number, source in enumerate(data["sources"]):
         if source.get("table"):
             frame = read_table(source["table"])
         else:
-            frame = import_table(source["format"], list(source["paths"]))
+            options = importer_options(source, number)
+            frame = import_table(source["format"], list(source["paths"]), **options)
         if source.get("datasets"):  # this source's datasets only (another gives the rest)
             frame = frame[frame["dataset"].isin(list(source["datasets"]))]
-        frames.append(frame)
+        frames.append(frame.assign(_source=number))
     if not frames:
         raise ConfigError("data.sources is empty: nothing to train on")
     table = pd.concat(frames, ignore_index=True, sort=False)
@@ -70,7 +79,53 @@ def load_sources(data: Mapping) -> pd.DataFrame:
         table = table[~table["dataset"].isin(list(data["exclude_datasets"]))]
     if table.empty:
         raise ConfigError("no rows left after the data config's dataset filters")
-    return table.reset_index(drop=True)
+    table = join_references(table, "_source")
+    return table.drop(columns="_source").reset_index(drop=True)
+
+
+def importer_options(source: Mapping, number: int = 0) -> dict:
+    """The importer options of a ``data.sources`` entry; ConfigError on any other key."""
+    unknown = [k for k in source if k not in SOURCE_KEYS and k not in OPTIONS]
+    if unknown:
+        raise ConfigError(
+            f"data.sources[{number}]: unknown key(s) {', '.join(map(str, unknown))}; a source "
+            f"takes {', '.join(SOURCE_KEYS)} and the importer options {', '.join(OPTIONS)}"
+        )
+    return {k: source[k] for k in source if k in OPTIONS}
+
+
+def join_references(table: pd.DataFrame, source: str) -> pd.DataFrame:
+    """One reference per utterance of a dataset that several sources give (column ``source``
+    tells them apart): a row without a reference takes the first source's that has one
+    (a label-free import joined to labelled ones); references that differ are replaced by
+    the first source's (config order), with a warning. Datasets of one source keep their
+    importer's references as they are."""
+    if "reference" not in table.columns:
+        return table
+    shared = table.groupby("dataset")[source].transform("nunique") > 1
+    if not shared.any():
+        return table
+    rows = table.loc[shared].sort_values(source, kind="stable")
+    first = rows.groupby(UTTERANCE, sort=False)["reference"].transform("first")
+    reference = rows["reference"]
+    filled = reference.isna() & first.notna()
+    differ = reference.notna() & (reference.fillna("") != first.fillna(""))
+    if filled.any():
+        log.info("%d row(s) without a reference took another source's", int(filled.sum()))
+    if differ.any():
+        row = rows.loc[differ].iloc[0]
+        log.warning(
+            "%d row(s) whose reference differs from the first source's for the same utterance "
+            "(e.g. %s/%s, system %s); the first source's used",
+            int(differ.sum()),
+            row["dataset"],
+            row["utt_id"],
+            row["system"],
+        )
+    if filled.any() or differ.any():
+        table = table.copy()
+        table.loc[first.index, "reference"] = first
+    return table
 
 
 def training_frame(

@@ -13,11 +13,16 @@ afrispeech AfriSpeech-200 ``results/`` CSVs: dev/test (clinical, general) and Li
            test-clean, canonical system names across sets, demographics
 mubench    mu-bench: ``manifest.json`` + ``submissions/raw/<system>/<locale>/<id>.txt``,
            per-utterance latency, one dataset per locale
+svarah     Svarah ASR eval ``results/{comparisons,runs}/<run>/per_utterance.csv``: Indian
+           English, each backend once (the largest comparison first), inference seconds
+verli      verli ``results/transcripts/librispeech-<engine>.json.gz``: LibriSpeech test-clean
+           hypotheses, references from ``reference=`` (dighr ``190423``), ``streaming=``
 csv        generic: one CSV/TSV per system with id, reference and hypothesis columns
 =========  ==========================================================================
 
 ``werest import FORMAT PATH... --out table.parquet [reference=PATH dataset=NAME system=NAME]``
-(``csv`` also takes ``id_column=``, ``reference_column=``, ``hypothesis_column=``)
+(``csv`` also takes ``id_column=``, ``reference_column=``, ``hypothesis_column=``; ``verli``
+``streaming=true``)
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ FORMATS: tuple[str, ...] = (
     "sclite",
     "afrispeech",
     "mubench",
+    "svarah",
+    "verli",
     "csv",
 )
 #: settings of ``werest import`` passed to the importer (null included: ``reference_column=null``
@@ -52,6 +59,7 @@ OPTIONS: tuple[str, ...] = (
     "id_column",
     "reference_column",
     "hypothesis_column",
+    "streaming",
 )
 
 

@@ -14,8 +14,8 @@ from werest.features.hallucination import (
     letter_script,
     pair_signals,
     repeated_ngram_rate,
-    script_mismatch,
     script_counts,
+    script_mismatch,
 )
 from werest.intervals import ConformalInterval, calibrated_interval, calibration_from_cells
 from werest.regressor import AnchoredWerRegressor

@@ -23,6 +23,7 @@ calibration a trained model carries in its card (``werest train calibration=…`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
@@ -65,7 +66,7 @@ def check_interval(level: float, offset: float, block: str, bins=()) -> None:
     if not offset > 0:
         raise ConfigError(f"{block}.offset must be above 0, got {offset}")
     edges = list(bins or ())
-    if any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
+    if any(b <= a for a, b in pairwise(edges)):
         raise ConfigError(f"{block}.bins must increase strictly, got {edges}")
 
 

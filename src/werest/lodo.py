@@ -53,6 +53,7 @@ from werest.scoring import utterance_labels
 from werest.table import KEY
 from werest.text import AUTO, Normaliser
 from werest.training import (
+    LABEL_FREE_PROXIES,
     build_regressor,
     domain_of,
     fit_model,
@@ -131,6 +132,7 @@ def evaluate_lodo(
     labels: pd.DataFrame | None = None,
     pairs: pd.DataFrame | None = None,
     as_user: bool = True,
+    proxy_choice: str = LABEL_FREE_PROXIES,
 ) -> LodoResult:
     """Leave each domain of ``table`` out in turn; see the module docstring.
 
@@ -144,6 +146,8 @@ def evaluate_lodo(
     labels, pairs : :func:`werest.training.utterance_labels` and
         :func:`werest.features.agreement.pairwise_agreement` of ``table``, when already
         computed (ablations reuse them).
+    proxy_choice : how the training rows' proxies are chosen
+        (:func:`werest.training.training_frame`).
     as_user : estimate the held-out domain with ``werest estimate``'s own code
         (:func:`werest.estimate.estimate_utterances`, which aligns the held-out hypotheses
         again); False builds the same features from ``pairs`` (same functions, faster; for
@@ -174,6 +178,8 @@ def evaluate_lodo(
             pairs=pairs,
             two_system_views=two_system_views,
             input_features=features,
+            proxy_choice=proxy_choice,
+            domains=data.get("domains"),
         )
         frame = prepare_training_rows(frame, data, seed=seed)
         fitted = fit_model(
@@ -219,6 +225,8 @@ def fold_training_rows(
     pairs: pd.DataFrame,
     two_system_views: bool,
     input_features: Sequence[str] = (),
+    proxy_choice: str = LABEL_FREE_PROXIES,
+    domains: Mapping | None = None,
 ) -> tuple[Ranking, pd.DataFrame]:
     """The fold that holds ``domain`` out: the systems ranked on the other domains' labels, and
     those domains' training rows (:func:`werest.training.training_frame`, aligned pairs taken
@@ -233,6 +241,8 @@ def fold_training_rows(
         two_system_views=two_system_views,
         pairs=pairs[pairs["domain"] != domain],
         input_features=input_features,
+        proxy_choice=proxy_choice,
+        domains=domains,
     )
     return ranking, frame
 

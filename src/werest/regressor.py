@@ -260,13 +260,14 @@ class AnchoredWerRegressor(RegressorMixin, BaseEstimator):
     The prediction for an utterance is its agreement-based rate (``anchor``: pWER against the
     proxy, unbounded: a looping hypothesis has many insertions) plus a learned correction::
 
-        predicted = max(0, anchor + shrinkage * in_support(X) * clip(correction(X), ±max_correction))
+        predicted = max(0, anchor + shrinkage * in_support(X) * clip(correction(X), ±max))
 
     * ``correction`` is fitted on ``y - anchor`` (the true rate minus agreement's), weighted
       by ``weight`` (the proxy's length: a corpus estimate is a length-weighted mean, so the
       weighted mean correction is the corpus correction);
     * ``in_support`` is 1 where every feature lies inside the range it had in training (NaN
       aside) and 0 elsewhere: on rows unlike the training data, the estimate *is* the anchor;
+    * ``max`` is ``max_correction``, the largest change of one utterance's rate;
     * ``shrinkage`` (in [0, 1]) scales every correction, chosen by corpus error leave one
       domain out (``werest evaluate experiment=lodo``).
 
@@ -307,7 +308,7 @@ class AnchoredWerRegressor(RegressorMixin, BaseEstimator):
         tags.input_tags.allow_nan = True
         return tags
 
-    def _frame(self, X) -> "pd.DataFrame":
+    def _frame(self, X):
         import pandas as pd
 
         if not isinstance(X, pd.DataFrame):

@@ -39,6 +39,10 @@ from werest.text import AUTO, Normaliser
 
 log = logging.getLogger(__name__)
 
+#: ``proxies:`` of ``werest train`` and ``werest evaluate``: how training rows' proxies are chosen
+RANKED_PROXIES, LABEL_FREE_PROXIES = "ranking", "label_free"
+PROXY_CHOICES = (RANKED_PROXIES, LABEL_FREE_PROXIES)
+
 
 #: keys of a ``data.sources`` entry besides the importer options (:data:`werest.importers.OPTIONS`)
 SOURCE_KEYS: tuple[str, ...] = ("format", "paths", "table", "datasets")
@@ -139,10 +143,17 @@ def training_frame(
     n_jobs: int = 1,
     pairs: pd.DataFrame | None = None,
     input_features: Sequence[str] = (),
+    proxy_choice: str = RANKED_PROXIES,
+    domains: Mapping | None = None,
 ) -> pd.DataFrame:
     """Agreement features of ``targets``' rows, plus ``input_features`` (features that come
     with the table, e.g. ``similarity`` or ``wl_*``, and their ``*_vs_proxy`` differences:
     :mod:`werest.features.inputs`), joined with their labels.
+
+    ``proxy_choice`` is how each row's proxy is chosen: ``ranking`` (the best system of
+    ``ranking``, measured on labels) or ``label_free`` (:func:`label_free_proxies`: as
+    ``werest estimate`` chooses them for a user, per domain of ``domains``). A model that
+    corrects agreement must learn the bias of the agreement a user gets: ``label_free``.
 
     ``pairs`` (:func:`werest.features.agreement.pairwise_agreement` of a table holding
     ``table``) saves aligning the hypotheses again.
@@ -154,7 +165,12 @@ def training_frame(
     others are ``all``).
     """
     from_input = require_inputs(input_features, table, "werest train")
-    proxies = choose_proxies(table, ranking, targets=targets)
+    if proxy_choice == LABEL_FREE_PROXIES:
+        proxies = label_free_proxies(table, domains, normaliser=normaliser, pairs=pairs)
+        if targets is not None:
+            proxies = proxies[proxies["system"].isin(targets)]
+    else:
+        proxies = choose_proxies(table, ranking, targets=targets)
     features = build_features(
         table,
         proxies,
@@ -175,6 +191,29 @@ def training_frame(
         several = frame[frame["n_others"] > 1]
         frame = pd.concat([frame, two_system_view(several).assign(view="pair")])
     return frame.reset_index(drop=True)
+
+
+def label_free_proxies(
+    table: pd.DataFrame,
+    domains: Mapping | None,
+    *,
+    normaliser: Normaliser,
+    pairs: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Each row's proxy as ``werest estimate`` would choose it for a user holding the rows of
+    its domain (``domains``, :func:`domain_of`): the best other system of the domain's
+    label-free order (:func:`werest.proxy.consensus_order`), no label and no name used."""
+    from werest.proxy import consensus_order
+
+    domain = domain_of(table["dataset"], domains)
+    parts = []
+    for name in sorted(domain.unique()):
+        rows = table[(domain == name).to_numpy()]
+        datasets = set(rows["dataset"])
+        own = None if pairs is None else pairs[pairs["dataset"].isin(datasets)]
+        order = consensus_order(rows, normaliser=normaliser, pairs=own)
+        parts.append(choose_proxies(rows, Ranking.from_order(order)))
+    return pd.concat(parts, ignore_index=True)
 
 
 def domain_of(datasets: pd.Series, domains: Mapping | None) -> pd.Series:
@@ -374,10 +413,11 @@ def train(
     data: Mapping | None = None,
     seed: int = 0,
     n_jobs: int = 1,
+    proxy_choice: str = RANKED_PROXIES,
 ) -> TrainedModel:
     """``werest train``'s job on a labelled table: rank the systems on it, build the training
-    rows (:func:`training_frame`, then the domains and balanced sample of ``data``:
-    :func:`prepare_training_rows`) and fit ``estimator`` on ``features``."""
+    rows (:func:`training_frame` with ``proxy_choice``, then the domains and balanced sample
+    of ``data``: :func:`prepare_training_rows`) and fit ``estimator`` on ``features``."""
     if "reference" not in table.columns or table["reference"].isna().all():
         raise InputError("the training data has no references: nothing to learn from")
     labels = utterance_labels(table, normaliser, n_jobs)
@@ -391,6 +431,8 @@ def train(
         two_system_views=two_system_views,
         n_jobs=n_jobs,
         input_features=list(features),
+        proxy_choice=proxy_choice,
+        domains=(data or {}).get("domains"),
     )
     if frame.empty:
         raise InputError("no training rows: no target row has both a proxy and a reference")

@@ -46,6 +46,7 @@ def run(cfg: DictConfig) -> TrainedModel:
         data=data,
         seed=int_setting(cfg, "seed"),
         n_jobs=int_setting(cfg, "n_jobs"),
+        proxy_choice=str(cfg.proxies),
     )
     for key in ("licences", "use"):
         if data.get(key):

@@ -1,4 +1,4 @@
-"""Ablation of werest's model design, leave one domain out (issue 10).
+"""Ablation of werest's model design, leave one domain out (issues 10 and 23).
 
     python experiments/lodo_ablation.py [variant ...]
 
@@ -108,13 +108,18 @@ VARIANTS: dict[str, tuple[list[str], dict, str]] = {
         f"anchored, label-free training, shrinkage {s}": (ANCHORED, anchored(s), "label_free")
         for s in (0.25, 0.5, 0.75, 1.0)
     },
-    "anchored (label-free training) without hallucination signals, shrinkage 0.5": (
+    "shipped: anchored, label-free training, shrinkage 0.5, correction ≤ pwer": (
+        ANCHORED,
+        anchored(0.5),
+        "label_free",
+    ),
+    "shipped without hallucination signals": (
         OLD_TEXT + TRI + ["proxy_words"],
         anchored(0.5),
         "label_free",
     ),
     **{
-        f"anchored (label-free training) + {signal} only, shrinkage 0.5": (
+        f"shipped with {signal} only": (
             OLD_TEXT + TRI + signals + ["proxy_words"],
             anchored(0.5),
             "label_free",
@@ -124,7 +129,36 @@ VARIANTS: dict[str, tuple[list[str], dict, str]] = {
             ("script mismatch", ["script_mismatch"]),
         )
     },
-    "anchored + context, shrinkage 0.5": (ANCHORED + CONTEXT, anchored(0.5), "train"),
+    "shipped + dataset context": (ANCHORED + CONTEXT, anchored(0.5), "label_free"),
+    "shipped, proxies of training rows from the labelled ranking": (
+        ANCHORED,
+        anchored(0.5),
+        "train",
+    ),
+    "shipped + n_others in the support check": (
+        [*ANCHORED, "n_others"],
+        anchored(0.5, support_only=["n_others"]),
+        "label_free",
+    ),
+    **{
+        f"anchored, label-free training, shrinkage {s}, correction ≤ {k} × disagreement": (
+            ANCHORED,
+            anchored(s, evidence="utt_disagreement", evidence_scale=k),
+            "label_free",
+        )
+        for s in (0.5, 0.75, 1.0)
+        for k in (0.5, 1.0)
+    },
+    **{
+        f"anchored, label-free training, shrinkage {s}, correction ≤ {k} × {column}": (
+            ANCHORED,
+            anchored(s, evidence=column, evidence_scale=k),
+            "label_free",
+        )
+        for s in (0.5, 1.0)
+        for k in (0.5, 1.0)
+        for column in ("pwer", "pwer_mean")
+    },
 }
 
 
@@ -314,7 +348,9 @@ def write_results(rows: pd.DataFrame, cells: pd.DataFrame) -> None:
         "which a domain's mean error exceeds raw's; pairwise order = share of same-dataset "
         "pairs of systems whose true WERs differ by ≥ 2 points put in the true order; coverage "
         "and width of the 95 % cross-conformal interval (`werest evaluate experiment=lodo`'s "
-        "Mondrian bins). Rows of earlier runs keep the columns they had.\n\n" + markdown_table(rows) + "\n",
+        "Mondrian bins). Rows of earlier runs keep the columns they had.\n\n"
+        + markdown_table(rows)
+        + "\n",
         encoding="utf-8",
     )
 

@@ -95,6 +95,20 @@ def test_no_ceiling_a_looping_rate_is_kept():
     assert (np.abs(model.correction(inside)) <= 0.3 + 1e-12).all()
 
 
+def test_without_disagreement_there_is_no_correction():
+    X, y = _agreement_rows(4000)
+    model = AnchoredWerRegressor(shrinkage=1.0, evidence="disagreement").fit(X, y)
+    learned = AnchoredWerRegressor(shrinkage=1.0).fit(X, y).correction(X)
+    capped = model.correction(X)
+    bound = X["disagreement"].to_numpy()
+    # the correction of the data is 0.2 × disagreement: inside the bound, so kept ...
+    np.testing.assert_allclose(capped, np.clip(learned, -bound, bound))
+    assert (np.abs(capped) <= bound + 1e-12).all()
+    # ... and where the systems agree completely, the estimate is the anchor
+    agreed = X.assign(disagreement=0.0)
+    np.testing.assert_array_equal(model.predict(agreed), agreed["pwer"].to_numpy())
+
+
 def test_anchored_regressor_refuses_arrays_and_bad_shrinkage():
     X, y = _agreement_rows(200)
     with pytest.raises(ValueError, match="DataFrame"):
@@ -172,3 +186,37 @@ def test_the_shipped_model_estimates_a_system_in_another_script_above_90_percent
     for record in result.summary.to_dict("records"):
         assert record["wer"] == pytest.approx(1.0)  # every word substituted
         assert record["estimated_wer"] > 0.9
+
+
+def test_training_proxies_follow_each_domains_label_free_order():
+    from werest.training import label_free_proxies, training_frame
+
+    sentences = [f"the {w} sat on the mat near the door" for w in ("cat", "dog", "cow", "hen")]
+    rows = []
+    for dataset, garbled in (("a1", "z"), ("b1", "x")):  # the garbled system differs per domain
+        for number, text in enumerate(sentences):
+            for system in ("x", "y", "z"):
+                hypothesis = "zz qq" if system == garbled else text
+                if system == "y":
+                    hypothesis = text.replace("door", "floor")
+                rows.append((dataset, f"u{number}", system, hypothesis, text))
+    table = pd.DataFrame(rows, columns=["dataset", "utt_id", "system", "hypothesis", "reference"])
+    domains = {"A": ["a*"], "B": ["b*"]}
+    proxies = label_free_proxies(table, domains, normaliser=Normaliser("whisper_english"))
+    chosen = proxies.groupby(["dataset", "system"])["proxy"].agg(set).to_dict()
+    # in a1 x agrees with y most: x is everyone's proxy but its own; in b1 x is garbled
+    assert chosen[("a1", "y")] == {"x"} and chosen[("a1", "z")] == {"x"}
+    assert chosen[("a1", "x")] == {"y"}
+    # in b1 x is garbled: y and z agree and tie, the name breaks the tie (y first)
+    assert chosen[("b1", "x")] == {"y"} and chosen[("b1", "z")] == {"y"}
+    assert chosen[("b1", "y")] == {"z"}
+    frame = training_frame(
+        table,
+        None,
+        normaliser=Normaliser("whisper_english"),
+        proxy_choice="label_free",
+        domains=domains,
+    )
+    assert set(frame["proxy"][frame["dataset"] == "b1"]) <= {"y", "z"}
+    with pytest.raises(werest.errors.ConfigError, match="proxies must be one of"):
+        training_frame(table, None, normaliser=Normaliser("auto"), proxy_choice="oracle")

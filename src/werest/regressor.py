@@ -260,14 +260,18 @@ class AnchoredWerRegressor(RegressorMixin, BaseEstimator):
     The prediction for an utterance is its agreement-based rate (``anchor``: pWER against the
     proxy, unbounded: a looping hypothesis has many insertions) plus a learned correction::
 
-        predicted = max(0, anchor + shrinkage * in_support(X) * clip(correction(X), ±max))
+        predicted = max(0, anchor + shrinkage * in_support(X) * clip(correction(X), ±bound))
 
     * ``correction`` is fitted on ``y - anchor`` (the true rate minus agreement's), weighted
       by ``weight`` (the proxy's length: a corpus estimate is a length-weighted mean, so the
       weighted mean correction is the corpus correction);
-    * ``in_support`` is 1 where every feature lies inside the range it had in training (NaN
-      aside) and 0 elsewhere: on rows unlike the training data, the estimate *is* the anchor;
-    * ``max`` is ``max_correction``, the largest change of one utterance's rate;
+    * ``in_support`` is 1 where every feature (and every ``support_only`` column, such as the
+      number of other systems) lies inside the range it had in training (NaN aside) and 0
+      elsewhere: on rows unlike the training data, the estimate *is* the anchor;
+    * ``bound`` is ``max_correction``, the largest change of one utterance's rate, and, with
+      ``evidence`` set, at most ``evidence_scale`` times that column (the utterance's
+      disagreement between systems): where every system agrees there is no evidence against
+      agreement, and the estimate stays at it;
     * ``shrinkage`` (in [0, 1]) scales every correction, chosen by corpus error leave one
       domain out (``werest evaluate experiment=lodo``).
 
@@ -285,6 +289,10 @@ class AnchoredWerRegressor(RegressorMixin, BaseEstimator):
     shrinkage : the share of the learned correction applied, in [0, 1] (0: raw agreement).
     max_correction : the largest correction of one utterance's rate, either way.
     support_quantiles : the training quantiles bounding each feature's range (0, 1: min/max).
+    support_only : columns checked for support but not features of the correction (e.g.
+        ``n_others``: agreement with 50 systems means something else than with 5).
+    evidence : a column bounding each correction (None: no such bound); NaN there: no bound.
+    evidence_scale : the bound is ``evidence_scale`` times the ``evidence`` column.
     """
 
     def __init__(
@@ -295,6 +303,9 @@ class AnchoredWerRegressor(RegressorMixin, BaseEstimator):
         shrinkage: float = 1.0,
         max_correction: float = 1.0,
         support_quantiles: tuple[float, float] = (0.0, 1.0),
+        support_only: tuple[str, ...] = (),
+        evidence: str | None = None,
+        evidence_scale: float = 1.0,
     ) -> None:
         self.estimator = estimator
         self.anchor = anchor
@@ -302,6 +313,9 @@ class AnchoredWerRegressor(RegressorMixin, BaseEstimator):
         self.shrinkage = shrinkage
         self.max_correction = max_correction
         self.support_quantiles = support_quantiles
+        self.support_only = support_only
+        self.evidence = evidence
+        self.evidence_scale = evidence_scale
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -316,13 +330,18 @@ class AnchoredWerRegressor(RegressorMixin, BaseEstimator):
                 f"AnchoredWerRegressor needs a DataFrame holding {self.anchor!r} and "
                 f"{self.weight!r}"
             )
-        missing = [c for c in (self.anchor, self.weight) if c not in X.columns]
+        needed = [self.anchor, self.weight, *self.support_only]
+        needed += [self.evidence] if self.evidence else []
+        missing = [c for c in needed if c not in X.columns]
         if missing:
             raise ValueError(f"AnchoredWerRegressor: X lacks column(s) {missing}")
         return X
 
     def _inner_columns(self, X) -> list[str]:
-        return [c for c in X.columns if c != self.weight]
+        return [c for c in X.columns if c != self.weight and c not in self.support_only]
+
+    def _support_columns(self) -> list[str]:
+        return [*self.inner_features_, *self.support_only]
 
     def fit(self, X, y, groups=None):
         """Fit the correction on ``y - anchor`` (clipped to ±``max_correction``), weighted by
@@ -339,9 +358,10 @@ class AnchoredWerRegressor(RegressorMixin, BaseEstimator):
         residual = np.clip(y - anchor, -self.max_correction, self.max_correction)
         weight = np.clip(X[self.weight].to_numpy(dtype=float), 1.0, None)
         low, high = self.support_quantiles
+        checked = X[self._support_columns()].to_numpy(dtype=float)
         with np.errstate(all="ignore"):
-            self.support_low_ = np.nanquantile(inner, low, axis=0)
-            self.support_high_ = np.nanquantile(inner, high, axis=0)
+            self.support_low_ = np.nanquantile(checked, low, axis=0)
+            self.support_high_ = np.nanquantile(checked, high, axis=0)
         self.estimator_ = (
             clone(self.estimator)
             if self.estimator is not None
@@ -353,7 +373,7 @@ class AnchoredWerRegressor(RegressorMixin, BaseEstimator):
     def in_support(self, X) -> np.ndarray:
         """Whether each row's features all lie in their training range (NaN counts as in)."""
         check_is_fitted(self, "estimator_")
-        values = self._frame(X)[list(self.inner_features_)].to_numpy(dtype=float)
+        values = self._frame(X)[self._support_columns()].to_numpy(dtype=float)
         with np.errstate(invalid="ignore"):
             outside = (values < self.support_low_) | (values > self.support_high_)
         return ~outside.any(axis=1)
@@ -363,7 +383,11 @@ class AnchoredWerRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "estimator_")
         X = self._frame(X)
         learned = self.estimator_.predict(X[list(self.inner_features_)].to_numpy(dtype=float))
-        bounded = np.clip(learned, -self.max_correction, self.max_correction)
+        bound = np.full(len(X), float(self.max_correction))
+        if self.evidence:
+            evidence = self.evidence_scale * X[self.evidence].to_numpy(dtype=float)
+            bound = np.fmin(bound, np.clip(evidence, 0.0, None))  # fmin: NaN evidence, no bound
+        bounded = np.clip(learned, -bound, bound)
         return self.shrinkage * np.where(self.in_support(X), bounded, 0.0)
 
     def predict(self, X):

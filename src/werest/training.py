@@ -165,6 +165,10 @@ def training_frame(
     others are ``all``).
     """
     from_input = require_inputs(input_features, table, "werest train")
+    if proxy_choice not in PROXY_CHOICES:
+        raise ConfigError(
+            f"proxies must be one of {', '.join(PROXY_CHOICES)}, got {proxy_choice!r}"
+        )
     if proxy_choice == LABEL_FREE_PROXIES:
         proxies = label_free_proxies(table, domains, normaliser=normaliser, pairs=pairs)
         if targets is not None:

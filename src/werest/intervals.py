@@ -13,7 +13,9 @@ The quantiles are *Mondrian*: computed separately in bins of the estimate (``bin
 aWER). Agreement's blind spot, the errors every system shares, is small where systems agree at
 a low WER (read LibriSpeech) and large where they all do badly (phone calls, accented speech),
 so one quantile for all would give a 2 % estimate the width a 50 % one needs. A bin holding
-fewer than ``min_cells`` calibration cells uses every cell instead. Signed quantiles make the
+fewer than ``min_cells`` calibration cells uses every cell instead, and an
+estimate above every calibration cell's (a looping system at 400 %) the widest quantiles of all
+bins. Signed quantiles make the
 interval asymmetric where the errors are: agreement misses shared errors, so the truth lies
 more often above the estimate than below it. :func:`calibration_from_cells` computes the
 calibration a trained model carries in its card (``werest train calibration=…``);
@@ -113,8 +115,12 @@ def calibrated_interval(awer, calibration: dict, ci_low=None, ci_high=None):
         q = np.full(np.shape(awer), calibration["quantile"], dtype=float)
         return conformal_interval(awer, q, calibration["offset"], ci_low, ci_high)
     which = bin_of(awer, calibration.get("bins", ()))
-    q_low = np.asarray(calibration["low"], dtype=float)[which]
-    q_high = np.asarray(calibration["high"], dtype=float)[which]
+    lows = np.asarray(calibration["low"], dtype=float)
+    highs = np.asarray(calibration["high"], dtype=float)
+    q_low, q_high = lows[which], highs[which]
+    # beyond every calibration cell (a looping system at 400 %): the widest quantiles of all bins
+    beyond = np.asarray(awer, dtype=float) > calibration.get("max_awer", np.inf)
+    q_low, q_high = np.where(beyond, lows.min(), q_low), np.where(beyond, highs.max(), q_high)
     return _interval(awer, q_low, q_high, calibration["offset"], ci_low, ci_high)
 
 
@@ -163,6 +169,7 @@ def calibration_from_cells(
         "low": lows,
         "high": highs,
         "bin_cells": counts,
+        "max_awer": float(cells["awer"].max()),
         "cells": len(cells),
         "domains": sorted(cells["domain"].unique()),
     }

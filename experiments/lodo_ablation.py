@@ -102,10 +102,15 @@ VARIANTS: dict[str, tuple[list[str], dict, str]] = {
     "text + tri, shipped stack (clip 3)": (OLD_TEXT + TRI, shipped_stack(3.0), "train"),
     "raw pWER (anchored, shrinkage 0)": (ANCHORED, anchored(0.0), "train"),
     **{
-        f"anchored, shrinkage {s}": (ANCHORED, anchored(s), "train") for s in (0.25, 0.5, 0.75, 1.0)
+        f"anchored, shrinkage {s}": (ANCHORED, anchored(s, evidence=None), "train")
+        for s in (0.25, 0.5, 0.75, 1.0)
     },
     **{
-        f"anchored, label-free training, shrinkage {s}": (ANCHORED, anchored(s), "label_free")
+        f"anchored, label-free training, shrinkage {s}": (
+            ANCHORED,
+            anchored(s, evidence=None),
+            "label_free",
+        )
         for s in (0.25, 0.5, 0.75, 1.0)
     },
     "shipped: anchored, label-free training, shrinkage 0.5, correction ≤ pwer": (

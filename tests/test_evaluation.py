@@ -14,11 +14,12 @@ Hand-worked values (fractions):
 * src training labels per fold (mean = train_mean): b1 (0, 0.25), b2 (0.5, 0), b3 (0.25,
   0.75); fold b1 trains on b2+b3: 0.375; fold b2 on b1+b3: 0.3125; fold b3 on b1+b2: 0.1875.
 * w1, src (proxy tgt): WER 0 and 0.5 (corpus 2/8 = 0.25); pWER vs tgt 1/4 and 2/4; raw_pwer
-  MAE 0.125, corpus pWER 3/8; n̂ = median(tgt, newbie word counts) = 4 and 4, so the learned
+  MAE 0.125, corpus pWER 3/8; the proxy (tgt) has 4 and 4 words, so the learned
   aWER = (0.25·4 + 0.5·4)/8 = 0.375.
 * w1, tgt (proxy src): WER 0.25 and 0 (corpus 1/8); pWER vs src 1/4 and 2 insertions / 2
-  proxy words = 1.0; corpus pWER (1+2)/(4+2) = 0.5; n̂ = median(4, 4) = 4 and median(2, 4)
-  = 3, so the learned aWER = (0.25·4 + 1.0·3)/7 = 4/7 (proxy-length weighting would give 0.5).
+  proxy words = 1.0; corpus pWER (1+2)/(4+2) = 0.5; the proxy (src) has 4 and 2 words, so the
+  learned aWER = (0.25·4 + 1.0·2)/6 = 0.5, the corpus pWER (weighting by the other systems'
+  median length, n̂ = 4 and 3, would give 4/7).
 """
 
 from __future__ import annotations
@@ -193,12 +194,12 @@ def test_raw_pwer_is_pwer_and_the_corpus_pwer(result):
     assert target["abs_corpus_error"] == pytest.approx(0.5 - 1 / 8)
 
 
-def test_learned_corpus_estimate_weights_by_the_estimated_reference_length(result):
+def test_learned_corpus_estimate_weights_by_the_proxy_length(result):
     source = cell(result, 3, "werest", "b3", "src", "w1")
     assert source["awer"] == pytest.approx(0.375)
     target = cell(result, 4, "werest", "b3", "tgt", "w1")
-    assert target["awer"] == pytest.approx(4 / 7)
-    assert target["abs_corpus_error"] == pytest.approx(4 / 7 - 1 / 8)
+    assert target["awer"] == pytest.approx(3 / 6)
+    assert target["abs_corpus_error"] == pytest.approx(3 / 6 - 1 / 8)
     assert target["mae"] == pytest.approx((0 + 1.0) / 2)
 
 

@@ -107,6 +107,7 @@ class LodoResult:
     domains : one row per held-out domain: mean/max corpus errors, Spearman, MAE, coverage.
     overall : the same figures over every cell.
     timings : per fold: training rows and seconds.
+    interval : the interval the cells were given (its Mondrian bins).
     """
 
     cells: pd.DataFrame
@@ -114,6 +115,7 @@ class LodoResult:
     overall: dict
     timings: pd.DataFrame
     seconds: dict[str, float] = field(default_factory=dict)
+    interval: ConformalInterval = DEFAULT_INTERVAL
 
 
 def evaluate_lodo(
@@ -213,6 +215,7 @@ def evaluate_lodo(
         domains=domain_summary(all_cells),
         overall=overall_summary(all_cells),
         timings=pd.DataFrame(timings),
+        interval=interval,
     )
 
 

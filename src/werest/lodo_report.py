@@ -17,9 +17,8 @@ import numpy as np
 import pandas as pd
 
 from werest.formatting import markdown_table, number, percent
-from werest.intervals import ConformalInterval
 from werest.io import atomic_path, json_default, save_figure
-from werest.lodo import LodoResult, LodoSettings, bin_summary
+from werest.lodo import LodoResult, bin_summary
 
 log = logging.getLogger(__name__)
 
@@ -83,9 +82,9 @@ def bar_checks(result: LodoResult) -> pd.DataFrame:
     )
 
 
-def bin_table(result: LodoResult, interval: ConformalInterval) -> pd.DataFrame:
+def bin_table(result: LodoResult) -> pd.DataFrame:
     """Coverage and width per Mondrian bin of the estimate (points)."""
-    bins = bin_summary(result.cells, interval)
+    bins = bin_summary(result.cells, result.interval)
     return bins.assign(
         coverage=bins["coverage"].map(lambda v: f"{v:.0%}"),
         mean_width=bins["mean_width"].map(percent),
@@ -146,27 +145,21 @@ def cell_table(cells: pd.DataFrame) -> pd.DataFrame:
 def lodo_markdown(result: LodoResult, cfg: Mapping | None, name: str) -> str:
     """The markdown report."""
     overall = pd.DataFrame([result.overall]).drop(columns=["domains_beating_raw"])
-    settings, bins = "", ""
+    interval = result.interval
+    bins = (
+        "## The interval per bin of the estimate\n\n"
+        "Mondrian bins of aWER, each calibrated on the other domains' cells of its bin "
+        f"(fewer than {interval.min_cells}: every cell).\n\n" + markdown_table(bin_table(result))
+    )
+    settings = ""
     if cfg is not None:
-        interval = LodoSettings(
-            level=cfg["lodo"]["level"],
-            offset=cfg["lodo"]["offset"],
-            bins=cfg["lodo"].get("bins") or (),
-            min_cells=cfg["lodo"].get("min_cells", 20),
-        ).interval
-        bins = (
-            "## The interval per bin of the estimate\n\n"
-            "Mondrian bins of aWER, each calibrated on the other domains' cells of its bin "
-            f"(fewer than {interval.min_cells}: every cell).\n\n"
-            + markdown_table(bin_table(result, interval))
-        )
         settings = (
             f"- features: `{', '.join(cfg['features']['columns'])}`\n"
             f"- model: `{cfg['model']}`\n"
             f"- normaliser `{cfg['normaliser']}`, two-system views {cfg.get('two_system_views')}, "
             f"max rows per domain {cfg['data'].get('max_rows_per_domain')}, seed {cfg['seed']}\n"
-            f"- interval: conformal level {cfg['lodo']['level']}, offset {cfg['lodo']['offset']}, "
-            f"bins of aWER {list(cfg['lodo'].get('bins') or [])} ([aWER + q_low·(aWER + "
+            f"- interval: conformal level {interval.level}, offset {interval.offset}, "
+            f"bins of aWER {list(interval.bins)} ([aWER + q_low·(aWER + "
             "offset), aWER + q_high·(aWER + offset)], signed quantiles from the other domains' "
             "cells of the bin), widened to hold the bootstrap CI"
         )
@@ -181,7 +174,7 @@ def lodo_markdown(result: LodoResult, cfg: Mapping | None, name: str) -> str:
                 "agreement werest's estimate starts from.",
                 "## The bar\n\n" + markdown_table(bar_checks(result)),
                 "## Per held-out domain\n\n" + markdown_table(domain_table(result.domains)),
-                *([bins] if bins else []),
+                bins,
                 "## Overall (every cell)\n\n"
                 + "```json\n"
                 + json.dumps(json.loads(overall.iloc[0].to_json()), indent=1)

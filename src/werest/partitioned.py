@@ -77,6 +77,7 @@ from werest.estimate import (
     _nothing_estimated,
     check_normaliser,
     choose_ranking,
+    corpus_length,
     estimate_utterances,
     readable_utterances,
     resolve_targets,
@@ -421,7 +422,7 @@ def _estimate_partition(folder: Path, output: Path, context: PartitionContext) -
     with atomic_path(output) as tmp:
         readable.to_csv(tmp, index=False, float_format="%.6g")
     predicted = [c for c in utterances.columns if c.startswith("predicted_")]
-    compact = utterances[[*COMPACT, *predicted]].assign(_order=utterance_order(utterances))
+    compact = utterances[compact_columns(predicted)].assign(_order=utterance_order(utterances))
     # categories: a string read from Parquet is one object per row, ~60 bytes each, which
     # over 10M target rows would make the compact frame several GB instead of ~100 B a row
     compact = compact.astype(dict.fromkeys(CATEGORIES, "category"))
@@ -430,9 +431,17 @@ def _estimate_partition(folder: Path, output: Path, context: PartitionContext) -
     return PartitionResult(compact, truth, units, counts, Path(output), evidence)
 
 
+def compact_columns(predicted: list[str]) -> list[str]:
+    """:data:`COMPACT`, the proxy lengths that weigh the ``predicted`` columns in a corpus
+    estimate (:func:`werest.estimate.corpus_length`: ``proxy_chars`` for a CER model) and
+    the predictions."""
+    lengths = {corpus_length(column) for column in predicted} - set(COMPACT)
+    return [*COMPACT, *sorted(lengths), *predicted]
+
+
 def _empty_compact(models: Models) -> pd.DataFrame:
-    columns = [*COMPACT, *(f"predicted_{target}" for target in models.targets), "_order"]
-    return pd.DataFrame(columns=columns)
+    predicted = [f"predicted_{target}" for target in models.targets]
+    return pd.DataFrame(columns=[*compact_columns(predicted), "_order"])
 
 
 # --------------------------------------------------------------------------- the whole run

@@ -63,11 +63,16 @@ def main_script(counts: Counter) -> str | None:
 def script_mismatch(target: Counter, proxy: Counter) -> float:
     """The share of ``target``'s letters outside ``proxy``'s main script (0 when either has no
     letters: nothing to compare)."""
-    reference_script = main_script(proxy)
-    total = sum(target.values())
-    if reference_script is None or total == 0:
+    return share_outside(target, main_script(proxy))
+
+
+def share_outside(counts: Counter, script: str | None) -> float:
+    """The share of the letters of ``counts`` outside ``script`` (0 for no script or no
+    letters)."""
+    total = sum(counts.values())
+    if script is None or total == 0:
         return 0.0
-    return 1.0 - target.get(reference_script, 0) / total
+    return 1.0 - counts.get(script, 0) / total
 
 
 def pair_signals(text: pd.Series, text_other: pd.Series) -> pd.DataFrame:
@@ -78,13 +83,14 @@ def pair_signals(text: pd.Series, text_other: pd.Series) -> pd.DataFrame:
     distinct = pd.unique(pd.concat([text, text_other], ignore_index=True).to_numpy())
     repeats = {value: repeated_ngram_rate(value) for value in distinct}
     scripts = {value: script_counts(value) for value in distinct}
+    mains = {value: main_script(counts) for value, counts in scripts.items()}
     pairs = list(zip(text, text_other, strict=True))
     return pd.DataFrame(
         {
             "hyp_rep": [repeats[a] for a, _ in pairs],
             "other_rep": [repeats[b] for _, b in pairs],
-            "script_mismatch": [script_mismatch(scripts[a], scripts[b]) for a, b in pairs],
-            "other_script_mismatch": [script_mismatch(scripts[b], scripts[a]) for a, b in pairs],
+            "script_mismatch": [share_outside(scripts[a], mains[b]) for a, b in pairs],
+            "other_script_mismatch": [share_outside(scripts[b], mains[a]) for a, b in pairs],
         },
         index=text.index,
     )

@@ -426,10 +426,26 @@ def format_summary(records: list[dict]) -> str:
             else "",
             "bootstrap CI": percent_interval(r["ci_low"], r["ci_high"]),
         }
+        if "method" in r:  # labels= (werest.labels): prediction-powered rows say so
+            row["method"] = r["method"]
+            row["labels (effective)"] = _labels_used(r)
+            row["labels only %"] = (
+                f"{percent(r['classical_wer'])} "
+                f"{percent_interval(r['classical_low'], r['classical_high'])}"
+                if r["method"] == "ppi"
+                else ""
+            )
         if "wer" in r:
             row["true WER %"] = percent(r["wer"])
         rows.append(row)
     return pd.DataFrame(rows).to_string(index=False)
+
+
+def _labels_used(record: dict) -> str:
+    """A prediction-powered row's labelled utterances and the labels-only count it is worth."""
+    if record["method"] != "ppi":
+        return str(record.get("n_labelled", 0))
+    return f"{record['n_labelled']} (≈{record['effective_labels']:.0f})"
 
 
 def _proxies(record: dict) -> str:

@@ -108,6 +108,10 @@ class LodoResult:
     overall : the same figures over every cell.
     timings : per fold: training rows and seconds.
     interval : the interval the cells were given (its Mondrian bins).
+    utterances : every held-out labelled target row (key, ``domain``, ``proxy``,
+        ``predicted_wer``, ``pwer``, ``proxy_words``, ``word_errors``, ``ref_words``): the
+        model's predictions on a domain it never saw, with the truth
+        (``werest evaluate experiment=few_labels`` draws labelled samples from them).
     """
 
     cells: pd.DataFrame
@@ -116,6 +120,7 @@ class LodoResult:
     timings: pd.DataFrame
     seconds: dict[str, float] = field(default_factory=dict)
     interval: ConformalInterval = DEFAULT_INTERVAL
+    utterances: pd.DataFrame | None = None
 
 
 def evaluate_lodo(
@@ -169,7 +174,7 @@ def evaluate_lodo(
     unknown = sorted(set(folds) - set(candidates))
     if unknown:
         raise ConfigError(f"held-out domain {unknown[0]!r} is not a multi-system domain here")
-    cells, timings = [], []
+    cells, timings, utterances = [], [], []
     for domain in tqdm(folds, desc="held-out domains", unit="domain", disable=None):
         fold_start = time.perf_counter()
         ranking, frame = fold_training_rows(
@@ -188,18 +193,18 @@ def evaluate_lodo(
             frame, features, build_regressor(model), normaliser=normaliser, ranking=ranking
         )
         fit_seconds = time.perf_counter() - fold_start
-        cells.append(
-            _held_out_cells(
-                table[table["domain"] == domain].drop(columns="domain"),
-                fitted,
-                labels,
-                pairs=None if as_user else pairs[pairs["domain"] == domain],
-                normaliser=normaliser,
-                n_resamples=n_resamples,
-                seed=seed,
-                n_jobs=n_jobs,
-            ).assign(domain=domain)
+        held_cells, held_rows = _held_out_cells(
+            table[table["domain"] == domain].drop(columns="domain"),
+            fitted,
+            labels,
+            pairs=None if as_user else pairs[pairs["domain"] == domain],
+            normaliser=normaliser,
+            n_resamples=n_resamples,
+            seed=seed,
+            n_jobs=n_jobs,
         )
+        cells.append(held_cells.assign(domain=domain))
+        utterances.append(held_rows[HELD_OUT_COLUMNS].assign(domain=domain))
         timings.append(
             {
                 "domain": domain,
@@ -216,6 +221,7 @@ def evaluate_lodo(
         overall=overall_summary(all_cells),
         timings=pd.DataFrame(timings),
         interval=interval,
+        utterances=pd.concat(utterances, ignore_index=True),
     )
 
 
@@ -250,6 +256,12 @@ def fold_training_rows(
     return ranking, frame
 
 
+#: The columns of :attr:`LodoResult.utterances` (besides ``domain``).
+HELD_OUT_COLUMNS = [
+    *KEY, "proxy", "predicted_wer", "pwer", "proxy_words", "word_errors", "ref_words"
+]  # fmt: skip
+
+
 def _held_out_cells(
     table: pd.DataFrame,
     fitted,
@@ -260,8 +272,9 @@ def _held_out_cells(
     n_resamples: int,
     seed: int,
     n_jobs: int,
-) -> pd.DataFrame:
-    """Estimate every system of a held-out domain as ``werest estimate`` would; score it."""
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Estimate every system of a held-out domain as ``werest estimate`` would; score it:
+    (its cells, its labelled estimated rows)."""
     models = Models(fitted)
     ranking = choose_ranking(models, table)
     if pairs is None:
@@ -306,7 +319,7 @@ def _held_out_cells(
     cells["error"] = cells["awer"] - cells["wer"]
     cells["abs_error"] = cells["error"].abs()
     cells["abs_error_raw"] = (cells["pwer"] - cells["wer"]).abs()
-    return cells[cells["wer"].notna()]
+    return cells[cells["wer"].notna()], done
 
 
 def cross_conformal(

@@ -334,8 +334,21 @@ class _Estimating:
 
 
 @dataclass
+class FewLabels:
+    """Builds a :class:`werest.labels.LabelSettings`."""
+
+    _target_: Any = _target()
+    interval: Any = typed(str, choices=("bootstrap", "t", "normal"))
+    level: Any = typed(float, minimum=0)
+    min_labels: Any = _positive()
+    n_resamples: Any = _positive()
+
+
+@dataclass
 class EstimateSettings(_Estimating):
     target: Any = typed("names", nullable=True)
+    labels: Any = _optional_path()
+    few_labels: FewLabels = block(FewLabels)
     proxy: Any = typed(str, nullable=True)
     missing_hypotheses: Any = typed(str, choices=("exclude", "deletions"))
     seed: Any = _whole()
@@ -385,7 +398,8 @@ class ConvertModelSettings:
 @dataclass
 class EvaluateSettings:
     name: Any = typed(str)
-    protocol: Any = typed(str, choices=("four_cases", "lodo"))
+    protocol: Any = typed(str, choices=("four_cases", "lodo", "few_labels"))
+    predictions: Any = _optional_path()
     output_dir: Any = _path()
     normaliser: Any = _normaliser()
     two_system_views: Any = typed(bool)
@@ -401,6 +415,7 @@ class EvaluateSettings:
     features: Features = block(Features)
     model: Model = block(Model)
     lodo: Lodo = block(Lodo, optional=True)
+    few_labels: Any = typed("any", nullable=True)
 
 
 @dataclass

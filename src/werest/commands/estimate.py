@@ -13,6 +13,7 @@ from __future__ import annotations
 from omegaconf import DictConfig
 
 from werest.commands._common import (
+    built,
     int_setting,
     names,
     output_dir,
@@ -22,6 +23,7 @@ from werest.commands._common import (
     save_config,
     show,
 )
+from werest.errors import ConfigError
 from werest.estimate import (
     estimate_table,
     format_summary,
@@ -29,7 +31,9 @@ from werest.estimate import (
     load_models,
     write_outputs,
 )
-from werest.guards import format_warnings
+from werest.guards import attach_warnings, format_warnings
+from werest.io import atomic_path
+from werest.labels import LabelSettings, apply_labels, read_labels
 from werest.model import Models
 from werest.partitioned import estimate_partitioned
 from werest.resources import ResourceMonitor, write_resources
@@ -43,8 +47,15 @@ def run(cfg: DictConfig) -> list[dict]:
         cfg.get("model_path"), cfg.get("cer_model_path"), trust_model=bool(cfg.get("trust_model"))
     )
     if partitioned_run(cfg):
+        if cfg.get("labels"):
+            raise ConfigError(
+                "labels= is not supported in a partitioned run yet: estimate the labelled "
+                "datasets in memory (partition.rows=0)"
+            )
         return _run_partitioned(cfg, models)
     table = read_table(cfg.input, numeric=input_features(models))
+    labels = read_labels(cfg.labels, table, cfg.input) if cfg.get("labels") else None
+    label_settings = built(cfg, "few_labels", LabelSettings) if labels is not None else None
     with ResourceMonitor() as monitor:
         utterances, records, warnings = estimate_table(
             table,
@@ -53,7 +64,22 @@ def run(cfg: DictConfig) -> list[dict]:
             n_jobs=int_setting(cfg, "n_jobs"),
             source=cfg.input,
         )
+        if labels is not None:
+            labelled = apply_labels(
+                records,
+                utterances,
+                table,
+                labels,
+                models.normaliser,
+                label_settings,
+                seed=int_setting(cfg, "seed"),
+            )
+            warnings = [*warnings, *labelled.warnings]
+            attach_warnings(records, warnings)
     folder = output_dir(cfg)
+    if labels is not None:
+        with atomic_path(folder / "pairs.csv") as tmp:
+            labelled.pairs.to_csv(tmp, index=False, float_format="%.6g")
     write_outputs(utterances, records, folder)
     write_resources(monitor.summary, folder / "resources.json")
     save_config(cfg, folder / "config.yaml")

@@ -7,7 +7,9 @@ config, and show the headline table.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
+import pandas as pd
 from omegaconf import DictConfig
 
 from werest.commands._common import (
@@ -28,17 +30,24 @@ from werest.evaluation import (
     evaluation_table,
     methods_for,
 )
+from werest.few_labels import FewLabelResult, FewLabelSettings, evaluate_few_labels
+from werest.few_labels_report import bars_table, write_few_label_reports
+from werest.io import atomic_path
 from werest.lodo import LodoResult, LodoSettings, evaluate_lodo
 from werest.lodo_report import write_lodo_reports
 from werest.reports import format_bar_table, write_four_case_reports
 from werest.stats import Bootstrap
 
 
-def run(cfg: DictConfig) -> FourCaseResult | LodoResult:
+def run(cfg: DictConfig) -> FourCaseResult | LodoResult | FewLabelResult:
     """Run the configured protocol; write its reports and the config; show the headline."""
     start = time.perf_counter()
     settings = plain(cfg)
-    if cfg.get("protocol") == "lodo":
+    if cfg.get("protocol") == "few_labels":
+        result = _few_labels(cfg, settings)
+        write = write_few_label_reports
+        headline = bars_table(result).to_string(index=False)
+    elif cfg.get("protocol") == "lodo":
         result = _lodo(cfg, settings)
         write = write_lodo_reports
         headline = result.domains.to_string(index=False, float_format=lambda v: f"{v:.4f}")
@@ -73,6 +82,25 @@ def _four_cases(cfg: DictConfig, settings: dict) -> FourCaseResult:
         seed=int_setting(cfg, "seed"),
         two_system_views=bool(cfg.get("two_system_views", False)),
     )
+
+
+def _few_labels(cfg: DictConfig, settings: dict) -> FewLabelResult:
+    """Held-out predictions (from ``predictions`` when that file exists, else the LODO
+    folds, saved there when it is set), then the draws."""
+    few = built(cfg, "few_labels", FewLabelSettings)
+    lodo = built(cfg, "lodo", LodoSettings)
+    cached = cfg.get("predictions")
+    if cached and Path(cached).exists():
+        utterances = pd.read_parquet(cached)
+    else:
+        utterances = _lodo(cfg, settings).utterances
+        if cached:
+            Path(cached).parent.mkdir(parents=True, exist_ok=True)
+            with atomic_path(Path(cached)) as tmp:
+                utterances.to_parquet(tmp)
+    if lodo.held_out:
+        utterances = utterances[utterances["domain"].isin(lodo.held_out)]
+    return evaluate_few_labels(utterances, few, lodo.interval)
 
 
 def _lodo(cfg: DictConfig, settings: dict) -> LodoResult:

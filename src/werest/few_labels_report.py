@@ -1,0 +1,165 @@
+"""The report of ``werest evaluate experiment=few_labels`` (:mod:`werest.few_labels`):
+``<name>.md``, ``<name>_domains.csv``, ``<name>_overall.csv``, ``<name>_zero_label.csv`` and
+``<name>_budget.png`` (mean error against the labelling budget)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from werest.few_labels import FewLabelResult
+from werest.formatting import markdown_table
+from werest.io import atomic_path, save_figure
+
+log = logging.getLogger(__name__)
+
+
+def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.copy()
+    for column in out.columns:
+        if column in ("coverage", "min_coverage"):
+            out[column] = out[column].map(lambda v: f"{100 * v:.1f} %")
+        elif out[column].dtype.kind == "f":
+            out[column] = out[column].map(lambda v: f"{v:.2f}")
+    return out
+
+
+def bars_table(result: FewLabelResult) -> pd.DataFrame:
+    """Issue 24's three bars at n = 50, for each interval method."""
+    rows = []
+    for check in result.bars:
+        rows.append(
+            {
+                "interval": check["method"],
+                "lowest domain coverage, random (bar ≥ 90 %)": _pct(
+                    check.get("min_domain_coverage_random")
+                ),
+                "lowest domain coverage, active (bar ≥ 90 %)": _pct(
+                    check.get("min_domain_coverage_active")
+                ),
+                "PPI |d| / classical |d| (bar ≤ 0.6)": _ratio(check.get("ppi_over_classical")),
+                "active |d| / random |d| (bar ≤ 0.85)": _ratio(check.get("active_over_random")),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _pct(value) -> str:
+    return "" if value is None else f"{100 * value:.1f} %"
+
+
+def _ratio(value) -> str:
+    return "" if value is None else f"{value:.2f}"
+
+
+def few_labels_markdown(result: FewLabelResult, cfg: Mapping | None, name: str) -> str:
+    s = result.settings
+    at_50 = result.per_domain[result.per_domain["budget"] == 50]
+    lines = [
+        f"# {name}: prediction-powered WER from a few labels, every domain held out",
+        "",
+        "Written by `werest evaluate experiment=few_labels` (`werest.few_labels`). Each shared "
+        "domain is held out in turn: the model is trained on the others and estimates every "
+        "system of the held-out domain as `werest estimate` would. Then, per dataset, n "
+        f"utterances are drawn {s.n_draws} times for each budget n ∈ "
+        f"{{{', '.join(str(b) for b in s.budgets)}}}, as `werest sample` draws them "
+        "(`random`: without replacement; `active`: with replacement, probabilities rising "
+        f"with the predicted errors, at least {s.uniform_share:g}/N), and every system's "
+        "corpus WER is estimated from the draws: `ppi` (prediction-powered, `werest.ppi`), "
+        "`classical` (the labels alone, Σ w e / Σ w r) and `zero_label` (no label: the "
+        "model's estimate with its cross-conformal interval). Errors and widths are in WER "
+        "points; every domain weighs the same in the overall means; coverage is that of a "
+        f"{s.level:.0%} interval (`normal`, `t`: delta method; `bootstrap`: percentile, "
+        f"{s.n_resamples} resamples of the labelled draws).",
+        "",
+        "## Issue 24's bars at n = 50",
+        "",
+        markdown_table(bars_table(result)),
+        "",
+        "## Every budget (means over domains)",
+        "",
+        markdown_table(_rounded(result.overall)),
+        "",
+        "## Per domain at n = 50",
+        "",
+        markdown_table(_rounded(at_50)),
+        "",
+        "## Zero labels, per domain",
+        "",
+        markdown_table(_rounded(_zero_domains(result))),
+        "",
+        f"![error against budget]({name}_budget.png)",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _zero_domains(result: FewLabelResult) -> pd.DataFrame:
+    from werest.few_labels import zero_domain_summary
+
+    return zero_domain_summary(result.zero_label)
+
+
+def budget_plot(result: FewLabelResult, path: Path, method: str = "t") -> Path:
+    """Mean |d| (points) against the budget: PPI random/active, classical, zero labels."""
+    from matplotlib.figure import Figure
+
+    table = result.overall
+    fig = Figure(figsize=(7, 4.5))
+    axis = fig.subplots()
+    for strategy, estimator, style in (
+        ("random", "classical", "s--"),
+        ("random", "ppi", "o-"),
+        ("active", "ppi", "^-"),
+        ("active", "classical", "v:"),
+    ):
+        rows = table[
+            (table["strategy"] == strategy)
+            & (table["estimator"] == estimator)
+            & (table["method"] == method)
+        ].sort_values("budget")
+        if len(rows):
+            axis.plot(
+                rows["budget"], rows["mean_abs_error"], style, label=f"{estimator}, {strategy}"
+            )
+    zero = table[table["estimator"] == "zero_label"]
+    if len(zero):
+        axis.axhline(
+            zero["mean_abs_error"].iat[0], color="grey", linestyle=":", label="zero labels"
+        )
+    axis.set_xscale("log")
+    axis.set_xticks(sorted(result.settings.budgets))
+    axis.set_xticklabels([str(b) for b in sorted(result.settings.budgets)])
+    axis.set_xlabel("labelled utterances per dataset")
+    axis.set_ylabel("mean |estimate − true WER| (points)")
+    axis.set_title("Held-out domains: corpus WER error against the labelling budget", fontsize=10)
+    axis.legend(fontsize=8)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def write_few_label_reports(
+    result: FewLabelResult, cfg: Mapping | None, output_dir: str | Path, *, name: str
+) -> list[Path]:
+    """Write the CSVs, the markdown report and the plot; return their paths."""
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for suffix, frame in (
+        ("domains", result.per_domain),
+        ("overall", result.overall),
+        ("zero_label", result.zero_label),
+    ):
+        path = output_dir / f"{name}_{suffix}.csv"
+        with atomic_path(path) as tmp:
+            frame.to_csv(tmp, index=False, float_format="%.6g")
+        paths.append(path)
+    markdown = output_dir / f"{name}.md"
+    with atomic_path(markdown) as tmp:
+        tmp.write_text(few_labels_markdown(result, cfg, name), encoding="utf-8")
+    paths += [markdown, budget_plot(result, output_dir / f"{name}_budget.png")]
+    log.info("wrote %s", ", ".join(str(p) for p in paths))
+    return paths

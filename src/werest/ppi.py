@@ -1,0 +1,382 @@
+"""Prediction-powered corpus WER from a few labelled utterances (``werest estimate labels=…``).
+
+A dataset's corpus WER is a ratio, θ = Σ eᵢ / Σ rᵢ (word errors over reference words, over its
+N utterances). werest predicts every utterance's errors, êᵢ = predicted WER · nᵢ, and its
+reference length, r̂ᵢ = nᵢ (the proxy's words). A person transcribes m draws from the N
+utterances (``werest sample``): draw j is utterance i with probability pᵢ, so
+wⱼ = 1 / (N pⱼ) undoes the design (1 for a simple random sample). The prediction-powered
+estimate (PPI++; Angelopoulos, Duchi & Zrnic 2023) solves the estimating equation
+Σ (e − θ r) = 0 with the predictions plus the labelled draws' correction of their bias:
+
+    θ̂ = [λ Σᵢ êᵢ / N + mean_j wⱼ (eⱼ − λ êⱼ)] / [λ Σᵢ r̂ᵢ / N + mean_j wⱼ (rⱼ − λ r̂ⱼ)]
+
+λ = 0 is the classical labels-only estimate Σ w e / Σ w r; λ = 1 trusts the predictions fully
+(PPI). λ is tuned per system to the variance-minimising value, clipped to [0, 1], as
+``ppi_py`` tunes it for a mean (``_calc_lam_glm``), so the estimate is never worse than labels
+alone by more than the noise of estimating λ. For a mean (every rᵢ = r̂ᵢ = 1) this is exactly
+``ppi_py.ppi_mean_pointestimate`` and, with ``method="normal"``, ``ppi_py.ppi_mean_ci``
+(``tests/test_ppi.py``).
+
+Intervals (``method``):
+
+* ``normal``: θ̂ ± z·se, se from the linearised terms (delta method), as ``ppi_py``;
+* ``t``: the same with Student's t on m − 1 degrees of freedom;
+* ``bootstrap``: percentile interval over resamples of the labelled draws, λ re-tuned in each.
+
+Every system of a dataset is estimated on the same draws, so a difference of two systems'
+WERs has the paired terms' variance (:func:`paired_differences`): much tighter than either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+#: Interval methods (:func:`estimate_draws`).
+METHODS = ("normal", "t", "bootstrap")
+
+
+@dataclass
+class DatasetDraws:
+    """One dataset's labelled draws and the predictions of its systems.
+
+    Attributes
+    ----------
+    systems : the S systems, in column order.
+    n_frame : N, the utterances the draws were made from.
+    weight : (m,) design weights wⱼ = 1 / (N pⱼ) of the m draws (a utterance drawn twice is
+        two draws).
+    errors, words : (m, S) true word errors and reference words of each system on each draw.
+    pred_errors, pred_words : (m, S) the predictions êⱼ, r̂ⱼ on the same draws.
+    present : (m, S) whether the system has an estimated row for the draw's utterance; the
+        other arrays are 0 where it does not.
+    pop : the predictions over all N utterances, per system (S,): ``e`` = Σ ê, ``r`` = Σ r̂,
+        ``ee`` = Σ ê², ``er`` = Σ ê r̂, ``rr`` = Σ r̂², ``n`` = the system's estimated rows.
+    """
+
+    systems: list[str]
+    n_frame: int
+    weight: np.ndarray
+    errors: np.ndarray
+    words: np.ndarray
+    pred_errors: np.ndarray
+    pred_words: np.ndarray
+    present: np.ndarray
+    pop: dict[str, np.ndarray]
+
+    @property
+    def m(self) -> int:
+        return len(self.weight)
+
+
+def population_sums(pred_errors: np.ndarray, pred_words: np.ndarray) -> dict[str, float]:
+    """The prediction moments :attr:`DatasetDraws.pop` holds, for one system's N rows."""
+    e = np.asarray(pred_errors, dtype=float)
+    r = np.asarray(pred_words, dtype=float)
+    return {
+        "e": e.sum(),
+        "r": r.sum(),
+        "ee": (e * e).sum(),
+        "er": (e * r).sum(),
+        "rr": (r * r).sum(),
+        "n": float(len(e)),
+    }
+
+
+def _moments(d: DatasetDraws, counts: np.ndarray) -> dict[str, np.ndarray]:
+    """Means (K, S) over the draws, with multiplicities ``counts`` (K, m), of the weighted
+    terms θ̂ and λ are built from (``e`` = w e, ``pe`` = w ê, ``e_pe`` = w² e ê, ...)."""
+    w = d.weight[:, None]
+    e, r, pe, pr = w * d.errors, w * d.words, w * d.pred_errors, w * d.pred_words
+    terms = {
+        "e": e, "r": r, "pe": pe, "pr": pr,
+        "e_pe": e * pe, "e_pr": e * pr, "r_pe": r * pe, "r_pr": r * pr,
+        "pe_pe": pe * pe, "pe_pr": pe * pr, "pr_pr": pr * pr,
+    }  # fmt: skip
+    m = counts.sum(axis=1)[:, None]
+    return {name: counts @ values / m for name, values in terms.items()}
+
+
+def _theta(d: DatasetDraws, mo: dict[str, np.ndarray], lam: np.ndarray) -> np.ndarray:
+    """θ̂ (K, S) from the draws' moments and λ (K, S)."""
+    num = lam * d.pop["e"] / d.n_frame + mo["e"] - lam * mo["pe"]
+    den = lam * d.pop["r"] / d.n_frame + mo["r"] - lam * mo["pr"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _tuned_lambda(
+    d: DatasetDraws, mo: dict[str, np.ndarray], m: np.ndarray, theta: np.ndarray
+) -> np.ndarray:
+    """The variance-minimising λ (K, S) at θ (K, S), clipped to [0, 1]: ``ppi_py``'s
+    ``_calc_lam_glm`` for a mean, applied to the ratio's estimating function
+    g = w(e − θ r) and its prediction ĝ = w(ê − θ r̂), written with moments."""
+    t = theta
+    g = mo["e"] - t * mo["r"]
+    g_hat = mo["pe"] - t * mo["pr"]
+    g_g_hat = mo["e_pe"] - t * (mo["e_pr"] + mo["r_pe"]) + t**2 * mo["r_pr"]
+    g_hat_sq = mo["pe_pe"] - 2 * t * mo["pe_pr"] + t**2 * mo["pr_pr"]
+    cov = g_g_hat - g * g_hat
+    # the variance of ĝ over the labelled draws and the N unlabelled rows together
+    pop = d.pop
+    total = m + d.n_frame
+    sum_all = g_hat * m + pop["e"] - t * pop["r"]
+    sq_all = g_hat_sq * m + pop["ee"] - 2 * t * pop["er"] + t**2 * pop["rr"]
+    var = (sq_all - sum_all**2 / total) / (total - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = cov / ((1 + m / d.n_frame) * var)
+    return np.clip(np.nan_to_num(lam, nan=0.0, posinf=1.0, neginf=0.0), 0.0, 1.0)
+
+
+def point_estimates(
+    d: DatasetDraws, counts: np.ndarray | None = None, lam: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(θ̂, λ), each (K, S), for the multiplicities ``counts`` (K, m; default: each draw once).
+
+    ``lam`` fixes λ (0: classical; 1: PPI); None tunes it as ``ppi_py`` does: from the λ = 1
+    estimate."""
+    if counts is None:
+        counts = np.ones((1, d.m))
+    moments = _moments(d, counts)
+    shape = (len(counts), len(d.systems))
+    if lam is not None:
+        lams = np.full(shape, float(lam))
+        return _theta(d, moments, lams), lams
+    first = _theta(d, moments, np.ones(shape))
+    m = counts.sum(axis=1)[:, None]
+    lams = _tuned_lambda(d, moments, m, np.nan_to_num(first))
+    return _theta(d, moments, lams), lams
+
+
+def linearised_se(d: DatasetDraws, theta: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    """The delta-method standard error (S,) of θ̂ at (θ, λ) (S,): the labelled draws'
+    rectifier terms plus the predictions' own sampling term, as ``ppi_py.ppi_mean_ci``."""
+    terms, den = influence_terms(d, theta, lam)
+    rectifier = terms.std(axis=0) / np.sqrt(d.m)
+    imputed = _imputed_std(d, theta, lam) / np.sqrt(d.n_frame)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.sqrt(rectifier**2 + imputed**2) / den
+
+
+def influence_terms(
+    d: DatasetDraws, theta: np.ndarray, lam: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each draw's rectifier term wⱼ[(eⱼ − θ rⱼ) − λ(êⱼ − θ r̂ⱼ)] (m, S), and the denominator
+    (the estimated mean reference length, S,) the terms are divided by in the delta method."""
+    w = d.weight[:, None]
+    terms = w * ((d.errors - theta * d.words) - lam * (d.pred_errors - theta * d.pred_words))
+    den = lam * d.pop["r"] / d.n_frame + (w * (d.words - lam * d.pred_words)).mean(axis=0)
+    return terms, den
+
+
+def _imputed_std(d: DatasetDraws, theta: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    """The standard deviation (ddof 0) of λ(ê − θ r̂) over the N rows, from the moments."""
+    pop, n = d.pop, d.n_frame
+    mean = (pop["e"] - theta * pop["r"]) / n
+    square = (pop["ee"] - 2 * theta * pop["er"] + theta**2 * pop["rr"]) / n
+    return lam * np.sqrt(np.clip(square - mean**2, 0, None))
+
+
+@dataclass
+class Estimates:
+    """Per system of one dataset (arrays of length S): the prediction-powered and classical
+    estimates with their intervals, λ and the effective number of labels."""
+
+    systems: list[str]
+    ppi: np.ndarray
+    ppi_low: np.ndarray
+    ppi_high: np.ndarray
+    classical: np.ndarray
+    classical_low: np.ndarray
+    classical_high: np.ndarray
+    lam: np.ndarray
+    n_labelled: np.ndarray
+    effective_labels: np.ndarray
+    se: np.ndarray
+    se_classical: np.ndarray
+    boot: np.ndarray | None = None
+    boot_classical: np.ndarray | None = None
+
+
+def estimate_draws(
+    d: DatasetDraws,
+    *,
+    method: str = "bootstrap",
+    level: float = 0.95,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> Estimates:
+    """Both estimates of every system of ``d`` with ``level`` intervals (``method``: see the
+    module docstring). The effective labels are m · se²(classical) / se²(PPI): the labels a
+    classical estimate would need for the prediction-powered one's precision."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    theta, lam = (v[0] for v in point_estimates(d))
+    classical = _theta(d, _moments(d, np.ones((1, d.m))), np.zeros((1, len(d.systems))))[0]
+    se = linearised_se(d, theta, lam)
+    se_c = linearised_se(d, classical, np.zeros_like(lam))
+    n_labelled = d.present.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        effective = n_labelled * se_c**2 / se**2
+    boot = boot_c = None
+    if method == "bootstrap":
+        counts = resample_counts(d.m, n_resamples, seed)
+        boot = point_estimates(d, counts)[0]
+        boot_c = _theta(d, _moments(d, counts), np.zeros_like(boot))
+        alpha = (1 - level) / 2
+        low, high = np.nanquantile(boot, [alpha, 1 - alpha], axis=0)
+        low_c, high_c = np.nanquantile(boot_c, [alpha, 1 - alpha], axis=0)
+    else:
+        q = (
+            stats.norm.ppf(0.5 + level / 2)
+            if method == "normal"
+            else stats.t.ppf(0.5 + level / 2, max(d.m - 1, 1))
+        )
+        low, high = theta - q * se, theta + q * se
+        low_c, high_c = classical - q * se_c, classical + q * se_c
+    return Estimates(
+        systems=list(d.systems),
+        ppi=theta,
+        ppi_low=low,
+        ppi_high=high,
+        classical=classical,
+        classical_low=low_c,
+        classical_high=high_c,
+        lam=lam,
+        n_labelled=n_labelled,
+        effective_labels=effective,
+        se=se,
+        se_classical=se_c,
+        boot=boot,
+        boot_classical=boot_c,
+    )
+
+
+def resample_counts(m: int, n_resamples: int, seed: int) -> np.ndarray:
+    """(n_resamples, m) multiplicities of a nonparametric bootstrap over m draws."""
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, m, size=(n_resamples, m))
+    counts = np.zeros((n_resamples, m))
+    np.add.at(counts, (np.arange(n_resamples)[:, None], picks), 1.0)
+    return counts
+
+
+def paired_differences(d: DatasetDraws, est: Estimates, *, level: float = 0.95) -> pd.DataFrame:
+    """WER_A − WER_B for every pair of systems of ``d``, on the same labelled draws.
+
+    With bootstrap estimates (``est.boot``), the interval is the percentile interval of the
+    paired resamples' differences; else the normal interval of the paired influence terms.
+    ``verdict`` says "A better" or "B better" only where the interval excludes 0."""
+    rows = []
+    alpha = (1 - level) / 2
+    if est.boot is None:
+        terms, den = influence_terms(d, est.ppi, est.lam)
+        scaled = terms / den
+    for a in range(len(d.systems)):
+        for b in range(a + 1, len(d.systems)):
+            diff = est.ppi[a] - est.ppi[b]
+            if est.boot is not None:
+                low, high = np.nanquantile(est.boot[:, a] - est.boot[:, b], [alpha, 1 - alpha])
+            else:
+                se = (scaled[:, a] - scaled[:, b]).std() / np.sqrt(d.m)
+                q = stats.norm.ppf(1 - alpha)
+                low, high = diff - q * se, diff + q * se
+            verdict = "A better" if high < 0 else "B better" if low > 0 else "not separable"
+            rows.append(
+                {
+                    "system_a": d.systems[a],
+                    "system_b": d.systems[b],
+                    "difference": diff,
+                    "low": low,
+                    "high": high,
+                    "verdict": verdict,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class DatasetFrame:
+    """Every utterance of one dataset (the N rows draws are made from) × its S systems.
+
+    ``pred_errors``/``pred_words`` (N, S) are the predictions (0 where ``present`` is False:
+    the system has no estimated row for the utterance); ``errors``/``words`` (N, S) the
+    truth, NaN where the utterance has no label."""
+
+    dataset: str
+    utterances: pd.Index
+    systems: list[str]
+    pred_errors: np.ndarray
+    pred_words: np.ndarray
+    present: np.ndarray
+    errors: np.ndarray
+    words: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.utterances)
+
+    def population(self) -> dict[str, np.ndarray]:
+        """:attr:`DatasetDraws.pop` of every system."""
+        e, r = self.pred_errors, self.pred_words
+        return {
+            "e": e.sum(axis=0),
+            "r": r.sum(axis=0),
+            "ee": (e * e).sum(axis=0),
+            "er": (e * r).sum(axis=0),
+            "rr": (r * r).sum(axis=0),
+            "n": self.present.sum(axis=0).astype(float),
+        }
+
+    def draws(self, rows: np.ndarray, weight: np.ndarray, pop: dict | None = None) -> DatasetDraws:
+        """The draws of the utterances at positions ``rows`` (one per draw) with design
+        weights ``weight``; a system counts a draw where it has an estimate and a label."""
+        present = self.present[rows] & np.isfinite(self.errors[rows])
+        return DatasetDraws(
+            systems=self.systems,
+            n_frame=self.n,
+            weight=np.asarray(weight, dtype=float),
+            errors=np.where(present, self.errors[rows], 0.0),
+            words=np.where(present, self.words[rows], 0.0),
+            pred_errors=np.where(present, self.pred_errors[rows], 0.0),
+            pred_words=np.where(present, self.pred_words[rows], 0.0),
+            present=present,
+            pop=pop if pop is not None else self.population(),
+        )
+
+
+#: The columns :func:`dataset_frames` reads.
+FRAME_COLUMNS = ("dataset", "utt_id", "system", "pred_errors", "pred_words", "errors", "words")
+
+
+def dataset_frames(rows: pd.DataFrame) -> dict[str, DatasetFrame]:
+    """One :class:`DatasetFrame` per dataset from long rows (:data:`FRAME_COLUMNS`: one per
+    estimated target row; ``errors``/``words`` NaN where unlabelled)."""
+    frames = {}
+    for dataset, group in rows.groupby("dataset", sort=True):
+        wide = group.pivot_table(
+            index="utt_id",
+            columns="system",
+            values=["pred_errors", "pred_words", "errors", "words"],
+            aggfunc="first",
+            dropna=False,
+        )
+        systems = sorted(group["system"].unique())
+        pred_errors = wide["pred_errors"].reindex(columns=systems).to_numpy(dtype=float)
+        present = np.isfinite(pred_errors)
+        frames[str(dataset)] = DatasetFrame(
+            dataset=str(dataset),
+            utterances=wide.index,
+            systems=systems,
+            pred_errors=np.nan_to_num(pred_errors),
+            pred_words=np.nan_to_num(
+                wide["pred_words"].reindex(columns=systems).to_numpy(dtype=float)
+            ),
+            present=present,
+            errors=wide["errors"].reindex(columns=systems).to_numpy(dtype=float),
+            words=wide["words"].reindex(columns=systems).to_numpy(dtype=float),
+        )
+    return frames

@@ -37,6 +37,10 @@ EXAMPLES: dict[str, list[str]] = {
     "evaluate": ["werest evaluate experiment=lodo lodo.held_out=[phone-es,librispeech]"],
     "demo": ["werest demo output_dir=outputs/demo"],
     "segmentation": ["werest segmentation reference=ref.TextGrid hypothesis=hyp.TextGrid"],
+    "sample": [
+        "werest sample input=my_transcripts.parquet budget=50 out=to_label.csv",
+        "werest sample input=t.parquet budget=100 strategy=active uniform_share=0.3 out=s.csv",
+    ],
 }
 
 _KEY = re.compile(r"^(\s*)([A-Za-z_][\w.-]*)\s*:(.*)$")

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 NORMALISERS = ("whisper_english", "whisper_basic", "auto", "none")
+SAMPLING_STRATEGIES = ("random", "stratified", "active")  # werest.sampling.STRATEGIES
 
 
 @dataclass(frozen=True)
@@ -438,6 +439,21 @@ class SegmentationSettings:
     log_level: Any = _log_level()
 
 
+@dataclass
+class SampleSettings:
+    input: Any = _path()
+    budget: Any = _positive()
+    out: Any = _path()
+    strategy: Any = typed(str, choices=SAMPLING_STRATEGIES)
+    seed: Any = _whole()
+    uniform_share: Any = typed(float)  # in (0, 1]: werest.sampling.check_design
+    strata: Any = _positive()
+    model_path: Any = _optional_path()
+    trust_model: Any = typed(bool)
+    n_jobs: Any = _n_jobs()
+    log_level: Any = _log_level()
+
+
 #: command -> its schema
 SCHEMAS: dict[str, type] = {
     "import": ImportSettings,
@@ -452,6 +468,7 @@ SCHEMAS: dict[str, type] = {
     "evaluate": EvaluateSettings,
     "demo": DemoSettings,
     "segmentation": SegmentationSettings,
+    "sample": SampleSettings,
 }
 
 

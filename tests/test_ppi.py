@@ -62,7 +62,7 @@ def test_the_mean_case_is_ppi_py_exactly():
     rows = rng.choice(n, 80, replace=False)
     ones = np.ones(n)
     draws = one_system_draws(y, ones, y_hat, ones, rows)
-    est = estimate_draws(draws, method="normal", level=0.9)
+    est = estimate_draws(draws, method="normal", level=0.9, floor=False)
     assert est.ppi[0] == pytest.approx(
         ppi_py.ppi_mean_pointestimate(y[rows], y_hat[rows], y_hat)[0]
     )
@@ -171,3 +171,26 @@ def test_paired_difference_is_tighter_and_says_which_is_better():
     assert pair["verdict"] == "A better"
     assert pair["high"] - pair["low"] < 0.5 * min(est.ppi_high - est.ppi_low)
     assert pair["difference"] == pytest.approx(est.ppi[0] - est.ppi[1])
+
+
+def test_no_interval_is_narrower_than_independent_poisson_errors():
+    """50 draws without a single error (a 1 % WER system, rare errors): the draws' own
+    variance is 0, and the estimate is 0, yet the interval reaches at least
+    t √(rate / Σr) above it, the rate being the predictions' own 1 %; without the floor it
+    collapses to a point."""
+    rng = np.random.default_rng(11)
+    n = 2000
+    words = rng.integers(5, 20, n).astype(float)
+    errors = np.zeros(n)
+    errors[rng.choice(n, 150, replace=False)] = 1.0  # ≈ 1 % WER
+    pred = 0.01 * words
+    rows = np.flatnonzero(errors == 0)[:50]
+    draws = one_system_draws(errors, words, pred, words, rows)
+    est = estimate_draws(draws, method="t")
+    theta = est.ppi[0]
+    assert theta == pytest.approx(0.0, abs=1e-3)
+    expected = np.sqrt(0.01 / words[rows].sum())
+    assert est.se[0] == pytest.approx(expected)
+    assert est.ppi_high[0] - theta >= 1.95 * expected
+    bare = estimate_draws(draws, method="t", floor=False)
+    assert bare.ppi_high[0] - bare.ppi[0] < 1e-4

@@ -24,12 +24,18 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from werest.features.agreement import STATUS_OK
 from werest.intervals import ConformalInterval
 from werest.lodo import cross_conformal
 from werest.ppi import METHODS, DatasetFrame, dataset_frames, estimate_draws
-from werest.sampling import ACTIVE_FLOOR, STRATEGIES
+from werest.sampling import STRATEGIES, active_probabilities, labelling_scores
 
 log = logging.getLogger(__name__)
+
+
+#: A strategy only this experiment has: ``active`` with scores from the *true* residuals
+#: (√ mean over systems of (e − ê)², + 0.5), the best any score of the predictions could do.
+ORACLE = "oracle"
 
 
 @dataclass(frozen=True)
@@ -40,11 +46,13 @@ class FewLabelSettings:
     ----------
     budgets : labels per dataset to draw.
     n_draws : how many times each budget is drawn per dataset and strategy.
-    strategies : ``random`` and/or ``active`` (as ``werest sample``).
+    strategies : ``random`` and/or ``active`` (as ``werest sample``), and ``oracle``
+        (:data:`ORACLE`: the ceiling of active sampling).
     uniform_share : ``active``'s share of uniform probability (its lower bound).
     level : the intervals' coverage.
     n_resamples : bootstrap resamples per estimate.
     seed : the draws' seed.
+    recalibrate : as ``werest estimate``'s ``few_labels.recalibrate``.
     """
 
     budgets: tuple[int, ...] = (25, 50, 100, 200)
@@ -54,11 +62,12 @@ class FewLabelSettings:
     level: float = 0.95
     n_resamples: int = 500
     seed: int = 0
+    recalibrate: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "budgets", tuple(int(b) for b in self.budgets))
         object.__setattr__(self, "strategies", tuple(str(s) for s in self.strategies))
-        unknown = sorted(set(self.strategies) - set(STRATEGIES))
+        unknown = sorted(set(self.strategies) - {*STRATEGIES, ORACLE})
         if unknown:
             raise ValueError(f"few_labels.strategies: unknown {unknown[0]!r} ({STRATEGIES})")
 
@@ -76,24 +85,15 @@ def frames_from_heldout(utterances: pd.DataFrame) -> dict[str, DatasetFrame]:
     return dataset_frames(rows)
 
 
-def active_probabilities(frame: DatasetFrame, uniform_share: float) -> np.ndarray:
-    """Per utterance, ``werest sample strategy=active``'s per-draw probability
-    (:func:`werest.sampling.labelling_scores` on the frame's predictions)."""
-    spread = frame.pred_errors + ACTIVE_FLOOR * frame.pred_words
-    counted = frame.present.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        score = np.sqrt((np.where(frame.present, spread, 0.0) ** 2).sum(axis=1) / counted)
-    score = np.where(counted > 0, score, np.nanmedian(score[counted > 0]))
-    return uniform_share / frame.n + (1 - uniform_share) * score / score.sum()
-
-
 def simulate(
     frames: dict[str, DatasetFrame],
     domains: dict[str, str],
     settings: FewLabelSettings,
+    scores: pd.Series,
 ) -> pd.DataFrame:
     """One row per (domain, dataset, system, strategy, budget, draw, estimator, method): the
-    estimate, its interval and the truth."""
+    estimate, its interval and the truth. ``scores``: ``werest sample``'s active scores
+    (:func:`werest.sampling.labelling_scores`) by (dataset, utt_id)."""
     rows = []
     rng = np.random.default_rng(settings.seed)
     work = [(ds, f) for ds, f in frames.items() if f.n >= 2]
@@ -104,7 +104,11 @@ def simulate(
         pop = frame.population()
         probs = {
             "random": np.full(frame.n, 1.0 / frame.n),
-            "active": active_probabilities(frame, settings.uniform_share),
+            "active": active_probabilities(
+                scores.loc[dataset].reindex(frame.utterances).to_numpy(dtype=float),
+                settings.uniform_share,
+            ),
+            ORACLE: active_probabilities(oracle_scores(frame), settings.uniform_share),
         }
         for strategy in settings.strategies:
             for budget in settings.budgets:
@@ -113,22 +117,27 @@ def simulate(
                 for draw in range(settings.n_draws):
                     if strategy == "random":
                         picked = rng.choice(frame.n, budget, replace=False)
-                    else:
+                    else:  # active and oracle: with replacement, as werest sample draws
                         picked = rng.choice(frame.n, budget, replace=True, p=probs[strategy])
                     weight = 1.0 / (frame.n * probs[strategy][picked])
+                    draws = (
+                        frame.recalibrated_draws(picked, weight, seed=draw)
+                        if settings.recalibrate
+                        else frame.draws(picked, weight, pop)
+                    )
                     est = estimate_draws(
-                        frame.draws(picked, weight, pop),
+                        draws,
                         method="bootstrap",
                         level=settings.level,
                         n_resamples=settings.n_resamples,
                         seed=int(rng.integers(2**31)),
                     )
-                    rows.extend(
-                        _rows(est, truth, settings.level, budget)
-                        .assign(dataset=dataset, strategy=strategy, draw=draw)
-                        .to_dict("records")
+                    rows.append(
+                        _rows(est, truth, settings.level, budget).assign(
+                            dataset=dataset, strategy=strategy, draw=draw
+                        )
                     )
-    out = pd.DataFrame(rows)
+    out = pd.concat(rows, ignore_index=True)
     out["domain"] = out["dataset"].map(domains)
     return out
 
@@ -167,6 +176,14 @@ def _rows(est, truth: np.ndarray, level: float, budget: int) -> pd.DataFrame:
                 )
             )
     return pd.concat(parts, ignore_index=True)
+
+
+def oracle_scores(frame: DatasetFrame) -> np.ndarray:
+    """:data:`ORACLE`'s scores: each utterance's root mean square residual over its systems
+    (true minus predicted errors), + 0.5."""
+    residual = np.where(frame.present, np.nan_to_num(frame.errors) - frame.pred_errors, 0.0)
+    count = np.maximum(frame.present.sum(axis=1), 1)
+    return np.sqrt((residual**2).sum(axis=1) / count) + 0.5
 
 
 def zero_label_cells(
@@ -298,6 +315,9 @@ def bars(table: pd.DataFrame, budget: int = 50, method: str = "t") -> dict[str, 
     if ppi is not None and active is not None:
         out["active_over_random"] = active["mean_abs_error"] / ppi["mean_abs_error"]
         out["min_domain_coverage_active"] = active["min_coverage"]
+    oracle = pick(ORACLE, "ppi")
+    if ppi is not None and oracle is not None:
+        out["oracle_over_random"] = oracle["mean_abs_error"] / ppi["mean_abs_error"]
     return out
 
 
@@ -325,7 +345,8 @@ def evaluate_few_labels(
     """Draw, estimate and summarise (``utterances``: :attr:`werest.lodo.LodoResult.utterances`)."""
     frames = frames_from_heldout(utterances)
     domains = domain_map(utterances)
-    draws = simulate(frames, domains, settings)
+    scores = labelling_scores(utterances.assign(status=STATUS_OK))
+    draws = simulate(frames, domains, settings, scores)
     per_domain = summarise_draws(draws)
     zero = zero_label_cells(frames, domains, interval)
     table = overall(per_domain, zero)

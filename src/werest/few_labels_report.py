@@ -42,6 +42,7 @@ def bars_table(result: FewLabelResult) -> pd.DataFrame:
                 ),
                 "PPI |d| / classical |d| (bar ≤ 0.6)": _ratio(check.get("ppi_over_classical")),
                 "active |d| / random |d| (bar ≤ 0.85)": _ratio(check.get("active_over_random")),
+                "oracle |d| / random |d| (ceiling)": _ratio(check.get("oracle_over_random")),
             }
         )
     return pd.DataFrame(rows)
@@ -115,6 +116,7 @@ def budget_plot(result: FewLabelResult, path: Path, method: str = "t") -> Path:
         ("random", "ppi", "o-"),
         ("active", "ppi", "^-"),
         ("active", "classical", "v:"),
+        ("oracle", "ppi", "x-."),
     ):
         rows = table[
             (table["strategy"] == strategy)

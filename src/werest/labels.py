@@ -27,8 +27,21 @@ import pandas as pd
 
 from werest.errors import ConfigError, InputError
 from werest.features.agreement import STATUS_OK
-from werest.ppi import METHODS, dataset_frames, estimate_draws, paired_differences
-from werest.scoring import score_utterances
+from werest.leaderboard import Leaderboard, estimated, neighbour_tests
+from werest.leaderboard import labelled as labelled_rows
+from werest.ppi import (
+    METHODS,
+    DatasetDraws,
+    Estimates,
+    dataset_frames,
+    estimate_draws,
+    paired_differences,
+    paired_se,
+    quantile,
+    verdict,
+)
+from werest.scoring import score_utterances, utterance_order
+from werest.stats import Bootstrap, rank_agreement
 from werest.table import KEY, UTTERANCE, read_table
 from werest.text import Normaliser
 
@@ -49,12 +62,15 @@ class LabelSettings:
     min_labels : a (dataset, system) with fewer labelled utterances keeps its zero-label
         estimate (with a warning).
     n_resamples : bootstrap resamples.
+    recalibrate : refit the predicted errors on the labels, cross-fitted
+        (:meth:`werest.ppi.DatasetFrame.recalibrated_draws`).
     """
 
-    interval: str = "bootstrap"
+    interval: str = "t"
     level: float = 0.95
     min_labels: int = 20
     n_resamples: int = 2000
+    recalibrate: bool = True
 
     def __post_init__(self) -> None:
         if self.interval not in METHODS:
@@ -211,6 +227,44 @@ class LabelledResult:
     warnings: list[dict]
 
 
+def dataset_estimates(
+    rows: pd.DataFrame, labels: pd.DataFrame, settings: LabelSettings, *, seed: int = 0, method=None
+) -> dict[str, tuple[DatasetDraws, Estimates]]:
+    """Per labelled dataset: its draws and every system's estimates (:mod:`werest.ppi`).
+    ``rows``: :func:`prediction_rows`; ``method`` overrides ``settings.interval``."""
+    out = {}
+    for dataset, frame in dataset_frames(rows).items():
+        draw_rows, weight = design_rows(labels[labels["dataset"] == dataset], frame.utterances)
+        if not len(draw_rows):
+            continue
+        draws = (
+            frame.recalibrated_draws(draw_rows, weight, seed=seed)
+            if settings.recalibrate
+            else frame.draws(draw_rows, weight)
+        )
+        out[dataset] = (
+            draws,
+            estimate_draws(
+                draws,
+                method=method or settings.interval,
+                level=settings.level,
+                n_resamples=settings.n_resamples,
+                seed=seed,
+            ),
+        )
+    return out
+
+
+def too_few_warning(dataset: str, systems: list[str], settings: LabelSettings) -> dict:
+    """The warning of a dataset whose ``systems`` keep their zero-label estimate."""
+    return {
+        "dataset": dataset,
+        "systems": systems,
+        "message": f"{', '.join(systems)}: fewer than {settings.min_labels} labelled "
+        "utterances: the zero-label estimate is kept (few_labels.min_labels)",
+    }
+
+
 def apply_labels(
     records: list[dict],
     utterances: pd.DataFrame,
@@ -224,65 +278,57 @@ def apply_labels(
     """Turn the summary ``records`` of labelled datasets into prediction-powered ones (see
     the module docstring); returns the paired differences and the warnings."""
     scores = labelled_scores(table, labels, normaliser)
-    frames = dataset_frames(prediction_rows(utterances, scores))
+    estimates = dataset_estimates(prediction_rows(utterances, scores), labels, settings, seed=seed)
     by_cell = {(r["dataset"], r["system"]): r for r in records}
     for record in records:
         if "wer" in record and record.get("n_labelled") != record["n_estimated"]:
             del record["wer"]  # the truth of a labelled subset is not the corpus WER
         record.update(method="zero_label", n_labelled=0)
     pairs, warnings = [], []
-    for dataset, frame in frames.items():
-        rows, weight = design_rows(labels[labels["dataset"] == dataset], frame.utterances)
-        if not len(rows):
-            continue
-        draws = frame.draws(rows, weight)
-        est = estimate_draws(
-            draws,
-            method=settings.interval,
-            level=settings.level,
-            n_resamples=settings.n_resamples,
-            seed=seed,
-        )
+    for dataset, (draws, est) in estimates.items():
         enough = est.n_labelled >= settings.min_labels
-        for k, system in enumerate(frame.systems):
+        for k, system in enumerate(est.systems):
             record = by_cell.get((dataset, system))
             if record is None:
                 continue
             record["n_labelled"] = int(est.n_labelled[k])
-            if not enough[k]:
-                continue
-            record.update(
-                method="ppi",
-                zero_label_wer=record["estimated_wer"],
-                estimated_wer=float(est.ppi[k]),
-                interval_low=float(est.ppi_low[k]),
-                interval_high=float(est.ppi_high[k]),
-                interval_level=settings.level,
-                ci_low=float(est.ppi_low[k]),
-                ci_high=float(est.ppi_high[k]),
-                classical_wer=float(est.classical[k]),
-                classical_low=float(est.classical_low[k]),
-                classical_high=float(est.classical_high[k]),
-                ppi_lambda=float(est.lam[k]),
-                effective_labels=float(est.effective_labels[k]),
-            )
-        short = [s for k, s in enumerate(frame.systems) if not enough[k]]
+            if enough[k]:
+                record.update(ppi_fields(est, k, settings), zero_label_wer=record["estimated_wer"])
+                record["ci_low"], record["ci_high"] = (
+                    record["interval_low"],
+                    record["interval_high"],
+                )
+        short = [s for k, s in enumerate(est.systems) if not enough[k]]
         if short:
-            warnings.append(
-                {
-                    "dataset": dataset,
-                    "systems": short,
-                    "message": f"{', '.join(short)}: fewer than {settings.min_labels} labelled "
-                    "utterances: the zero-label estimate is kept (few_labels.min_labels)",
-                }
-            )
+            warnings.append(too_few_warning(dataset, short, settings))
         if enough.sum() >= 2:
             kept = np.flatnonzero(enough)
-            pair = paired_differences(_subset(draws, kept), _subset_est(est, kept))
+            pair = paired_differences(
+                _subset(draws, kept),
+                _subset_est(est, kept),
+                level=settings.level,
+                method=settings.interval,
+            )
             pairs.append(pair.assign(dataset=dataset, n_labelled=draws.m))
     columns = ["dataset", "system_a", "system_b", "difference", "low", "high", "verdict"]
     frame = pd.concat(pairs, ignore_index=True) if pairs else pd.DataFrame(columns=columns)
     return LabelledResult(frame[[*columns, "n_labelled"]] if pairs else frame, warnings)
+
+
+def ppi_fields(est: Estimates, k: int, settings: LabelSettings) -> dict:
+    """System ``k``'s prediction-powered fields of a summary record."""
+    return {
+        "method": "ppi",
+        "estimated_wer": float(est.ppi[k]),
+        "interval_low": float(est.ppi_low[k]),
+        "interval_high": float(est.ppi_high[k]),
+        "interval_level": settings.level,
+        "classical_wer": float(est.classical[k]),
+        "classical_low": float(est.classical_low[k]),
+        "classical_high": float(est.classical_high[k]),
+        "ppi_lambda": float(est.lam[k]),
+        "effective_labels": float(est.effective_labels[k]),
+    }
 
 
 def _subset(draws, kept: np.ndarray):
@@ -310,3 +356,154 @@ def _subset_est(est, kept: np.ndarray):
         lam=est.lam[kept],
         boot=None if est.boot is None else est.boot[:, kept],
     )
+
+
+# --------------------------------------------------------------------------- leaderboard
+
+
+def label_leaderboard(
+    result: Leaderboard,
+    table: pd.DataFrame,
+    labels: pd.DataFrame,
+    normaliser: Normaliser,
+    settings: LabelSettings,
+    boot: Bootstrap,
+) -> None:
+    """``werest leaderboard labels=…``: the per-dataset estimates of labelled datasets become
+    prediction-powered, the ranking follows them, and each neighbour pair gets its paired
+    prediction-powered difference with its interval (:class:`werest.leaderboard.Leaderboard`,
+    updated in place).
+
+    A system's macro estimate is the mean of its per-dataset ones; its interval is the
+    percentile interval of the mean of the datasets' bootstrap resamples when every dataset
+    it has is labelled (``method`` ``ppi``), the label-free CI when none is (``zero_label``),
+    and none when only some are (``mixed``). The neighbours' verdict says "A better" only
+    where the paired interval of A − B lies below 0.
+    """
+    rows = result.utterances
+    ordered = labels.assign(utt_id=utterance_order(labels))
+    scores = labelled_scores(table, labels, normaliser)
+    scores = scores.assign(utt_id=utterance_order(scores))
+    done = estimated(rows).assign(utt_id=lambda f: f["_order"])
+    done = done.astype({"dataset": str, "system": str})
+    estimates = dataset_estimates(prediction_rows(done, scores), ordered, settings, seed=boot.seed)
+    per_dataset = result.datasets.copy()
+    per_dataset["zero_label_wer"] = per_dataset["est_wer"]
+    per_dataset["method"] = "zero_label"
+    per_dataset["n_labelled"] = 0
+    labelled: dict[str, dict[str, int]] = {}  # dataset -> {system: its column}, if ppi
+    warnings = []
+    for dataset, (_, est) in estimates.items():
+        enough = est.n_labelled >= settings.min_labels
+        labelled[dataset] = {system: k for k, system in enumerate(est.systems) if enough[k]}
+        for k, system in enumerate(est.systems):
+            at = (per_dataset["dataset"] == dataset) & (per_dataset["system"] == system)
+            per_dataset.loc[at, "n_labelled"] = int(est.n_labelled[k])
+            if not enough[k]:
+                continue
+            fields = ppi_fields(est, k, settings)
+            per_dataset.loc[at, "method"] = "ppi"
+            per_dataset.loc[at, "est_wer"] = fields["estimated_wer"]
+            for name in ("interval_low", "interval_high", "classical_wer", "effective_labels"):
+                per_dataset.loc[at, name] = fields[name]
+        short = [s for k, s in enumerate(est.systems) if not enough[k]]
+        if short:
+            warnings.append(too_few_warning(dataset, short, settings))
+    macro = MacroEstimates(estimates, labelled, settings)
+    board = result.board.copy()
+    for i, system in board["system"].items():
+        mine = per_dataset[per_dataset["system"] == system]
+        methods = set(mine["method"])
+        board.loc[i, "n_labelled"] = int(mine["n_labelled"].sum())
+        board.loc[i, "method"] = methods.pop() if len(methods) == 1 else "mixed"
+        board.loc[i, "est_wer"] = mine["est_wer"].mean()
+        if board.loc[i, "method"] == "ppi":
+            _, low, high = macro.interval(list(mine["dataset"]), system)
+            board.loc[i, "est_ci_low"], board.loc[i, "est_ci_high"] = low, high
+        elif board.loc[i, "method"] == "mixed":
+            board.loc[i, "est_ci_low"] = board.loc[i, "est_ci_high"] = np.nan
+    board = board.sort_values(["est_wer", "system"]).reset_index(drop=True)
+    board["rank"] = np.arange(1, len(board) + 1)
+    board["n_labelled"] = board["n_labelled"].astype(int)
+    pairs = neighbour_tests(board, estimated(rows), labelled_rows(rows), boot)
+    verdicts = [macro.pair(a, b) for a, b in zip(pairs["better"], pairs["worse"], strict=True)]
+    pairs = pd.concat([pairs, pd.DataFrame(verdicts, index=pairs.index)], axis=1)
+    result.board, result.datasets, result.pairs = board, per_dataset, pairs
+    if "true_wer" in board:
+        result.agreement = rank_agreement(
+            board.set_index("system")["est_wer"], board.set_index("system")["true_wer"]
+        )
+    result.warnings = [*result.warnings, *warnings]
+
+
+class MacroEstimates:
+    """Macro averages over datasets of prediction-powered estimates and their intervals.
+
+    A system's macro estimate is the mean of its datasets' θ̂; the datasets' labels are
+    independent, so its standard error is √(Σ se²) / D (the ``t`` or ``normal`` interval,
+    with the fewest labels' degrees of freedom), or, with bootstrap estimates, the
+    percentile interval of the mean of the datasets' resamples. A pair's difference is
+    paired within each dataset (:func:`werest.ppi.paired_se`)."""
+
+    def __init__(self, estimates: dict, labelled: dict[str, dict[str, int]], settings) -> None:
+        self.estimates, self.labelled, self.settings = estimates, labelled, settings
+        self.alpha = (1 - settings.level) / 2
+        self.pair_se = {
+            dataset: paired_se(draws, est) for dataset, (draws, est) in estimates.items()
+        }
+
+    def _columns(self, datasets: list[str], *systems: str) -> list[tuple[str, list[int]]] | None:
+        """Each dataset with the systems' columns; None unless all are labelled in all."""
+        out = []
+        for dataset in datasets:
+            columns = self.labelled.get(dataset, {})
+            if any(system not in columns for system in systems):
+                return None
+            out.append((dataset, [columns[system] for system in systems]))
+        return out or None
+
+    def _interval(self, parts, point, se, replicates) -> tuple[float, float, float]:
+        if replicates is not None:
+            low, high = np.nanquantile(replicates, [self.alpha, 1 - self.alpha])
+        else:
+            m = min(self.estimates[dataset][0].m for dataset, _ in parts)
+            q = quantile(self.settings.interval, self.settings.level, m)
+            low, high = point - q * se, point + q * se
+        return float(point), float(low), float(high)
+
+    def interval(self, datasets: list[str], system: str) -> tuple[float, float, float]:
+        """(macro θ̂, low, high) of ``system`` over ``datasets`` (all labelled)."""
+        parts = self._columns(datasets, system)
+        ests = [self.estimates[dataset][1] for dataset, _ in parts]
+        point = np.mean([e.ppi[k] for e, (_, (k,)) in zip(ests, parts, strict=True)])
+        se = np.sqrt(sum(e.se[k] ** 2 for e, (_, (k,)) in zip(ests, parts, strict=True)))
+        boot = [
+            e.boot[:, k] for e, (_, (k,)) in zip(ests, parts, strict=True) if e.boot is not None
+        ]
+        replicates = np.mean(boot, axis=0) if len(boot) == len(parts) else None
+        return self._interval(parts, point, se / len(parts), replicates)
+
+    def pair(self, better: str, worse: str) -> dict:
+        """The prediction-powered A − B (macro over the datasets both have, when both are
+        labelled in all of them) with its paired interval and verdict."""
+        datasets = sorted(self.labelled)
+        parts = self._columns(
+            [d for d in datasets if better in self._all(d) and worse in self._all(d)], better, worse
+        )
+        if parts is None:
+            return {"ppi_delta": np.nan, "ppi_low": np.nan, "ppi_high": np.nan, "verdict": ""}
+        diffs, variances, boot = [], [], []
+        for dataset, (a, b) in parts:
+            est = self.estimates[dataset][1]
+            diffs.append(est.ppi[a] - est.ppi[b])
+            variances.append(self.pair_se[dataset][a, b] ** 2)
+            if est.boot is not None:
+                boot.append(est.boot[:, a] - est.boot[:, b])
+        replicates = np.mean(boot, axis=0) if len(boot) == len(parts) else None
+        point, low, high = self._interval(
+            parts, np.mean(diffs), np.sqrt(sum(variances)) / len(parts), replicates
+        )
+        return {"ppi_delta": point, "ppi_low": low, "ppi_high": high, "verdict": verdict(low, high)}
+
+    def _all(self, dataset: str) -> list[str]:
+        return self.estimates[dataset][1].systems

@@ -32,6 +32,9 @@ def board_view(board: pd.DataFrame) -> pd.DataFrame:
             ],
         }
     )
+    if "method" in board:  # labels= (werest.labels.label_leaderboard)
+        view["method"] = board["method"]
+        view["labels"] = board["n_labelled"]
     if "true_wer" in board:
         view["true WER %"] = board["true_wer"].map(percent)
         view["true 95% CI"] = [
@@ -51,21 +54,33 @@ def board_view(board: pd.DataFrame) -> pd.DataFrame:
 
 
 def pairs_view(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Neighbour tests as display strings."""
-    view = pd.DataFrame(
-        {
-            "A (better)": pairs["better"],
-            "B": pairs["worse"],
-            "est. Δ pts": (100 * pairs["est_delta"]).map(lambda v: number(v, 2)),
-            "est. p": pairs["est_p_value"].map(number),
-            "est. d": pairs["est_cohens_d"].map(lambda v: number(v, 2)),
-        }
-    )
+    """Neighbour tests as display strings; with labels, the prediction-powered A − B and its
+    paired interval, and the verdict, instead of the label-free test."""
+    view = pd.DataFrame({"A (ranked above)": pairs["better"], "B": pairs["worse"]})
+    if "verdict" in pairs:
+        view["A − B pts (labels)"] = (100 * pairs["ppi_delta"]).map(lambda v: number(v, 2))
+        view["95% interval"] = [
+            percent_interval(lo, hi)
+            for lo, hi in zip(pairs["ppi_low"], pairs["ppi_high"], strict=True)
+        ]
+        view["verdict"] = pairs["verdict"].map(lambda v: _VERDICT.get(v, v))
+    else:
+        view["est. Δ pts"] = (100 * pairs["est_delta"]).map(lambda v: number(v, 2))
+        view["est. p"] = pairs["est_p_value"].map(number)
+        view["est. d"] = pairs["est_cohens_d"].map(lambda v: number(v, 2))
     if "true_p_value" in pairs:
         view["true Δ pts"] = (100 * pairs["true_delta"]).map(lambda v: number(v, 2))
         view["true p"] = pairs["true_p_value"].map(number)
         view["true d"] = pairs["true_cohens_d"].map(lambda v: number(v, 2))
     return view
+
+
+#: How a neighbour pair's verdict reads (A is ranked above B).
+_VERDICT = {
+    "A better": "A is better than B",
+    "B better": "B is better than A",
+    "not separable": "not separable",
+}
 
 
 def fairness_view(summary: pd.DataFrame) -> pd.DataFrame:
@@ -108,7 +123,9 @@ def format_board(result: Leaderboard) -> str:
         "",
         agreement_line(result.agreement),
         "",
-        "Neighbours (paired bootstrap, one-sided p of 'A better than B'):",
+        "Neighbours (A − B on the labelled utterances, paired 95 % interval):"
+        if "verdict" in result.pairs
+        else "Neighbours (paired bootstrap, one-sided p of 'A better than B'):",
         pairs_view(result.pairs).to_string(index=False),
     ]
     if "summary" in result.fairness:
@@ -170,6 +187,19 @@ def warnings_markdown(warnings: list[dict]) -> list[str]:
 def dataset_view(frame: pd.DataFrame) -> pd.DataFrame:
     view = frame[["dataset", "system", "n"]].copy()
     view["est. WER %"] = frame["est_wer"].map(percent)
+    if "method" in frame:  # labels=: the prediction-powered interval and its labels
+        view["method"] = frame["method"]
+        view["labels"] = frame["n_labelled"]
+        view["95% interval"] = [
+            percent_interval(lo, hi) if m == "ppi" else ""
+            for lo, hi, m in zip(
+                frame["interval_low"], frame["interval_high"], frame["method"], strict=True
+            )
+        ]
+        view["labels only %"] = [
+            percent(v) if m == "ppi" else ""
+            for v, m in zip(frame["classical_wer"], frame["method"], strict=True)
+        ]
     if "true_wer" in frame:
         view["true WER %"] = frame["true_wer"].map(percent)
     return view

@@ -343,6 +343,7 @@ class FewLabels:
     level: Any = typed(float, minimum=0)
     min_labels: Any = _positive()
     n_resamples: Any = _positive()
+    recalibrate: Any = typed(bool)
 
 
 @dataclass
@@ -360,6 +361,8 @@ class EstimateSettings(_Estimating):
 @dataclass
 class LeaderboardSettings(_Estimating):
     title: Any = typed(str, nullable=True)
+    labels: Any = _optional_path()
+    few_labels: FewLabels = block(FewLabels)
     datasets: Any = typed("names", nullable=True)
     exclude_datasets: Any = typed("names", nullable=True)
     bootstrap: Bootstrap = block(Bootstrap)

@@ -308,9 +308,16 @@ def _short(name: str, width: int = 28) -> str:
 def _ranking_tab(result: Leaderboard) -> str:
     from werest.leaderboard_report import agreement_line, board_view
 
+    labelled = "method" in result.board
     parts = [
-        '<p class="note">Ranked by the estimated macro-average WER (label-free). Click a column '
-        "header to sort by it.</p>",
+        '<p class="note">Ranked by the estimated macro-average WER ('
+        + (
+            "prediction-powered where a system's datasets have labels: the labels column says "
+            "how many transcribed utterances each number rests on; zero_label rows use none"
+            if labelled
+            else "label-free"
+        )
+        + "). Click a column header to sort by it.</p>",
         html_table(board_view(result.board), "ranking"),
         f'<p class="note">{html.escape(agreement_line(result.agreement))}</p>',
         *(
@@ -351,7 +358,13 @@ def _pairs_tab(result: Leaderboard) -> str:
 
     return (
         '<p class="note">Each pair of neighbours A (above) and B in the estimated ranking: '
-        "paired bootstrap on the utterances both transcribed (see Metrics).</p>"
+        + (
+            "the prediction-powered A − B on the same labelled utterances, with its paired 95 % "
+            "interval; the verdict names a better system only where the interval excludes 0."
+            if "verdict" in result.pairs
+            else "paired bootstrap on the utterances both transcribed (see Metrics)."
+        )
+        + "</p>"
         + html_table(pairs_view(result.pairs), "pairs")
     )
 

@@ -17,10 +17,12 @@ from werest.commands._common import (
     save_config,
     show,
 )
+from werest.errors import ConfigError
 from werest.estimate import check_normaliser, load_models
 from werest.fairness import FairnessSettings
 from werest.guards import format_warnings
 from werest.io import atomic_path
+from werest.labels import LabelSettings, label_leaderboard, read_labels
 from werest.leaderboard import Leaderboard, build, select_datasets
 from werest.leaderboard_report import format_board, markdown_report, plot_board
 from werest.model import Models
@@ -40,11 +42,18 @@ def run(cfg: DictConfig) -> Leaderboard:
     fairness = built(cfg, "fairness", FairnessSettings)
     audit = fairness if fairness.enabled else None
     if partitioned_run(cfg):
+        if cfg.get("labels"):
+            raise ConfigError(
+                "labels= is not supported in a partitioned run yet: build the labelled "
+                "leaderboard in memory (partition.rows=0)"
+            )
         result = _run_partitioned(cfg, models, boot, audit)
     else:
         table = read_table(cfg.input)
         table = select_datasets(table, cfg.get("datasets"), cfg.get("exclude_datasets"))
         check_normaliser(models, requested_normaliser(cfg.get("normaliser")), table)
+        labels = read_labels(cfg.labels, table, cfg.input) if cfg.get("labels") else None
+        label_settings = built(cfg, "few_labels", LabelSettings) if labels is not None else None
         result = build(
             table,
             models,
@@ -55,6 +64,8 @@ def run(cfg: DictConfig) -> Leaderboard:
             ranking=cfg.get("ranking"),
             system_order=names(cfg.get("system_order")),
         )
+        if labels is not None:
+            label_leaderboard(result, table, labels, models.normaliser, label_settings, boot)
     folder = output_dir(cfg)
     context = {
         "n_resamples": boot.n_resamples,

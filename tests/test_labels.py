@@ -155,3 +155,53 @@ def test_design_weights_from_the_sheet():
     assert np.allclose(weight, 1 / (10 * p))
     rows, weight = design_rows(sheet.assign(expected_draws=np.nan, draws=np.nan), frame)
     assert list(rows) == [1, 4] and list(weight) == [1.0, 1.0]
+
+
+def test_the_leaderboard_with_a_few_labels(dighr_190331, tmp_path, monkeypatch, capsys):
+    """werest leaderboard labels=…: every system's macro estimate is prediction-powered on
+    40 labels (the leaderboard.csv and the page say how many), the ranking follows the
+    estimates, and each neighbour pair's verdict follows its paired interval."""
+    monkeypatch.chdir(tmp_path)
+    table = dighr_190331
+    table.drop(columns="reference").to_parquet("input.parquet")
+    utterances = table.drop_duplicates(["dataset", "utt_id"])
+    utterances.sample(40, random_state=1)[["dataset", "utt_id", "reference"]].to_csv(
+        "labels.csv", index=False
+    )
+    status, out, err = run_cli(
+        capsys, "leaderboard", "input=input.parquet", "labels=labels.csv", "output_dir=lb"
+    )
+    assert status == 0, err
+    board = pd.read_csv("lb/leaderboard.csv")
+    assert set(board["method"]) == {"ppi"}
+    assert (board["n_labelled"] == 40).all()
+    assert list(board["est_wer"]) == sorted(board["est_wer"])
+    assert (
+        (board["est_ci_low"] <= board["est_wer"]) & (board["est_wer"] <= board["est_ci_high"])
+    ).all()
+    pairs = pd.read_csv("lb/pairs.csv", keep_default_na=False)
+    for pair in pairs.itertuples():
+        expected = (
+            "A better" if pair.ppi_high < 0 else "B better" if pair.ppi_low > 0 else "not separable"
+        )
+        assert pair.verdict == expected
+    page = Path("lb/leaderboard.html").read_text(encoding="utf-8")
+    assert "how many transcribed utterances each number rests on" in page
+    assert "<th>labels</th>" in page or ">labels<" in page
+    assert "A − B on the labelled utterances" in out
+
+
+def test_labels_in_a_partitioned_run_are_refused(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    labels = demo_labels([demo_reference(0)], tmp_path)
+    for command in ("estimate", "leaderboard"):
+        status, _, err = run_cli(
+            capsys,
+            command,
+            f"input={DEMO}",
+            f"labels={labels}",
+            "partition.rows=5",
+            "output_dir=out",
+        )
+        assert_one_line_error(status, err, command, "labels=", "partitioned")
+        assert not (tmp_path / "out").exists()

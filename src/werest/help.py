@@ -30,11 +30,18 @@ EXAMPLES: dict[str, list[str]] = {
     "estimate": [
         "werest estimate input=my_transcripts.parquet target=my-asr output_dir=out/est",
         "werest estimate input=t.parquet target=[a,b] system_order=[large,base] output_dir=out",
+        "werest estimate input=t.parquet labels=to_label.csv output_dir=out/est",
     ],
-    "leaderboard": ["werest leaderboard input=afrispeech.parquet output_dir=out/board"],
+    "leaderboard": [
+        "werest leaderboard input=afrispeech.parquet output_dir=out/board",
+        "werest leaderboard input=t.parquet labels=to_label.csv output_dir=out/board",
+    ],
     "train": ["werest train model=hgb name=quick output_dir=/tmp/models"],
     "convert-model": ["werest convert-model model_path=OLD.joblib trust_model=true"],
-    "evaluate": ["werest evaluate experiment=lodo lodo.held_out=[phone-es,librispeech]"],
+    "evaluate": [
+        "werest evaluate experiment=lodo lodo.held_out=[phone-es,librispeech]",
+        "werest evaluate experiment=few_labels predictions=outputs/few_labels/heldout.parquet",
+    ],
     "demo": ["werest demo output_dir=outputs/demo"],
     "segmentation": ["werest segmentation reference=ref.TextGrid hypothesis=hyp.TextGrid"],
     "sample": [

@@ -97,3 +97,17 @@ def save_figure(fig, path: str | Path, *, dpi: int = 110) -> Path:
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=dpi, format="png")
     return Path(path)
+
+
+def write_csvs(output_dir: str | Path, name: str, frames: dict) -> list[Path]:
+    """Each DataFrame of ``frames`` (suffix -> frame) as ``<name>_<suffix>.csv`` in
+    ``output_dir`` (created), atomically, floats to 6 significant digits; their paths."""
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for suffix, frame in frames.items():
+        path = output_dir / f"{name}_{suffix}.csv"
+        with atomic_path(path) as tmp:
+            frame.to_csv(tmp, index=False, float_format="%.6g")
+        paths.append(path)
+    return paths

@@ -237,9 +237,10 @@ def dataset_estimates(
         draw_rows, weight = design_rows(labels[labels["dataset"] == dataset], frame.utterances)
         if not len(draw_rows):
             continue
+        census = len(np.unique(draw_rows)) == frame.n  # every utterance labelled: the truth
         draws = (
             frame.recalibrated_draws(draw_rows, weight, seed=seed)
-            if settings.recalibrate
+            if settings.recalibrate and not census
             else frame.draws(draw_rows, weight)
         )
         out[dataset] = (

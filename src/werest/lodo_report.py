@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from werest.formatting import markdown_table, number, percent
-from werest.io import atomic_path, json_default, save_figure
+from werest.io import atomic_path, json_default, save_figure, write_csvs
 from werest.lodo import LodoResult, bin_summary
 
 log = logging.getLogger(__name__)
@@ -229,13 +229,7 @@ def write_lodo_reports(
 ) -> list[Path]:
     """Write the CSVs, the markdown report and the plot; return their paths."""
     output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for suffix, frame in (("cells", result.cells), ("domains", result.domains)):
-        path = output_dir / f"{name}_{suffix}.csv"
-        with atomic_path(path) as tmp:
-            frame.to_csv(tmp, index=False, float_format="%.6g")
-        paths.append(path)
+    paths = write_csvs(output_dir, name, {"cells": result.cells, "domains": result.domains})
     summary = output_dir / f"{name}_overall.json"
     with atomic_path(summary) as tmp:
         tmp.write_text(json.dumps(result.overall, indent=2, default=json_default), "utf-8")

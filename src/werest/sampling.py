@@ -246,7 +246,8 @@ def draw_sample(
 def check_design(
     budget: int, strategy: str, seed: int = 0, uniform_share: float = 0.5, strata: int = 4
 ) -> tuple[int, int, int]:
-    """Check :func:`draw_sample`'s settings; returns ``(budget, seed, strata)`` as ints.
+    """Check :func:`draw_sample`'s settings (the CLI's schema has already typed them); returns
+    ``(budget, seed, strata)`` as ints.
 
     Raises
     ------
@@ -254,31 +255,14 @@ def check_design(
         ``seed`` not a whole number >= 0, an unknown ``strategy``, ``uniform_share`` outside
         (0, 1].
     """
-    budget = _whole("budget", budget, minimum=1)
-    seed = _whole("seed", seed, minimum=0)
-    strata = _whole("strata", strata, minimum=1)
+    for name, value, minimum in (("budget", budget, 1), ("seed", seed, 0), ("strata", strata, 1)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+            raise ConfigError(f"{name} must be a whole number >= {minimum}, got {value!r}")
     if strategy not in STRATEGIES:
         raise ConfigError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
-    try:
-        share = float(uniform_share)
-    except (TypeError, ValueError):
-        share = float("nan")
-    if not 0 < share <= 1:
+    if not isinstance(uniform_share, int | float) or not 0 < uniform_share <= 1:
         raise ConfigError(f"uniform_share must be in (0, 1], got {uniform_share!r}")
-    return budget, seed, strata
-
-
-def _whole(name: str, value, *, minimum: int) -> int:
-    wrong = ConfigError(f"{name} must be a whole number >= {minimum}, got {value!r}")
-    if isinstance(value, bool):
-        raise wrong
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise wrong from None
-    if not number.is_integer() or number < minimum:
-        raise wrong
-    return int(number)
+    return int(budget), int(seed), int(strata)
 
 
 def _design(

@@ -110,7 +110,8 @@ def main() -> None:
             sample_out.strip(),
             "```",
             "",
-            "A person would now transcribe the 50 listed clips; here the sheet is filled from the "
+            f"A person would now transcribe the {len(pd.read_csv(work / 'to_label.csv'))} "
+            "listed clips (50 draws with replacement); here the sheet is filled from the "
             "shared references (`fill.py`):",
             "",
             "```python",
@@ -164,8 +165,9 @@ def _example_pair(pairs: pd.DataFrame) -> str:
         else (row["system_b"], row["system_a"])
     )
     return (
-        f"{better} is better than {worse} by {100 * abs(row['difference']):.2f} points, "
-        f"[{100 * row['low']:.2f}, {100 * row['high']:.2f}] for A − B"
+        f"{better} is better than {worse} by {100 * abs(row['difference']):.2f} points: "
+        f"{row['system_a']} − {row['system_b']} = {100 * row['difference']:.2f} "
+        f"[{100 * row['low']:.2f}, {100 * row['high']:.2f}]"
     )
 
 

@@ -214,8 +214,9 @@ def shared_error_population(n=1500, systems=4, seed=12):
 def test_recalibration_learns_shared_errors_and_stays_unbiased():
     """With errors every system shares (invisible to agreement, but growing with the
     utterance's length), the cross-fitted refit of the predictions on 60 labels lowers the
-    prediction-powered error by at least 15 % against the plain predictions, keeps the mean estimate within 3 standard errors of the truth over 150
-    draws, and its t intervals cover at least 90 %."""
+    prediction-powered error by at least 15 % against the plain predictions, keeps the mean
+    estimate within 3 standard errors of the truth over 150 draws, and its t intervals cover
+    at least 90 %."""
     e, r, pe = shared_error_population()
     labelled = np.ones(len(r), bool)
     frame = dataset_frames(frame_rows(e, r, pe, r, labelled))["d"]

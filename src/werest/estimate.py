@@ -325,6 +325,7 @@ def summarise(
             "n_utterances": len(group),
             "n_estimated": len(done),
             "n_estimated_words": float(sample.denominator.sum()),
+            "method": "zero_label",  # ppi where labels= made it prediction-powered
         }
         if len(done):
             low, high = bootstrap_ci(
@@ -410,8 +411,9 @@ def truth_from_sums(sums: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"wer": wer, "n": sums["n"]}, index=sums.index)
 
 
-def format_summary(records: list[dict]) -> str:
-    """The summary as a readable table (percentages)."""
+def format_summary(records: list[dict], labelled: bool = False) -> str:
+    """The summary as a readable table (percentages); ``labelled`` (a ``labels=`` run) adds
+    each row's method, its labels and the labels-only estimate."""
     rows = []
     for r in records:
         row = {
@@ -426,7 +428,7 @@ def format_summary(records: list[dict]) -> str:
             else "",
             "bootstrap CI": percent_interval(r["ci_low"], r["ci_high"]),
         }
-        if "method" in r:  # labels= (werest.labels): prediction-powered rows say so
+        if labelled:  # labels= (werest.labels): prediction-powered rows say so
             row["method"] = r["method"]
             row["labels (effective)"] = _labels_used(r)
             row["labels only %"] = (

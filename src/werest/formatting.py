@@ -25,7 +25,7 @@ def number(value: float | None, digits: int = 3) -> str:
 def markdown_table(frame: pd.DataFrame) -> str:
     """A GitHub Markdown table of ``frame`` (values as they are, ``|`` escaped, missing values
     as empty cells)."""
-    header = "| " + " | ".join(str(c) for c in frame.columns) + " |"
+    header = "| " + " | ".join(str(c).replace("|", "\\|") for c in frame.columns) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
     body = [
         "| " + " | ".join("" if missing(v) else str(v).replace("|", "\\|") for v in row) + " |"

@@ -83,7 +83,9 @@ def run(cfg: DictConfig) -> list[dict]:
     write_outputs(utterances, records, folder)
     write_resources(monitor.summary, folder / "resources.json")
     save_config(cfg, folder / "config.yaml")
-    show(format_summary(records), format_warnings(warnings) if warnings else None)
+    show(
+        format_summary(records, labels is not None), format_warnings(warnings) if warnings else None
+    )
     return records
 
 

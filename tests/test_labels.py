@@ -36,6 +36,8 @@ def demo_reference(utt: int = 0) -> dict:
         ("empty", ["row 1", "'reference'", "empty reference"]),
         ("disagrees", ["row 1", "'reference'", "differs from the input's own reference"]),
         ("no reference column", ["'reference'", "missing required column"]),
+        ("design not a number", ["row 1", "'expected_draws'", "not a number"]),
+        ("draws below one", ["row 1", "'draws'", "positive number"]),
     ],
 )
 def test_bad_labels(tmp_path, monkeypatch, capsys, case, fragments):
@@ -47,6 +49,8 @@ def test_bad_labels(tmp_path, monkeypatch, capsys, case, fragments):
         "empty": [{**good, "reference": ""}, demo_reference(1)],
         "disagrees": [{**good, "reference": good["reference"] + " extra words"}],
         "no reference column": [{"dataset": good["dataset"], "utt_id": good["utt_id"]}],
+        "design not a number": [{**good, "draws": 1, "expected_draws": "often"}],
+        "draws below one": [{**good, "draws": 0, "expected_draws": 0.1}],
     }[case]
     labels = demo_labels(rows, tmp_path)
     status, _, err = run_cli(

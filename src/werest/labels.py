@@ -117,9 +117,16 @@ def read_labels(source: str | Path, table: pd.DataFrame, input_path=None) -> pd.
     _check_against_input(labels, table, source)
     design = ["draws", "expected_draws"]
     for column in design:
-        labels[column] = (
-            pd.to_numeric(labels[column], errors="coerce") if column in labels else np.nan
-        )
+        if column not in labels:
+            labels[column] = np.nan
+            continue
+        given = labels[column].notna() & (labels[column].astype(str).str.strip() != "")
+        labels[column] = pd.to_numeric(labels[column].where(given), errors="coerce")
+        text = given & labels[column].isna()
+        if text.any():
+            raise InputError(
+                "not a number", path=source, row=int(np.flatnonzero(text)[0]) + 1, column=column
+            )
     _check_design(labels, source)
     return labels[[*UTTERANCE, "reference", *design]]
 

@@ -20,8 +20,13 @@ alone by more than the noise of estimating λ. For a mean (every rᵢ = r̂ᵢ =
 Intervals (``method``):
 
 * ``normal``: θ̂ ± z·se, se from the linearised terms (delta method), as ``ppi_py``;
-* ``t``: the same with Student's t on m − 1 degrees of freedom;
-* ``bootstrap``: percentile interval over resamples of the labelled draws, λ re-tuned in each.
+* ``t``: the same with Student's t on m − 1 degrees of freedom (``werest estimate``'s
+  default: the one that held 90 % coverage in every held-out domain at 50 labels);
+* ``bootstrap``: percentile interval over resamples of the labelled draws, λ re-tuned in each;
+
+none narrower than independent Poisson errors would give (:func:`poisson_se`).
+:meth:`DatasetFrame.recalibrated_draws` refits the predictions on the labels first,
+cross-fitted, so they also carry the errors every system shares.
 
 Every system of a dataset is estimated on the same draws, so a difference of two systems'
 WERs has the paired terms' variance (:func:`paired_differences`): much tighter than either.
@@ -54,7 +59,7 @@ class DatasetDraws:
     present : (m, S) whether the system has an estimated row for the draw's utterance; the
         other arrays are 0 where it does not.
     pop : the predictions over all N utterances, per system (S,): ``e`` = Σ ê, ``r`` = Σ r̂,
-        ``ee`` = Σ ê², ``er`` = Σ ê r̂, ``rr`` = Σ r̂², ``n`` = the system's estimated rows.
+        ``ee`` = Σ ê², ``er`` = Σ ê r̂, ``rr`` = Σ r̂² (:func:`population_sums`).
     """
 
     systems: list[str]
@@ -72,18 +77,13 @@ class DatasetDraws:
         return len(self.weight)
 
 
-def population_sums(pred_errors: np.ndarray, pred_words: np.ndarray) -> dict[str, float]:
-    """The prediction moments :attr:`DatasetDraws.pop` holds, for one system's N rows."""
+def population_sums(pred_errors: np.ndarray, pred_words: np.ndarray) -> dict[str, np.ndarray]:
+    """The prediction moments :attr:`DatasetDraws.pop` holds, summed over the N rows (axis 0:
+    one value per system of an (N, S) array)."""
     e = np.asarray(pred_errors, dtype=float)
     r = np.asarray(pred_words, dtype=float)
-    return {
-        "e": e.sum(),
-        "r": r.sum(),
-        "ee": (e * e).sum(),
-        "er": (e * r).sum(),
-        "rr": (r * r).sum(),
-        "n": float(len(e)),
-    }
+    sums = {"e": e, "r": r, "ee": e * e, "er": e * r, "rr": r * r}
+    return {name: values.sum(axis=0) for name, values in sums.items()}
 
 
 def _moments(d: DatasetDraws, counts: np.ndarray) -> dict[str, np.ndarray]:
@@ -371,15 +371,7 @@ class DatasetFrame:
 
     def population(self) -> dict[str, np.ndarray]:
         """:attr:`DatasetDraws.pop` of every system."""
-        e, r = self.pred_errors, self.pred_words
-        return {
-            "e": e.sum(axis=0),
-            "r": r.sum(axis=0),
-            "ee": (e * e).sum(axis=0),
-            "er": (e * r).sum(axis=0),
-            "rr": (r * r).sum(axis=0),
-            "n": self.present.sum(axis=0).astype(float),
-        }
+        return population_sums(self.pred_errors, self.pred_words)
 
     def draws(self, rows: np.ndarray, weight: np.ndarray, pop: dict | None = None) -> DatasetDraws:
         """The draws of the utterances at positions ``rows`` (one per draw) with design

@@ -84,3 +84,21 @@ def test_a_bad_table_is_the_commands_one_line_error():
     bad = pd.DataFrame({"dataset": ["d"], "utt_id": ["u"], "hypothesis": ["x"]})
     with pytest.raises(werest.InputError, match="system"):
         werest.estimate(bad)
+
+
+def test_estimate_with_labels_as_a_dataframe():
+    """werest.estimate(table, labels=DataFrame): every utterance of the demo table labelled
+    (a census, min_labels lowered to 5) makes each estimate the true corpus WER, with
+    method ppi and the pairs table; a label for an unknown utterance raises InputError."""
+    from werest.errors import InputError
+    from werest.labels import LabelSettings
+
+    table = werest.read_table(demo_table_path())
+    labels = table.drop_duplicates(["dataset", "utt_id"])[["dataset", "utt_id", "reference"]]
+    result = werest.estimate(table, labels=labels, few_labels=LabelSettings(min_labels=5))
+    assert set(result.summary["method"]) == {"ppi"}
+    assert np.allclose(result.summary["estimated_wer"], result.summary["wer"])
+    assert result.pairs is not None and len(result.pairs) == 12  # 2 datasets × C(4, 2)
+    bad = labels.assign(utt_id=["nope", *labels["utt_id"].iloc[1:]])
+    with pytest.raises(InputError, match="not in the input table"):
+        werest.estimate(table, labels=bad)

@@ -40,16 +40,19 @@ class Estimates:
         ``status``; the rows of ``utterances.csv``.
     warnings : the run-time guards' warnings (:mod:`werest.guards`), each a dict with
         ``dataset``, ``systems`` and ``message``.
+    pairs : with ``labels``, every pair of systems of a labelled dataset: A − B with its
+        paired interval and verdict (``pairs.csv``); None without labels.
     """
 
     summary: pd.DataFrame
     utterances: pd.DataFrame
     warnings: list[dict] = field(default_factory=list)
+    pairs: pd.DataFrame | None = None
 
     def __repr__(self) -> str:
         from werest.estimate import format_summary
 
-        lines = [format_summary(self.summary.to_dict("records"))]
+        lines = [format_summary(self.summary.to_dict("records"), self.pairs is not None)]
         lines += [f"warning: {w['dataset']}: {w['message']}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -84,8 +87,11 @@ def estimate(
     n_resamples: int = 1000,
     n_jobs: int = 1,
     missing_hypotheses: str = "exclude",
+    labels: pd.DataFrame | str | Path | None = None,
+    few_labels=None,
 ) -> Estimates:
-    """Label-free WER of the ``targets`` systems (None: every system), as ``werest estimate``.
+    """Label-free WER of the ``targets`` systems (None: every system), as ``werest estimate``;
+    with ``labels``, prediction-powered (as ``werest estimate labels=…``).
 
     Parameters
     ----------
@@ -100,11 +106,20 @@ def estimate(
         learned its features under its own; another is a ConfigError.
     missing_hypotheses : ``exclude`` (default; warned when systems differ in utterances) or
         ``deletions`` (a missing hypothesis counts as an empty output).
+    labels : a few references: a DataFrame or file with ``dataset, utt_id, reference`` (the
+        sheet of ``werest sample``), or ``"input"`` (the table's own references); checked as
+        the command checks them (:func:`werest.labels.read_labels`).
+    few_labels : a :class:`werest.labels.LabelSettings` (default: the command's defaults).
     """
     from werest.estimate import estimate_table, input_features
 
     models = Models(model if model is not None else load_model(), cer_model)
     frame = as_table(table, numeric=input_features(models))
+    label_rows = None
+    if labels is not None:
+        from werest.labels import LabelSettings, read_labels
+
+        label_rows = read_labels(labels, frame, table if isinstance(table, str | Path) else None)
     utterances, records, warnings = estimate_table(
         frame,
         models,
@@ -118,7 +133,23 @@ def estimate(
         n_jobs=n_jobs,
         missing_hypotheses=missing_hypotheses,
     )
-    return Estimates(pd.DataFrame(records), utterances, warnings)
+    if label_rows is None:
+        return Estimates(pd.DataFrame(records), utterances, warnings)
+    from werest.guards import attach_warnings
+    from werest.labels import apply_labels
+
+    labelled = apply_labels(
+        records,
+        utterances,
+        frame,
+        label_rows,
+        models.normaliser,
+        few_labels or LabelSettings(),
+        seed=seed,
+    )
+    warnings = [*warnings, *labelled.warnings]
+    attach_warnings(records, warnings)
+    return Estimates(pd.DataFrame(records), utterances, warnings, labelled.pairs)
 
 
 def score(

@@ -42,13 +42,15 @@ from werest.ppi import (
 )
 from werest.scoring import score_utterances, utterance_order
 from werest.stats import Bootstrap, rank_agreement
-from werest.table import KEY, UTTERANCE, read_table
+from werest.table import KEY, UTTERANCE, read_table, validate_table
 from werest.text import Normaliser
 
 log = logging.getLogger(__name__)
 
 #: ``labels=input``: the input's own references.
 FROM_INPUT = "input"
+#: The columns a labels table must have.
+LABEL_COLUMNS = (*UTTERANCE, "reference")
 
 
 @dataclass(frozen=True)
@@ -81,18 +83,24 @@ class LabelSettings:
             raise ConfigError(f"few_labels.level must be in (0, 1), got {self.level}")
 
 
-def read_labels(source: str | Path, table: pd.DataFrame, input_path=None) -> pd.DataFrame:
-    """The labels, one row per (dataset, utt_id) with ``reference``, ``draws`` and
-    ``expected_draws`` (NaN: no design recorded, a simple random sample).
+def read_labels(
+    source: str | Path | pd.DataFrame, table: pd.DataFrame, input_path=None
+) -> pd.DataFrame:
+    """The labels (a file, ``input``, or a DataFrame), one row per (dataset, utt_id) with
+    ``reference``, ``draws`` and ``expected_draws`` (NaN: no design recorded, a simple random
+    sample).
 
     Raises
     ------
     InputError : naming file, row and column: a label for an utterance not in the table, a
         duplicated label, an empty reference, a reference that differs from the input's own.
     """
-    if str(source) == FROM_INPUT:
+    if isinstance(source, pd.DataFrame):  # the Python API: a DataFrame of labels
+        labels, source = validate_table(source, required=LABEL_COLUMNS, source="<labels>"), None
+    elif str(source) == FROM_INPUT:
         return _input_labels(table, input_path)
-    labels = read_table(source, required=(*UTTERANCE, "reference"))
+    else:
+        labels = read_table(source, required=LABEL_COLUMNS)
     empty = labels["reference"].isna()
     if empty.any():
         row = int(np.flatnonzero(empty.to_numpy())[0])

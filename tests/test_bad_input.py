@@ -206,6 +206,11 @@ def bad_tables(folder: Path, kind: str) -> dict[str, tuple[Path, list[str]]]:
             "\n".join([header, *row]).encode() + b"\nd,caf\xe9,s,x,x\n",
             ["line 4", "UTF-8"],
         ),
+        "UTF-16": (  # a spreadsheet's "Unicode text" export: a byte-order mark, then UTF-16
+            "utf16.csv",
+            ("\n".join([header, *row]) + "\n").encode("utf-16"),
+            ["UTF-16 file", "iconv -f utf-16 -t utf-8"],
+        ),
     }
     written = {"missing file": (folder / "nowhere.csv", ["no such file"])}
     for case, (name, data, fragments) in texts.items():
@@ -223,6 +228,7 @@ TABLE_CASES = [
     "missing column",
     "duplicate key",
     "non-UTF-8",
+    "UTF-16",
 ]
 
 
@@ -848,3 +854,14 @@ def test_estimate_on_corrupted_copies_of_the_shared_data(
     if command == "import":
         assert not (tmp_path / "t.parquet").exists()
     assert not (tmp_path / "est").exists()
+
+
+def test_a_utf16_table_in_a_partitioned_run(tmp_path, monkeypatch, capsys):
+    """The partitioned reader gives the same UTF-16 hint as the in-memory one."""
+    monkeypatch.chdir(tmp_path)
+    path, fragments = bad_tables(tmp_path, "transcripts")["UTF-16"]
+    status, _, err = run_cli(
+        capsys, "estimate", f"input={path}", "partition.rows=2", "output_dir=out"
+    )
+    assert_one_line_error(status, err, "estimate", *fragments)
+    assert not (tmp_path / "out").exists()

@@ -49,7 +49,12 @@ def test_help_of_a_chosen_config_group_option(capsys):
     [
         (["estimate", "input=x", "target=a,b"], "To use it as a list, use key=[value1,value2]"),
         (["estimate", "input=x", "no_such=1"], "has no such setting (werest estimate --help"),
-        (["estimate", "input=x", "no_such=1"], "To append to your config use +no_such=1"),
+        (["estimate", "input=x", "targt=edge"], "has no such setting (werest estimate --help"),
+        (["estimate", "input=x", "targt=edge"], "did you mean target?"),
+        (
+            ["estimate", "input=x", "+targt=edge"],
+            "werest estimate has no setting 'targt' (did you mean target?)",
+        ),
         (
             ["transcribe", "input=x", "out=y", "asr=nope"],
             "Available options in 'asr': faster_whisper, pocketsphinx, pocketsphinx_an4",

@@ -52,7 +52,7 @@ def test_the_yaml_and_the_schema_agree(command, overrides):
     check_settings(command, compose(command, overrides))
 
 
-def test_a_setting_renamed_in_the_yaml_alone_is_caught():
+def test_a_setting_renamed_in_the_yaml_alone_is_caught(monkeypatch):
     cfg = compose("estimate", ["input=x.csv"])
     with open_dict(cfg):
         cfg["chunk_rows"] = cfg.pop("chunk_utterances")
@@ -61,6 +61,11 @@ def test_a_setting_renamed_in_the_yaml_alone_is_caught():
     cfg = compose("estimate", ["input=x.csv"])
     with open_dict(cfg):
         cfg["chunk_rows"] = 5
+    # a key the user added (+chunk_rows=5) is named as theirs, with the closest setting
+    with pytest.raises(ConfigError, match=r"no setting 'chunk_rows' \(did you mean chunk_utt"):
+        check_settings("estimate", cfg)
+    # the same key written in conf/estimate.yaml without a schema entry is the developer's
+    monkeypatch.setattr("werest.config._in_yaml", lambda command, key: True)
     with pytest.raises(ConfigError, match=r"chunk_rows: a setting of conf/estimate.yaml"):
         check_settings("estimate", cfg)
 

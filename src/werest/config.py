@@ -64,6 +64,12 @@ def check_keys(command: str, cfg: DictConfig, schema: type) -> None:
         for key in node:
             dotted = f"{parent}.{key}" if parent else str(key)
             if dotted not in known:
+                if not parent and not _in_yaml(command, dotted):  # the user's "+key=value"
+                    hint = closest_setting(command, dotted)
+                    raise ConfigError(
+                        f"werest {command} has no setting {dotted!r}"
+                        f"{' (' + hint + ')' if hint else ''}; werest {command} --help lists them"
+                    )
                 raise ConfigError(
                     f"{dotted}: a setting of conf/{command}.yaml that {where} does not type; "
                     "add it there"
@@ -182,6 +188,12 @@ def _check_range(key: str, number: float, setting: Setting) -> None:
         raise ConfigError(f"{key} must be {_describe(setting)}, got {number!r}")
 
 
+def _in_yaml(command: str, key: str) -> bool:
+    """Whether ``key`` is a top-level key of ``conf/<command>.yaml`` itself."""
+    path = conf_dir() / f"{command}.yaml"
+    return path.is_file() and key in (OmegaConf.load(path) or {})
+
+
 def conf_dir() -> Path:
     """The directory holding the Hydra configs (inside the wheel, or the repo's ``conf/``)."""
     packaged = Path(__file__).resolve().parent / "conf"
@@ -205,11 +217,26 @@ def compose(command: str, overrides: Sequence[str] = ()) -> DictConfig:
         message = hydra_message(error)
         if message.startswith("Could not override"):
             head, _, hint = message.partition("; ")
+            key = head.split("'")[1] if head.count("'") >= 2 else ""
+            if "." not in key:  # a top-level setting: "+key" would not be typed either
+                hint = closest_setting(command, key)
             message = (
                 f"{head}: werest {command} has no such setting (werest {command} --help lists "
                 f"them){'; ' + hint if hint else ''}"
             )
         raise ConfigError(f"bad configuration for 'werest {command}': {message}") from None
+
+
+def closest_setting(command: str, key: str) -> str:
+    """ "did you mean X?" for a mistyped top-level setting of ``command`` ('' if none is close)."""
+    import difflib
+
+    from werest.schema import SCHEMAS, entries
+
+    schema = SCHEMAS.get(command)
+    names = sorted({entry.key.split(".")[0] for entry in entries(schema)}) if schema else []
+    close = difflib.get_close_matches(key, names, n=2, cutoff=0.6)
+    return f"did you mean {' or '.join(close)}?" if close else ""
 
 
 def hydra_message(error: BaseException) -> str:

@@ -99,7 +99,13 @@ from werest.io import atomic_path, record_write
 from werest.model import Models
 from werest.proxy import Ranking
 from werest.scoring import dataset_units, scoring_units, utterance_order
-from werest.table import _CSV_SUFFIXES, resolve_audio, table_format, validate_table
+from werest.table import (
+    _CSV_SUFFIXES,
+    check_not_utf16,
+    resolve_audio,
+    table_format,
+    validate_table,
+)
 from werest.text import NormalisationCache, Normaliser, cached_normalisation
 
 log = logging.getLogger(__name__)
@@ -190,6 +196,8 @@ def _raw_chunks(file: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
             message = " ".join(str(error).split())
             raise InputError(f"not a readable Parquet file: {message}", path=file) from None
         return
+    with open(file, "rb") as handle:
+        check_not_utf16(handle.read(4), file)
     try:
         yield from pd.read_csv(
             file,
@@ -748,13 +756,21 @@ def workspace(
     ``(scratch, staging)``. ``scratch`` holds the spilled input, in ``work_dir`` (on a
     cluster, a folder every worker reads), else beside ``output``; ``staging`` is beside
     ``final`` (one file system, so :func:`put_in_place` renames it into place). Both are
-    removed whatever happens: a failed run leaves nothing half-written."""
+    removed whatever happens: a failed run leaves nothing half-written, not even the output
+    folder it created."""
+    created = not final.parent.exists()
     with scratch_folder(output, work_dir) as scratch:
         staging = None
         try:
             final.parent.mkdir(parents=True, exist_ok=True)
             staging = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=final.parent))
             yield scratch, staging
+        except BaseException:
+            if staging is not None:
+                shutil.rmtree(staging, ignore_errors=True)
+            if created and final.parent.is_dir() and not any(final.parent.iterdir()):
+                final.parent.rmdir()
+            raise
         finally:
             if staging is not None:
                 shutil.rmtree(staging, ignore_errors=True)

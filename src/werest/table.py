@@ -144,6 +144,22 @@ def _check_readable(path: Path) -> None:
         raise InputError("the file is not readable (permission denied)", path=path)
 
 
+#: Byte-order marks of the encodings a spreadsheet's "Unicode text" export uses.
+UTF16_BOMS = {b"\xff\xfe": "utf-16", b"\xfe\xff": "utf-16"}
+
+
+def check_not_utf16(head: bytes, path: Path) -> None:
+    """InputError with the right ``iconv`` line when the file starts with a UTF-16 byte-order
+    mark (its first bytes are not UTF-8, and a latin1 hint would garble it)."""
+    for bom, encoding in UTF16_BOMS.items():
+        if head.startswith(bom):
+            raise InputError(
+                f"a {encoding.upper()} file (byte-order mark 0x{bom.hex()}); werest reads "
+                f"UTF-8 only: re-encode it, e.g. iconv -f {encoding} -t utf-8",
+                path=path,
+            )
+
+
 def _decode_utf8(path: Path) -> str:
     """The file as text; InputError naming the line for non-UTF-8 bytes or a NUL byte (a
     binary file, or UTF-16 text, which is valid UTF-8 byte by byte when it is ASCII)."""
@@ -151,6 +167,7 @@ def _decode_utf8(path: Path) -> str:
         data = path.read_bytes()
     except OSError as error:
         raise InputError(f"cannot read: {error.strerror}", path=path) from None
+    check_not_utf16(data[:4], path)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:

@@ -10,6 +10,7 @@ missing feature value) are statuses and the run goes on, unless every row fails.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import random
 import shutil
@@ -865,3 +866,27 @@ def test_a_utf16_table_in_a_partitioned_run(tmp_path, monkeypatch, capsys):
     )
     assert_one_line_error(status, err, "estimate", *fragments)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "how", [[], ["chunk_utterances=1"], ["partition.rows=4", "partition.per_process=0"]]
+)
+def test_a_proxy_that_did_not_transcribe_a_dataset(tmp_path, monkeypatch, capsys, how):
+    """proxy=a where dataset B has no system a: A is estimated, B's row says nothing was
+    estimated, with a warning that names the reason and no empty "[, ]" interval; in memory,
+    chunk by chunk (a chunk holding only B once raised) and partitioned alike."""
+    monkeypatch.chdir(tmp_path)
+    rows = ["dataset,utt_id,system,hypothesis"]
+    for u in range(3):
+        rows += [f"A,u{u},{s},hello world {s}" for s in "abc"]
+        rows += [f"B,v{u},{s},good day {s}" for s in "bc"]
+    (tmp_path / "p.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    status, out, err = run_cli(
+        capsys, "estimate", "input=p.csv", "proxy=a", "target=b", "output_dir=out", *how
+    )
+    assert status == 0, err
+    records = {r["dataset"]: r for r in json.loads((tmp_path / "out" / "summary.json").read_text())}
+    assert records["A"]["n_estimated"] == 3 and records["B"]["n_estimated"] == 0
+    assert any("nothing estimated" in w for w in records["B"]["warnings"])
+    assert "warning: B: b: nothing estimated" in out
+    assert "[, ]" not in out

@@ -197,6 +197,18 @@ def test_cli_imports_csv_and_reports_errors_in_one_line(tmp_path):
     )
     assert none.returncode == 0, none.stderr
     assert "reference" not in read_table(out).columns
+    # without reference_column=null, the error says how to import an unlabelled file
+    missing = subprocess.run(
+        [*WEREST, "import", "csv", str(unlabelled), "--out", str(tmp_path / "m.parquet")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert missing.returncode == 2 and missing.stderr.strip().count("\n") == 0
+    assert "column 'reference': missing column" in missing.stderr
+    assert "reference_column=null for a file without references" in missing.stderr
+    assert not (tmp_path / "m.parquet").exists()
 
 
 def test_shared_afrispeech_gcp_file_through_custom_columns():

@@ -52,6 +52,7 @@ from werest.guards import (
     count_missing_as_deletions,
     guard_warnings,
     sample_pairs,
+    unestimated_warnings,
 )
 from werest.intervals import calibrated_interval
 from werest.io import atomic_path, json_default
@@ -248,6 +249,7 @@ def _estimate_chunk(
         targets=_present(chunk, targets),
         proxy=proxy,
         unseen_order=unseen_order,
+        absent_proxy_ok=True,  # the whole input has it (checked): not this chunk's datasets
     )
     return build_features(
         chunk, proxies, normaliser=NO_NORMALISATION, input_features=extra, context=False
@@ -426,7 +428,9 @@ def format_summary(records: list[dict], labelled: bool = False) -> str:
             "95% interval": percent_interval(r.get("interval_low"), r.get("interval_high"))
             if "interval_low" in r
             else "",
-            "bootstrap CI": percent_interval(r["ci_low"], r["ci_high"]),
+            "bootstrap CI": percent_interval(r["ci_low"], r["ci_high"])
+            if r["ci_low"] is not None
+            else "",
         }
         if labelled:  # labels= (werest.labels): prediction-powered rows say so
             row["method"] = r["method"]
@@ -633,7 +637,7 @@ def estimate_table(
         calibration=models.calibration,
         scored=scored,
     )
-    warnings = guard_warnings(table, utterances, pairs)
+    warnings = [*guard_warnings(table, utterances, pairs), *unestimated_warnings(records)]
     attach_warnings(records, warnings)
     return readable_utterances(utterances, table, used, scored), records, warnings
 

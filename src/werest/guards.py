@@ -327,6 +327,22 @@ def count_missing_as_deletions(table: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def unestimated_warnings(records: list[dict]) -> list[dict]:
+    """A warning for each (dataset, system) of which no utterance could be estimated (no
+    proxy hypothesis: e.g. ``proxy=`` names a system that did not run on the dataset)."""
+    return [
+        {
+            "dataset": r["dataset"],
+            "systems": [r["system"]],
+            "message": f"{r['system']}: nothing estimated: none of its {r['n_utterances']} "
+            "utterance(s) has a proxy hypothesis (with proxy=, that system did not "
+            "transcribe this dataset)",
+        }
+        for r in records
+        if r["n_estimated"] == 0
+    ]
+
+
 def attach_warnings(records: list[dict], warnings: list[dict]) -> list[dict]:
     """Add to each summary record the messages of the warnings on its dataset and system."""
     for record in records:

@@ -92,6 +92,7 @@ from werest.guards import (
     attach_warnings,
     evidence_found,
     sample_keys,
+    unestimated_warnings,
     utterance_counts,
     warnings_from_counts,
 )
@@ -733,7 +734,10 @@ def _combine(results, models, normaliser, pairs, n_resamples, seed):
         for column, any_value in result.evidence.items():
             found[column] = found.get(column, False) or any_value
     evidence = [column for column, any_value in found.items() if any_value]
-    warnings = warnings_from_counts(total_counts(results), compact, pairs, evidence)
+    warnings = [
+        *warnings_from_counts(total_counts(results), compact, pairs, evidence),
+        *unestimated_warnings(records),
+    ]
     attach_warnings(records, warnings)
     return records, warnings, compact
 

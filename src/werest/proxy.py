@@ -217,6 +217,7 @@ def choose_proxies(
     targets: list[str] | None = None,
     proxy: str | None = None,
     unseen_order: list[str] | None = None,
+    absent_proxy_ok: bool = False,
 ) -> pd.DataFrame:
     """Pick a proxy system for every (dataset, utt_id, target) row.
 
@@ -228,6 +229,9 @@ def choose_proxies(
     targets : the target systems (default: every system in the table).
     proxy : an explicit proxy system for every target (must differ from each target).
     unseen_order : the order of systems ``ranking`` does not hold (:func:`consensus_order`).
+    absent_proxy_ok : an explicit ``proxy`` absent from ``table`` (a chunk of a larger table
+        it is in, e.g. a dataset it did not transcribe) leaves every row without a proxy
+        instead of raising.
 
     Returns
     -------
@@ -243,7 +247,7 @@ def choose_proxies(
             f"(systems: {', '.join(sorted(systems))})"
         )
     if proxy is not None:
-        if proxy not in systems:
+        if proxy not in systems and not absent_proxy_ok:
             raise ConfigError(
                 f"proxy system {proxy!r} is not in the table "
                 f"(systems: {', '.join(sorted(systems))})"

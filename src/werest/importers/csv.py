@@ -121,7 +121,17 @@ def load_file(
     for column in wanted:
         if column not in frame.columns:
             found = ", ".join(map(repr, frame.columns))
-            raise InputError(f"missing column (columns found: {found})", path=path, column=column)
+            hint = {
+                id_column: "id_column=NAME",
+                hypothesis_column: "hypothesis_column=NAME",
+                reference_column: "reference_column=NAME, or reference_column=null for a file "
+                "without references",
+            }[column]
+            raise InputError(
+                f"missing column (columns found: {found}); name it with {hint}",
+                path=path,
+                column=column,
+            )
     renamed = {id_column: "utt_id", hypothesis_column: "hypothesis"}
     if reference_column:
         renamed[reference_column] = "reference"

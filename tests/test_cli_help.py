@@ -102,3 +102,13 @@ def test_a_wrote_line_names_the_outputs(tmp_path, capsys):
         assert last == f"wrote {len(written)} files in {tmp_path / 'out'}"
     assert main(["score", "--cfg", f"input={table}"]) == 0
     assert "\nwrote " not in capsys.readouterr().out
+
+
+def test_a_comment_continued_on_the_next_lines_is_shown_whole(capsys):
+    """conf/import.yaml continues some comments on the next line ('#' in the same column):
+    --help shows them whole, not cut mid-sentence."""
+    assert main(["import", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "| svarah | verli | csv" in out
+    assert "dataset name (default from the layout; csv: the file's folder name)" in out
+    assert "(csv default: the file's stem)" in out

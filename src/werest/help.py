@@ -54,12 +54,20 @@ _KEY = re.compile(r"^(\s*)([A-Za-z_][\w.-]*)\s*:(.*)$")
 
 
 def yaml_comments(path: Path, prefix: str = "") -> dict[str, str]:
-    """``{dotted key: comment}`` of a YAML config file, from the ``# ...`` after each key."""
+    """``{dotted key: comment}`` of a YAML config file, from the ``# ...`` after each key; a
+    comment continued on the next lines (``#`` alone on a line, in the same column) is one
+    comment."""
     comments: dict[str, str] = {}
     stack: list[tuple[int, str]] = []
+    last: tuple[str, int] | None = None  # the last commented key and its '#' column
     for line in path.read_text(encoding="utf-8").splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith("#") and last and len(line) - len(stripped) == last[1]:
+            comments[last[0]] += " " + stripped.lstrip("#").strip()
+            continue
+        last = None
         match = _KEY.match(line)
-        if not match or line.lstrip().startswith(("#", "-")):
+        if not match or stripped.startswith(("#", "-")):
             continue
         indent, key, rest = len(match.group(1)), match.group(2), match.group(3)
         while stack and stack[-1][0] >= indent:
@@ -69,6 +77,7 @@ def yaml_comments(path: Path, prefix: str = "") -> dict[str, str]:
         comment = re.split(r"\s#\s?", rest, maxsplit=1)
         if len(comment) == 2 and comment[1].strip():
             comments[prefix + dotted] = comment[1].strip()
+            last = (prefix + dotted, line.index("#", len(line) - len(rest)))
     return comments
 
 

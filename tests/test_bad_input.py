@@ -890,3 +890,24 @@ def test_a_proxy_that_did_not_transcribe_a_dataset(tmp_path, monkeypatch, capsys
     assert any("nothing estimated" in w for w in records["B"]["warnings"])
     assert "warning: B: b: nothing estimated" in out
     assert "[, ]" not in out
+
+
+@pytest.mark.parametrize(
+    ("command", "extra"),
+    [
+        ("estimate", []),
+        ("estimate", ["partition.rows=2", "partition.per_process=0"]),
+        ("leaderboard", []),
+    ],
+)
+def test_text_in_a_similarity_column(tmp_path, monkeypatch, capsys, command, extra):
+    """similarity=high is a user's mistake whichever model runs (the default one does not
+    use similarity): one line naming the row and the column, exit 2, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    rows = ["dataset,utt_id,system,hypothesis,similarity"]
+    rows += [f"A,u{u},{s},hello world {s},0.8" for u in range(3) for s in "abc"]
+    rows[5] = rows[5].replace(",0.8", ",high")
+    (tmp_path / "sim.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    status, _, err = run_cli(capsys, command, "input=sim.csv", "output_dir=out", *extra)
+    assert_one_line_error(status, err, command, "sim.csv", "row 5", "'similarity'", "'high'")
+    assert not (tmp_path / "out").exists()

@@ -556,8 +556,14 @@ def _non_english(table: pd.DataFrame) -> list[str]:
 
 
 def input_features(models: Models) -> tuple[str, ...]:
-    """Columns the models need from the input (e.g. ``similarity``, ``wl_mean_logprob``)."""
-    return tuple(input_columns(models.feature_names))
+    """The input's numeric evidence columns, checked as numbers when present: those the
+    models need (e.g. ``similarity``, ``wl_mean_logprob``), and every other column ``werest
+    embed`` writes (text such as ``similarity=high`` is a user's mistake whichever model
+    runs)."""
+    from werest.features.likelihood import LIKELIHOOD_FEATURES
+
+    needed = input_columns(models.feature_names)
+    return tuple(dict.fromkeys([*needed, "similarity", "audio_duration", *LIKELIHOOD_FEATURES]))
 
 
 def _nothing_estimated(utterances: pd.DataFrame, path) -> InputError:

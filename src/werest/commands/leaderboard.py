@@ -18,7 +18,7 @@ from werest.commands._common import (
     show,
 )
 from werest.errors import ConfigError
-from werest.estimate import check_normaliser, load_models
+from werest.estimate import check_normaliser, input_features, load_models
 from werest.fairness import FairnessSettings
 from werest.guards import format_warnings
 from werest.io import atomic_path
@@ -49,7 +49,7 @@ def run(cfg: DictConfig) -> Leaderboard:
             )
         result = _run_partitioned(cfg, models, boot, audit)
     else:
-        table = read_table(cfg.input)
+        table = read_table(cfg.input, numeric=input_features(models))
         table = select_datasets(table, cfg.get("datasets"), cfg.get("exclude_datasets"))
         check_normaliser(models, requested_normaliser(cfg.get("normaliser")), table)
         labels = read_labels(cfg.labels, table, cfg.input) if cfg.get("labels") else None

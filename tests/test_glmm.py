@@ -101,6 +101,7 @@ def test_glmm_without_a_speaker_column_falls_back_to_the_glm():
     settings = FairnessSettings(categories=("gender",), model="glmm", covariates=())
     result = audit_category(audit_frame(0.0).drop(columns="speaker"), "gender", settings)
     assert result.test.startswith("LRT / φ̂")
+    assert "no speaker values: GLM instead of the GLMM" in result.note
 
 
 def test_glmm_accepts_quasi_counts():

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from werest.cli import main
+from werest.errors import ConfigError
 from werest.estimate import load_models
 from werest.fairness import FairnessSettings
 from werest.leaderboard import build, select_datasets
@@ -193,6 +194,14 @@ def test_build_ranks_reports_truth_rtfx_and_fairness(models):
     assert latency_rows.set_index("system")["mean"].to_dict() == pytest.approx(
         {"good": 1.5, "fair": 0.75, "poor": 0.3}
     )
+
+
+def test_the_glmm_audit_without_a_speaker_column_is_refused(models):
+    """fairness.model=glmm asks for a per-speaker random intercept: on an input without a
+    speaker column the leaderboard says so (it used to fall back to the GLM silently)."""
+    settings = FairnessSettings(categories=("gender",), min_group_size=5, model="glmm")
+    with pytest.raises(ConfigError, match=r"fairness.model=glmm needs a speaker column"):
+        build(toy_table(), models, boot=Bootstrap(50, 0.95, 0), fairness=settings)
 
 
 @pytest.mark.xfail(

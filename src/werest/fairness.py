@@ -100,8 +100,9 @@ class FairnessSettings:
         (``model: glm``) or the GLMM's likelihood-ratio test (``model: glmm``).
     model : ``glm`` (Poisson GLM; cluster-robust Wald test with speakers) or ``glmm`` (the
         published model: Poisson GLMM with a per-speaker random intercept, maximum likelihood
-        by adaptive Gauss–Hermite quadrature, :mod:`werest.glmm`, and its LRT; without a
-        speaker column it falls back to ``glm``).
+        by adaptive Gauss–Hermite quadrature, :mod:`werest.glmm`, and its LRT; ``werest
+        leaderboard`` refuses it on an input without a speaker column, and an audit whose rows
+        have no speaker value uses ``glm`` and says so in its note).
     quadrature_nodes : Gauss–Hermite nodes per speaker for ``glmm`` (1 = Laplace).
     """
 
@@ -320,7 +321,10 @@ def audit_category(
     table["predicted_wer"] = table["group"].map(predicted)
     table["raw_score"] = table["group"].map(raw_scores(predicted))
     score = float(np.sum(table["share"] * table["raw_score"]))
-    note = f"covariates: {', '.join(covariates)}" if covariates else ""
+    notes = [f"covariates: {', '.join(covariates)}"] if covariates else []
+    if settings.model == "glmm" and clusters is None:
+        notes.append("no speaker values: GLM instead of the GLMM")
+    note = "; ".join(notes)
     return CategoryAudit(
         category,
         table,

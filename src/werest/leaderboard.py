@@ -464,6 +464,13 @@ def fairness_audits(
     categories = [c for c in settings.categories if c in done.columns]
     if not categories:
         return {}
+    speakers = settings.speaker in done.columns and done[settings.speaker].notna().any()
+    if settings.model == "glmm" and not speakers:
+        raise ConfigError(
+            f"fairness.model=glmm needs a speaker column ({settings.speaker!r}) for its "
+            "per-speaker random intercept, and the input has none: add it, or use "
+            "fairness.model=glm"
+        )
     est, true = audit_rows(done, scored)
     summary, groups, cats, comparison = [], [], [], []
     for (dataset, system), rows in est.groupby(["dataset", "system"], sort=True):

@@ -911,3 +911,23 @@ def test_text_in_a_similarity_column(tmp_path, monkeypatch, capsys, command, ext
     status, _, err = run_cli(capsys, command, "input=sim.csv", "output_dir=out", *extra)
     assert_one_line_error(status, err, command, "sim.csv", "row 5", "'similarity'", "'high'")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("how", [[], ["partition.rows=4", "partition.per_process=0"]])
+def test_the_true_wer_beside_an_estimate_is_on_the_estimated_utterances(
+    tmp_path, monkeypatch, capsys, how
+):
+    """Utterance u9 was transcribed by b alone (no proxy: not estimated), and b got it all
+    wrong. The true WER printed beside b's estimate counts only u0–u2, which b got right:
+    0 %, not the 4 errors in 10 words of all its rows."""
+    monkeypatch.chdir(tmp_path)
+    rows = ["dataset,utt_id,system,hypothesis,reference"]
+    for u in range(3):
+        rows += [f"A,u{u},{s},hello world,hello world" for s in "abc"]
+    rows.append("A,u9,b,x y z w,one two three four")
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    status, _, err = run_cli(capsys, "estimate", "input=t.csv", "target=b", "output_dir=out", *how)
+    assert status == 0, err
+    (record,) = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert record["n_estimated"] == 3 and record["n_utterances"] == 4
+    assert record["wer"] == 0.0 and record["n_labelled"] == 3

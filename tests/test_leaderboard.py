@@ -295,3 +295,21 @@ def test_dighr_190301_true_and_estimated_audits(models):
         expected = 10 * np.log10(summary[f"{side}_overall"] / summary[f"{side}_wer"])
         assert np.allclose(summary[f"{side}_faas"], expected)
     assert set(result.fairness["comparison"]["category"]) == {"gender", "age", "accent"}
+
+
+def test_the_true_wer_beside_an_estimate_is_on_the_estimated_utterances(models):
+    """System b alone transcribed u9 (no proxy, not estimated) and got every word wrong: its
+    true WER beside its estimate counts only the utterances estimated (0 %)."""
+    rows = [
+        {"dataset": "A", "utt_id": f"u{u}", "system": s, "hypothesis": "hello world",
+         "reference": "hello world"}
+        for u in range(3) for s in "abc"
+    ]  # fmt: skip
+    rows.append(
+        {"dataset": "A", "utt_id": "u9", "system": "b", "hypothesis": "x y z w",
+         "reference": "one two three four"}
+    )  # fmt: skip
+    result = build(pd.DataFrame(rows), models, boot=Bootstrap(50, 0.95, 0), fairness=None)
+    truth = result.datasets.set_index("system")["true_wer"]
+    assert truth["b"] == 0.0
+    assert result.board.set_index("system").loc["b", "true_wer"] == 0.0

@@ -396,12 +396,16 @@ def _true_wer(
         scored = scored_rows(table, utterances, normaliser)
     if scored is None:
         return None
-    return truth_from_sums(truth_sums(scored))
+    return truth_from_sums(truth_sums(scored, utterances))
 
 
-def truth_sums(scored: pd.DataFrame) -> pd.DataFrame:
+def truth_sums(scored: pd.DataFrame, utterances: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per (dataset, system): Σ word errors, Σ reference words and the count of labelled rows;
-    integer sums, so partitions add up to exactly the whole table's."""
+    integer sums, so partitions add up to exactly the whole table's. With ``utterances``, only
+    the rows estimated there (status ok) count: a true WER beside an estimate is measured on
+    exactly the utterances estimated."""
+    if utterances is not None:
+        scored = scored.merge(utterances.loc[utterances["status"] == STATUS_OK, KEY], on=KEY)
     grouped = scored.groupby(["dataset", "system"])
     return grouped[["word_errors", "ref_words"]].sum().assign(n=grouped.size())
 

@@ -560,7 +560,9 @@ def assemble(
     row order: they are put in the canonical order first), the guards' utterance counts
     (:func:`werest.guards.utterance_counts`) and their sample of pairs."""
     rows = canonical(rows)
-    done, scored = estimated(rows), labelled(rows)
+    # the truth beside an estimate is measured on exactly the rows estimated
+    done = estimated(rows)
+    scored = labelled(done) if labelled(rows) is not None else None
     if done.empty:
         raise InputError("no utterance was transcribed by two systems: nothing to estimate")
     board, per_dataset = rank_systems(done, scored, boot)

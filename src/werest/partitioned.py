@@ -435,7 +435,7 @@ def _estimate_partition(folder: Path, output: Path, context: PartitionContext) -
     # categories: a string read from Parquet is one object per row, ~60 bytes each, which
     # over 10M target rows would make the compact frame several GB instead of ~100 B a row
     compact = compact.astype(dict.fromkeys(CATEGORIES, "category"))
-    truth = truth_sums(scored) if scored is not None else None
+    truth = truth_sums(scored, utterances) if scored is not None else None
     evidence = evidence_found(utterances)
     return PartitionResult(compact, truth, units, counts, Path(output), evidence)
 

@@ -109,7 +109,8 @@ def test_page_is_self_contained(board_dir):
     header = ranking[0]
     for column in (
         "est. WER %",
-        "95% CI",
+        "95% interval",
+        "sampling CI",
         "true WER %",
         "true rank",
         "RTFx",
@@ -121,6 +122,11 @@ def test_page_is_self_contained(board_dir):
         assert column in header, column
     rows = {row[1]: dict(zip(header, row, strict=True)) for row in ranking[1:]}
     assert rows["good"]["true WER %"] == "0.00" and rows["poor"]["RTFx"] == "10.0"
+    for row in rows.values():  # the interval with the model's error holds the sampling CI
+        interval = [float(v) for v in row["95% interval"].strip("[]").split(",")]
+        sampling = [float(v) for v in row["sampling CI"].strip("[]").split(",")]
+        assert interval[0] <= sampling[0] and sampling[1] <= interval[1]
+        assert interval[1] - interval[0] > sampling[1] - sampling[0]
     assert rows["good"]["latency p50 s"] == "1.500"
 
 

@@ -433,11 +433,13 @@ def label_leaderboard(
         board.loc[i, "n_labelled"] = int(mine["n_labelled"].sum())
         board.loc[i, "method"] = methods.pop() if len(methods) == 1 else "mixed"
         board.loc[i, "est_wer"] = mine["est_wer"].mean()
-        if board.loc[i, "method"] == "ppi":
+        if board.loc[i, "method"] == "ppi":  # the labels' interval is the one to read
             _, low, high = macro.interval(list(mine["dataset"]), system)
-            board.loc[i, "est_ci_low"], board.loc[i, "est_ci_high"] = low, high
+            board.loc[i, ["est_ci_low", "interval_low"]] = low
+            board.loc[i, ["est_ci_high", "interval_high"]] = high
         elif board.loc[i, "method"] == "mixed":
-            board.loc[i, "est_ci_low"] = board.loc[i, "est_ci_high"] = np.nan
+            columns = ["est_ci_low", "est_ci_high", "interval_low", "interval_high"]
+            board.loc[i, columns] = np.nan
     board = board.sort_values(["est_wer", "system"]).reset_index(drop=True)
     board["rank"] = np.arange(1, len(board) + 1)
     board["n_labelled"] = board["n_labelled"].astype(int)

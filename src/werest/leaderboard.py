@@ -57,6 +57,7 @@ from werest.fairness import FairnessSettings, audit, audit_frames, compare_audit
 from werest.features.agreement import STATUS_OK
 from werest.features.inputs import relative_to_proxy
 from werest.guards import sample_pairs, utterance_counts, warnings_from_counts
+from werest.intervals import calibrated_interval
 from werest.lid import CONFIDENCE, DETECTED, TRUE, LidReport, has_lid, lid_report
 from werest.model import Models
 from werest.scoring import utterance_order
@@ -545,7 +546,38 @@ def build(
         chunk_utterances=chunk_utterances,
         n_jobs=n_jobs,
     )
-    return assemble(rows, utterance_counts(table), pairs_sample, boot=boot, fairness=fairness)
+    return assemble(
+        rows,
+        utterance_counts(table),
+        pairs_sample,
+        boot=boot,
+        fairness=fairness,
+        calibration=models.calibration,
+    )
+
+
+def add_intervals(
+    board: pd.DataFrame, per_dataset: pd.DataFrame, calibration: dict | None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``interval_low``/``interval_high``: the 95 % interval that includes the model's own
+    error on new domains (:func:`werest.intervals.calibrated_interval`, as ``werest
+    estimate`` gives it), per dataset, and per system the mean of its datasets' bounds (the
+    model's error is shared by a system's datasets, so their bounds move together), never
+    narrower than the sampling CI. Without a calibration (an old model): the sampling CI."""
+    per_dataset, board = per_dataset.copy(), board.copy()
+    if calibration:
+        low, high = calibrated_interval(per_dataset["est_wer"].to_numpy(dtype=float), calibration)
+        per_dataset["interval_low"], per_dataset["interval_high"] = low, high
+        means = per_dataset.groupby("system")[["interval_low", "interval_high"]].mean()
+        board["interval_low"] = np.fmin(
+            board["system"].map(means["interval_low"]), board["est_ci_low"]
+        )
+        board["interval_high"] = np.fmax(
+            board["system"].map(means["interval_high"]), board["est_ci_high"]
+        )
+    else:
+        board["interval_low"], board["interval_high"] = board["est_ci_low"], board["est_ci_high"]
+    return board, per_dataset
 
 
 def assemble(
@@ -555,6 +587,7 @@ def assemble(
     *,
     boot: Bootstrap,
     fairness: FairnessSettings | None,
+    calibration: dict | None = None,
 ) -> Leaderboard:
     """Every table of the leaderboard from :func:`utterance_rows` of the whole input (in any
     row order: they are put in the canonical order first), the guards' utterance counts
@@ -566,6 +599,7 @@ def assemble(
     if done.empty:
         raise InputError("no utterance was transcribed by two systems: nothing to estimate")
     board, per_dataset = rank_systems(done, scored, boot)
+    board, per_dataset = add_intervals(board, per_dataset, calibration)
     board = add_timings(board, rows)
     agreement = (
         rank_agreement(board.set_index("system")["est_wer"], board.set_index("system")["true_wer"])

@@ -26,8 +26,16 @@ def board_view(board: pd.DataFrame) -> pd.DataFrame:
             "datasets": board["datasets"],
             "utts": board["utterances"],
             "est. WER %": board["est_wer"].map(percent),
-            "95% CI": [
-                percent_interval(lo, hi)
+            "95% interval": [
+                percent_interval(lo, hi) if pd.notna(lo) else ""
+                for lo, hi in zip(
+                    board.get("interval_low", board["est_ci_low"]),
+                    board.get("interval_high", board["est_ci_high"]),
+                    strict=True,
+                )
+            ],
+            "sampling CI": [
+                percent_interval(lo, hi) if pd.notna(lo) else ""
                 for lo, hi in zip(board["est_ci_low"], board["est_ci_high"], strict=True)
             ],
         }
@@ -142,9 +150,10 @@ def markdown_report(result: Leaderboard) -> str:
     lines = [
         "# Leaderboard",
         "",
-        "Ranked by the macro average over datasets of the label-free "
-        "corpus WER estimate Σ(pred·n̂)/Σn̂; 95 % CIs are percentile bootstraps over "
-        "utterances.",
+        "Ranked by the macro average over datasets of the corpus WER estimate Σ(pred·n̂)/Σn̂ "
+        "(prediction-powered where `method` says ppi). The 95 % interval includes the "
+        "model's own error on new domains (or is the labels' interval); the sampling CI is a "
+        "percentile bootstrap over utterances: sampling noise only.",
         "",
         markdown_table(board_view(result.board)),
         "",
@@ -280,16 +289,29 @@ def plot_board(board: pd.DataFrame, path: Path) -> None:
 
     y = np.arange(len(board))
     est = 100 * board["est_wer"].to_numpy(dtype=float)
+    low, high = (
+        ("interval_low", "interval_high")
+        if "interval_low" in board
+        else (
+            "est_ci_low",
+            "est_ci_high",
+        )
+    )
     errors = np.vstack(
         [
-            est - 100 * board["est_ci_low"].to_numpy(dtype=float),
-            100 * board["est_ci_high"].to_numpy(dtype=float) - est,
+            est - 100 * board[low].to_numpy(dtype=float),
+            100 * board[high].to_numpy(dtype=float) - est,
         ]
     )
     fig = Figure(figsize=(7, 0.6 * len(board) + 2.0))
     ax = fig.subplots()
     ax.barh(
-        y, est, xerr=np.nan_to_num(errors), color="#7aa6c2", capsize=4, label="estimated (95 % CI)"
+        y,
+        est,
+        xerr=np.nan_to_num(errors),
+        color="#7aa6c2",
+        capsize=4,
+        label="estimated (95 % interval)",
     )
     if "true_wer" in board:
         ax.plot(100 * board["true_wer"].to_numpy(dtype=float), y, "kD", label="true")

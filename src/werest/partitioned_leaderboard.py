@@ -192,6 +192,13 @@ def leaderboard_partitioned(
         results = run_partitions(leaderboard_partition, spilled.partitions, outputs, context)
         clock.lap("partitions")
     rows = concat_rows([r.rows for r in results])
-    result = assemble(rows, total_counts(results), pairs, boot=boot, fairness=fairness)
+    result = assemble(
+        rows,
+        total_counts(results),
+        pairs,
+        boot=boot,
+        fairness=fairness,
+        calibration=models.calibration,
+    )
     clock.lap("tables")
     return PartitionedLeaderboard(result, spilled.n_rows, len(spilled.partitions), clock.seconds)

@@ -174,7 +174,8 @@ def _figure(**kwargs):
 
 
 def plot_estimate_vs_truth(board: pd.DataFrame) -> str | None:
-    """Estimated vs true macro WER with both 95 % CIs (the estimate's CI alone without truth)."""
+    """Estimated macro WER with its 95 % interval against the true one with its CI (the
+    estimate alone without truth)."""
     est = 100 * board["est_wer"].to_numpy(dtype=float)
     est_err = _errors(board, "est")
     if "true_wer" not in board or board["true_wer"].isna().all():
@@ -184,7 +185,7 @@ def plot_estimate_vs_truth(board: pd.DataFrame) -> str | None:
         ax.errorbar(est, y, xerr=est_err, fmt="o", color=EST_COLOUR, capsize=3)
         ax.set_yticks(y, board["system"], fontsize=8)
         ax.invert_yaxis()
-        ax.set_xlabel("estimated macro WER % (95 % CI)")
+        ax.set_xlabel("estimated macro WER % (95 % interval)")
         return svg_of(fig)
     true = 100 * board["true_wer"].to_numpy(dtype=float)
     fig = _figure(figsize=(6.5, 6.0))
@@ -207,7 +208,7 @@ def plot_estimate_vs_truth(board: pd.DataFrame) -> str | None:
     ax.set_xlim(-0.02 * top, top)
     ax.set_ylim(-0.02 * top, top)
     ax.set_xlabel("true macro WER % (95 % CI)")
-    ax.set_ylabel("estimated macro WER % (95 % CI)")
+    ax.set_ylabel("estimated macro WER % (95 % interval)")
     ax.legend(loc="upper left", frameon=False)
     return svg_of(fig)
 
@@ -228,7 +229,7 @@ def plot_wer_vs_rtfx(board: pd.DataFrame) -> str | None:
         color=EST_COLOUR,
         capsize=2,
         markersize=4,
-        label="estimated (95 % CI)",
+        label="estimated (95 % interval)",
     )
     if "true_wer" in timed:
         ax.plot(
@@ -291,9 +292,19 @@ def plot_fairness(groups: pd.DataFrame) -> str | None:
 
 
 def _errors(board: pd.DataFrame, kind: str) -> np.ndarray:
+    """Error bars of ``kind`` (``est``: the 95 % interval with the model's error, where the
+    board has it; ``true``: the truth's bootstrap CI)."""
     centre = 100 * board[f"{kind}_wer"].to_numpy(dtype=float)
-    low = 100 * board[f"{kind}_ci_low"].to_numpy(dtype=float)
-    high = 100 * board[f"{kind}_ci_high"].to_numpy(dtype=float)
+    bounds = (
+        ("interval_low", "interval_high")
+        if kind == "est" and "interval_low" in board
+        else (
+            f"{kind}_ci_low",
+            f"{kind}_ci_high",
+        )
+    )
+    low = 100 * board[bounds[0]].to_numpy(dtype=float)
+    high = 100 * board[bounds[1]].to_numpy(dtype=float)
     return np.nan_to_num(np.clip(np.vstack([centre - low, high - centre]), 0, None))
 
 
@@ -327,9 +338,10 @@ def _ranking_tab(result: Leaderboard) -> str:
         ),
         figure(
             plot_estimate_vs_truth(result.board),
-            "Estimated vs true macro WER, each with its 95 % bootstrap CI; dashed: y = x."
+            "Estimated macro WER with its 95 % interval (the model's error included) against "
+            "the true macro WER with its bootstrap CI; dashed: y = x."
             if "true_wer" in result.board
-            else "Estimated macro WER with its 95 % CI.",
+            else "Estimated macro WER with its 95 % interval (the model's error included).",
         ),
         figure(
             plot_wer_vs_rtfx(result.board),
@@ -449,9 +461,17 @@ METRICS = [
         "then the macro average over the datasets the system has (each dataset weighs the same).",
     ),
     (
-        "95% CI",
+        "95% interval",
+        "The interval to read: per dataset, the conformal interval calibrated on the model's "
+        "own errors on domains it never saw (as werest estimate gives it), and per system the "
+        "mean of its datasets' bounds, never narrower than the sampling CI. With labels "
+        "(labels=), the prediction-powered interval instead.",
+    ),
+    (
+        "sampling CI",
         "Percentile bootstrap of the macro average: each dataset's utterances resampled "
-        "on their own, {n_resamples} resamples, confidence {confidence}.",
+        "on their own, {n_resamples} resamples, confidence {confidence}. Sampling noise only: "
+        "it does not include the model's error, so it is too narrow to hold the true WER.",
     ),
     (
         "true WER %",

@@ -313,3 +313,35 @@ def test_the_true_wer_beside_an_estimate_is_on_the_estimated_utterances(models):
     truth = result.datasets.set_index("system")["true_wer"]
     assert truth["b"] == 0.0
     assert result.board.set_index("system").loc["b", "true_wer"] == 0.0
+
+
+def test_ranking_on_common_ground():
+    """A and B ran on an easy and a hard dataset (B twice A's WER on both); C ran only on the
+    easy one, slightly worse than A there. By the macro over its own datasets C (6 %) would
+    rank first; filled by the multiplicative fit, its hard cell is about 3 × 6 % = 18 % (A's
+    ratio of hard to easy is 4), so over both datasets C (about 15 %) ranks between A (12.5 %)
+    and B (25 %). D shares no dataset with anyone: nothing compares it, it keeps its own."""
+    from werest.leaderboard import common_ground, filled_macro
+
+    per_dataset = pd.DataFrame(
+        [
+            ("easy", "A", 0.05), ("hard", "A", 0.20), ("easy", "B", 0.10), ("hard", "B", 0.40),
+            ("easy", "C", 0.06), ("other", "D", 0.30),
+        ],
+        columns=["dataset", "system", "est_wer"],
+    )  # fmt: skip
+    filled = filled_macro(per_dataset, "est_wer")
+    assert filled["A"] == pytest.approx(0.125) and filled["B"] == pytest.approx(0.25)
+    assert 0.13 < filled["C"] < 0.17  # (0.06 + ≈ 0.24 with the 0.5-point floor) / 2
+    assert filled["D"] == pytest.approx(0.30)
+    board = pd.DataFrame(
+        {
+            "rank": 0,
+            "system": ["A", "B", "C", "D"],
+            "datasets": [2, 2, 1, 1],
+            "est_wer": [0.125, 0.25, 0.06, 0.30],
+        }
+    )
+    ranked = common_ground(board, per_dataset)
+    assert list(ranked["system"]) == ["A", "C", "B", "D"]
+    assert list(ranked["filled_cells"]) == [0, 1, 0, 0]

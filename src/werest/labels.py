@@ -27,7 +27,7 @@ import pandas as pd
 
 from werest.errors import ConfigError, InputError
 from werest.features.agreement import STATUS_OK
-from werest.leaderboard import Leaderboard, estimated, neighbour_tests
+from werest.leaderboard import Leaderboard, common_ground, estimated, neighbour_tests
 from werest.leaderboard import labelled as labelled_rows
 from werest.ppi import (
     METHODS,
@@ -440,16 +440,15 @@ def label_leaderboard(
         elif board.loc[i, "method"] == "mixed":
             columns = ["est_ci_low", "est_ci_high", "interval_low", "interval_high"]
             board.loc[i, columns] = np.nan
-    board = board.sort_values(["est_wer", "system"]).reset_index(drop=True)
-    board["rank"] = np.arange(1, len(board) + 1)
+    board = common_ground(board, per_dataset)
     board["n_labelled"] = board["n_labelled"].astype(int)
     pairs = neighbour_tests(board, estimated(rows), labelled_rows(rows), boot)
     verdicts = [macro.pair(a, b) for a, b in zip(pairs["better"], pairs["worse"], strict=True)]
     pairs = pd.concat([pairs, pd.DataFrame(verdicts, index=pairs.index)], axis=1)
     result.board, result.datasets, result.pairs = board, per_dataset, pairs
-    if "true_wer" in board:
+    if "true_wer_all" in board:
         result.agreement = rank_agreement(
-            board.set_index("system")["est_wer"], board.set_index("system")["true_wer"]
+            board.set_index("system")["est_wer_all"], board.set_index("system")["true_wer_all"]
         )
     result.warnings = [*result.warnings, *warnings]
 

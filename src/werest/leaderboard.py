@@ -275,16 +275,87 @@ def rank_systems(
         if scored is not None:
             row |= _true_macro(scored[scored["system"] == system], boot)
         rows.append(row)
-    board = pd.DataFrame(rows).sort_values(["est_wer", "system"]).reset_index(drop=True)
-    board.insert(0, "rank", np.arange(1, len(board) + 1))
-    if "true_wer" in board:
-        board["true_rank"] = board["true_wer"].rank(method="min").astype("Int64")
-    if board["datasets"].nunique() > 1:
+    board = pd.DataFrame(rows)
+    board.insert(0, "rank", 0)
+    return common_ground(board, per_dataset), per_dataset
+
+
+#: The floor added to a WER before its logarithm in :func:`filled_macro` (0.5 points).
+LOG_FLOOR = 0.005
+
+
+def common_ground(board: pd.DataFrame, per_dataset: pd.DataFrame) -> pd.DataFrame:
+    """Rank on common ground. ``est_wer_all`` (and ``true_wer_all``) is each system's macro
+    WER over *every* dataset of the table, each cell it lacks (a dataset it was not run on)
+    filled by :func:`filled_macro`; the ranking (``rank``, ``true_rank``) follows it, so a
+    system run only on easy data is not put ahead of systems run on all of it. Where every
+    system has every dataset it equals ``est_wer`` (the macro over its own datasets).
+    ``filled_cells`` counts the cells filled."""
+    board = board.copy()
+    for column in ("est_wer", "true_wer"):
+        if column in board and column in per_dataset:
+            board[f"{column}_all"] = board["system"].map(filled_macro(per_dataset, column))
+    linked = _linked(per_dataset, sorted(per_dataset["system"].unique()))
+    common = per_dataset.loc[per_dataset["system"].map(linked).to_numpy(), "dataset"].nunique()
+    board["filled_cells"] = np.where(
+        board["system"].map(linked).fillna(False), common - board["datasets"], 0
+    )
+    if (board["filled_cells"] > 0).any():
         log.warning(
-            "systems cover different datasets: their macro averages are over different "
-            "datasets (see the datasets column)"
+            "systems cover different datasets: ranked by their macro WER over every dataset, "
+            "a missing cell filled by a multiplicative fit (dataset × system) of the cells that "
+            "exist (see the datasets and filled_cells columns)"
         )
-    return board, per_dataset
+    board = board.sort_values(["est_wer_all", "system"]).reset_index(drop=True)
+    board["rank"] = np.arange(1, len(board) + 1)
+    if "true_wer_all" in board:
+        board["true_rank"] = board["true_wer_all"].rank(method="min").astype("Int64")
+    return board
+
+
+def filled_macro(per_dataset: pd.DataFrame, column: str) -> pd.Series:
+    """Per system, the mean over every dataset of its ``column`` WER, a cell it lacks taken
+    from log(WER + :data:`LOG_FLOOR`) = dataset effect + system effect, fitted by least squares
+    on the cells that exist (a system twice as good on one dataset is twice as good on
+    another). Systems not linked to the others through shared datasets keep the mean over
+    their own datasets (nothing compares them)."""
+    cells = per_dataset[["dataset", "system", column]].dropna()
+    datasets, systems = sorted(cells["dataset"].unique()), sorted(cells["system"].unique())
+    d_index = cells["dataset"].map({d: i for i, d in enumerate(datasets)}).to_numpy()
+    s_index = cells["system"].map({s: i for i, s in enumerate(systems)}).to_numpy()
+    design = np.zeros((len(cells), len(datasets) + len(systems)))
+    design[np.arange(len(cells)), d_index] = 1.0
+    design[np.arange(len(cells)), len(datasets) + s_index] = 1.0
+    target = np.log(cells[column].to_numpy(dtype=float) + LOG_FLOOR)
+    coef = np.linalg.lstsq(design, target, rcond=None)[0]
+    observed = cells.pivot_table(index="system", columns="dataset", values=column, aggfunc="first")
+    observed = observed.reindex(index=systems, columns=datasets)
+    fitted = np.exp(coef[: len(datasets)][None, :] + coef[len(datasets) :][:, None]) - LOG_FLOOR
+    filled = observed.where(observed.notna(), np.clip(fitted, 0, None))
+    linked = _linked(cells, systems)
+    # the datasets of the linked systems: a dataset only an unlinked system has is not theirs
+    common = observed.loc[linked.to_numpy()].notna().any(axis=0)
+    own = observed.mean(axis=1)
+    return filled.loc[:, common.to_numpy()].mean(axis=1).where(linked, own)
+
+
+def _linked(cells: pd.DataFrame, systems: list[str]) -> pd.Series:
+    """Whether each system is connected, through shared datasets, to the largest group of
+    systems (a fit compares only connected systems)."""
+    parent = {s: s for s in systems}
+
+    def root(s: str) -> str:
+        while parent[s] != s:
+            parent[s] = parent[parent[s]]
+            s = parent[s]
+        return s
+
+    for _, group in cells.groupby("dataset"):
+        members = list(group["system"])
+        for other in members[1:]:
+            parent[root(other)] = root(members[0])
+    roots = pd.Series({s: root(s) for s in systems})
+    return roots == roots.value_counts().idxmax()
 
 
 def _per_dataset(done: pd.DataFrame, scored: pd.DataFrame | None) -> pd.DataFrame:
@@ -602,7 +673,9 @@ def assemble(
     board, per_dataset = add_intervals(board, per_dataset, calibration)
     board = add_timings(board, rows)
     agreement = (
-        rank_agreement(board.set_index("system")["est_wer"], board.set_index("system")["true_wer"])
+        rank_agreement(
+            board.set_index("system")["est_wer_all"], board.set_index("system")["true_wer_all"]
+        )
         if scored is not None
         else {}
     )

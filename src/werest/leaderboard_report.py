@@ -40,6 +40,11 @@ def board_view(board: pd.DataFrame) -> pd.DataFrame:
             ],
         }
     )
+    if "filled_cells" in board and (board["filled_cells"] > 0).any():  # common ground
+        view.insert(4, "est. WER % (all datasets)", board["est_wer_all"].map(percent))
+        view.insert(5, "filled cells", board["filled_cells"])
+        if "true_wer_all" in board:
+            view["true WER % (all datasets)"] = board["true_wer_all"].map(percent)
     if "method" in board:  # labels= (werest.labels.label_leaderboard)
         view["method"] = board["method"]
         view["labels"] = board["n_labelled"]

@@ -26,9 +26,11 @@ from tqdm.auto import tqdm
 
 from werest.features.agreement import STATUS_OK
 from werest.intervals import ConformalInterval
+from werest.labels import prediction_rows
 from werest.lodo import cross_conformal
-from werest.ppi import METHODS, DatasetFrame, dataset_frames, estimate_draws
+from werest.ppi import METHODS, DatasetFrame, dataset_frames, estimate_draws, quantile
 from werest.sampling import STRATEGIES, active_probabilities, labelling_scores
+from werest.table import KEY
 
 log = logging.getLogger(__name__)
 
@@ -75,14 +77,8 @@ class FewLabelSettings:
 def frames_from_heldout(utterances: pd.DataFrame) -> dict[str, DatasetFrame]:
     """:class:`werest.ppi.DatasetFrame` per dataset from :attr:`werest.lodo.LodoResult.utterances`
     (every row labelled): predictions weighted as the corpus estimate weighs them."""
-    words = utterances["proxy_words"].clip(lower=1).to_numpy(dtype=float)
-    rows = utterances.assign(
-        pred_errors=utterances["predicted_wer"].to_numpy(dtype=float) * words,
-        pred_words=words,
-        errors=utterances["word_errors"].to_numpy(dtype=float),
-        words=utterances["ref_words"].to_numpy(dtype=float),
-    )
-    return dataset_frames(rows)
+    truth = utterances[[*KEY, "word_errors", "ref_words"]]
+    return dataset_frames(prediction_rows(utterances.assign(status=STATUS_OK), truth))
 
 
 def simulate(
@@ -98,9 +94,7 @@ def simulate(
     rng = np.random.default_rng(settings.seed)
     work = [(ds, f) for ds, f in frames.items() if f.n >= 2]
     for dataset, frame in tqdm(work, desc="datasets", unit="dataset", disable=None):
-        truth = np.nansum(np.where(frame.present, frame.errors, 0), axis=0) / np.nansum(
-            np.where(frame.present, frame.words, 0), axis=0
-        )
+        truth = frame.truth()
         pop = frame.population()
         probs = {
             "random": np.full(frame.n, 1.0 / frame.n),
@@ -144,12 +138,9 @@ def simulate(
 
 def _rows(est, truth: np.ndarray, level: float, budget: int) -> pd.DataFrame:
     """Every estimator × interval method of one draw (long form)."""
-    from scipy import stats
-
     parts = []
     alpha = (1 - level) / 2
-    m = budget
-    q = {"normal": stats.norm.ppf(1 - alpha), "t": stats.t.ppf(1 - alpha, max(m - 1, 1))}
+    q = {method: quantile(method, level, budget) for method in ("normal", "t")}
     for estimator, point, se, boot in (
         ("ppi", est.ppi, est.se, est.boot),
         ("classical", est.classical, est.se_classical, est.boot_classical),
@@ -193,10 +184,7 @@ def zero_label_cells(
     (:func:`werest.lodo.cross_conformal`, calibrated on the other domains' cells)."""
     rows = []
     for dataset, frame in frames.items():
-        pop = frame.population()
-        truth = np.nansum(np.where(frame.present, frame.errors, 0), axis=0) / np.nansum(
-            np.where(frame.present, frame.words, 0), axis=0
-        )
+        pop, truth = frame.population(), frame.truth()
         for k, system in enumerate(frame.systems):
             awer = pop["e"][k] / max(pop["r"][k], 1.0)
             rows.append(

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from werest.errors import ConfigError, InputError
+from werest.estimate import estimated_sample
 from werest.features.agreement import STATUS_OK
 from werest.leaderboard import Leaderboard, common_ground, estimated, neighbour_tests
 from werest.leaderboard import labelled as labelled_rows
@@ -103,23 +104,22 @@ def read_labels(
         labels = read_table(source, required=LABEL_COLUMNS)
     empty = labels["reference"].isna()
     if empty.any():
-        row = int(np.flatnonzero(empty.to_numpy())[0])
         raise InputError(
             "empty reference: transcribe the utterance or delete its row",
             path=source,
-            row=row + 1,
+            row=_row(empty),
             column="reference",
         )
     known = pd.MultiIndex.from_frame(table[UTTERANCE].drop_duplicates())
     keys = pd.MultiIndex.from_frame(labels[UTTERANCE])
     unknown = ~keys.isin(known)
     if unknown.any():
-        row = int(np.flatnonzero(unknown)[0])
+        first = _row(unknown) - 1
         raise InputError(
-            f"utterance {labels['dataset'].iat[row]}/{labels['utt_id'].iat[row]} is not in the "
-            "input table: labels must name the input's utterances",
+            f"utterance {labels['dataset'].iat[first]}/{labels['utt_id'].iat[first]} is not in "
+            "the input table: labels must name the input's utterances",
             path=source,
-            row=row + 1,
+            row=first + 1,
             column="utt_id",
         )
     _check_against_input(labels, table, source)
@@ -132,11 +132,14 @@ def read_labels(
         labels[column] = pd.to_numeric(labels[column].where(given), errors="coerce")
         text = given & labels[column].isna()
         if text.any():
-            raise InputError(
-                "not a number", path=source, row=int(np.flatnonzero(text)[0]) + 1, column=column
-            )
+            raise InputError("not a number", path=source, row=_row(text), column=column)
     _check_design(labels, source)
     return labels[[*UTTERANCE, "reference", *design]]
+
+
+def _row(mask) -> int:
+    """The row number (1 = the first row after the header) of the first True of ``mask``."""
+    return int(np.flatnonzero(np.asarray(mask))[0]) + 1
 
 
 def _check_design(labels: pd.DataFrame, source) -> None:
@@ -146,11 +149,10 @@ def _check_design(labels: pd.DataFrame, source) -> None:
         ("expected_draws", labels["expected_draws"].notna() & ~(labels["expected_draws"] > 0)),
     ):
         if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
             raise InputError(
                 f"{column} must be a positive number (as werest sample writes it)",
                 path=source,
-                row=row + 1,
+                row=_row(bad),
                 column=column,
             )
     partial = labels.groupby("dataset")["expected_draws"].apply(
@@ -208,13 +210,12 @@ def labelled_scores(
 
 
 def prediction_rows(utterances: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
-    """:data:`werest.ppi.FRAME_COLUMNS` rows: each estimated row's predicted errors and words
-    (weighted as the corpus estimate weighs it), with its labelled truth where there is one."""
+    """:data:`werest.ppi.FRAME_COLUMNS` rows: each estimated row's predicted errors and words,
+    the corpus estimate's own terms (:func:`werest.estimate.estimated_sample`), with its
+    labelled truth (``word_errors``, ``ref_words`` of ``scores``) where there is one."""
     done = utterances[utterances["status"] == STATUS_OK]
-    words = done["proxy_words"].clip(lower=1).to_numpy(dtype=float)
-    rows = done[KEY].assign(
-        pred_errors=done["predicted_wer"].to_numpy(dtype=float) * words, pred_words=words
-    )
+    sample = estimated_sample(done)
+    rows = done[KEY].assign(pred_errors=sample.numerator, pred_words=sample.denominator)
     rows = rows.merge(scores, on=KEY, how="left")
     return rows.rename(columns={"word_errors": "errors", "ref_words": "words"})
 
@@ -271,14 +272,23 @@ def dataset_estimates(
     return out
 
 
-def too_few_warning(dataset: str, systems: list[str], settings: LabelSettings) -> dict:
-    """The warning of a dataset whose ``systems`` keep their zero-label estimate."""
-    return {
-        "dataset": dataset,
-        "systems": systems,
-        "message": f"{', '.join(systems)}: fewer than {settings.min_labels} labelled "
-        "utterances: the zero-label estimate is kept (few_labels.min_labels)",
-    }
+def enough_labels(
+    dataset: str, est: Estimates, settings: LabelSettings, warnings: list[dict]
+) -> np.ndarray:
+    """Which systems of ``dataset`` have ``min_labels`` labelled utterances; the others keep
+    their zero-label estimate, and a warning saying so is added to ``warnings``."""
+    enough = est.n_labelled >= settings.min_labels
+    short = [system for system, ok in zip(est.systems, enough, strict=True) if not ok]
+    if short:
+        warnings.append(
+            {
+                "dataset": dataset,
+                "systems": short,
+                "message": f"{', '.join(short)}: fewer than {settings.min_labels} labelled "
+                "utterances: the zero-label estimate is kept (few_labels.min_labels)",
+            }
+        )
+    return enough
 
 
 def apply_labels(
@@ -302,7 +312,7 @@ def apply_labels(
         record.update(method="zero_label", n_labelled=0)
     pairs, warnings = [], []
     for dataset, (draws, est) in estimates.items():
-        enough = est.n_labelled >= settings.min_labels
+        enough = enough_labels(dataset, est, settings, warnings)
         for k, system in enumerate(est.systems):
             record = by_cell.get((dataset, system))
             if record is None:
@@ -314,17 +324,10 @@ def apply_labels(
                     record["interval_low"],
                     record["interval_high"],
                 )
-        short = [s for k, s in enumerate(est.systems) if not enough[k]]
-        if short:
-            warnings.append(too_few_warning(dataset, short, settings))
-        if enough.sum() >= 2:
-            kept = np.flatnonzero(enough)
-            pair = paired_differences(
-                _subset(draws, kept),
-                _subset_est(est, kept),
-                level=settings.level,
-                method=settings.interval,
-            )
+        if enough.sum() >= 2:  # each pair's interval depends on its two systems only
+            kept = set(np.asarray(est.systems)[enough])
+            pair = paired_differences(draws, est, level=settings.level, method=settings.interval)
+            pair = pair[pair["system_a"].isin(kept) & pair["system_b"].isin(kept)]
             pairs.append(pair.assign(dataset=dataset, n_labelled=draws.m))
     columns = ["dataset", "system_a", "system_b", "difference", "low", "high", "verdict"]
     frame = pd.concat(pairs, ignore_index=True) if pairs else pd.DataFrame(columns=columns)
@@ -345,33 +348,6 @@ def ppi_fields(est: Estimates, k: int, settings: LabelSettings) -> dict:
         "ppi_lambda": float(est.lam[k]),
         "effective_labels": float(est.effective_labels[k]),
     }
-
-
-def _subset(draws, kept: np.ndarray):
-    from dataclasses import replace
-
-    return replace(
-        draws,
-        systems=[draws.systems[k] for k in kept],
-        errors=draws.errors[:, kept],
-        words=draws.words[:, kept],
-        pred_errors=draws.pred_errors[:, kept],
-        pred_words=draws.pred_words[:, kept],
-        present=draws.present[:, kept],
-        pop={name: values[kept] for name, values in draws.pop.items()},
-    )
-
-
-def _subset_est(est, kept: np.ndarray):
-    from dataclasses import replace
-
-    return replace(
-        est,
-        systems=[est.systems[k] for k in kept],
-        ppi=est.ppi[kept],
-        lam=est.lam[kept],
-        boot=None if est.boot is None else est.boot[:, kept],
-    )
 
 
 # --------------------------------------------------------------------------- leaderboard
@@ -410,7 +386,7 @@ def label_leaderboard(
     labelled: dict[str, dict[str, int]] = {}  # dataset -> {system: its column}, if ppi
     warnings = []
     for dataset, (_, est) in estimates.items():
-        enough = est.n_labelled >= settings.min_labels
+        enough = enough_labels(dataset, est, settings, warnings)
         labelled[dataset] = {system: k for k, system in enumerate(est.systems) if enough[k]}
         for k, system in enumerate(est.systems):
             at = (per_dataset["dataset"] == dataset) & (per_dataset["system"] == system)
@@ -422,9 +398,6 @@ def label_leaderboard(
             per_dataset.loc[at, "est_wer"] = fields["estimated_wer"]
             for name in ("interval_low", "interval_high", "classical_wer", "effective_labels"):
                 per_dataset.loc[at, name] = fields[name]
-        short = [s for k, s in enumerate(est.systems) if not enough[k]]
-        if short:
-            warnings.append(too_few_warning(dataset, short, settings))
     macro = MacroEstimates(estimates, labelled, settings)
     board = result.board.copy()
     for i, system in board["system"].items():

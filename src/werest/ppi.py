@@ -121,10 +121,10 @@ def _tuned_lambda(
     g_hat_sq = mo["pe_pe"] - 2 * t * mo["pe_pr"] + t**2 * mo["pr_pr"]
     cov = g_g_hat - g * g_hat
     # the variance of ĝ over the labelled draws and the N unlabelled rows together
-    pop = d.pop
     total = m + d.n_frame
-    sum_all = g_hat * m + pop["e"] - t * pop["r"]
-    sq_all = g_hat_sq * m + pop["ee"] - 2 * t * pop["er"] + t**2 * pop["rr"]
+    pop_sum, pop_sq = _population_residual(d.pop, t)
+    sum_all = g_hat * m + pop_sum
+    sq_all = g_hat_sq * m + pop_sq
     var = (sq_all - sum_all**2 / total) / (total - 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         lam = cov / ((1 + m / d.n_frame) * var)
@@ -172,11 +172,17 @@ def influence_terms(
     return terms, den
 
 
+def _population_residual(pop: dict[str, np.ndarray], theta: np.ndarray):
+    """Σ ĝ and Σ ĝ² over the N rows of ĝ = ê − θ r̂, from the prediction moments ``pop``."""
+    total = pop["e"] - theta * pop["r"]
+    squares = pop["ee"] - 2 * theta * pop["er"] + theta**2 * pop["rr"]
+    return total, squares
+
+
 def _imputed_std(d: DatasetDraws, theta: np.ndarray, lam: np.ndarray) -> np.ndarray:
     """The standard deviation (ddof 0) of λ(ê − θ r̂) over the N rows, from the moments."""
-    pop, n = d.pop, d.n_frame
-    mean = (pop["e"] - theta * pop["r"]) / n
-    square = (pop["ee"] - 2 * theta * pop["er"] + theta**2 * pop["rr"]) / n
+    total, squares = _population_residual(d.pop, theta)
+    mean, square = total / d.n_frame, squares / d.n_frame
     return lam * np.sqrt(np.clip(square - mean**2, 0, None))
 
 
@@ -225,8 +231,8 @@ def estimate_draws(
     se = linearised_se(d, theta, lam)
     se_c = linearised_se(d, classical, np.zeros_like(lam))
     if floor:
-        se = np.fmax(se, poisson_se(d, theta))
-        se_c = np.fmax(se_c, poisson_se(d, classical))
+        floor_ppi, floor_c = poisson_se(d, theta), poisson_se(d, classical)
+        se, se_c = np.fmax(se, floor_ppi), np.fmax(se_c, floor_c)
     n_labelled = d.present.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         effective = n_labelled * se_c**2 / se**2
@@ -242,7 +248,6 @@ def estimate_draws(
         b_low, b_high = np.nanquantile(boot, [alpha, 1 - alpha], axis=0)
         c_low, c_high = np.nanquantile(boot_c, [alpha, 1 - alpha], axis=0)
         if floor:
-            floor_ppi, floor_c = poisson_se(d, theta), poisson_se(d, classical)
             b_low, b_high = (
                 np.fmin(b_low, theta - q * floor_ppi),
                 np.fmax(b_high, theta + q * floor_ppi),
@@ -373,6 +378,11 @@ class DatasetFrame:
         """:attr:`DatasetDraws.pop` of every system."""
         return population_sums(self.pred_errors, self.pred_words)
 
+    def truth(self) -> np.ndarray:
+        """Each system's true corpus WER over its labelled rows (S,)."""
+        errors = np.nansum(np.where(self.present, self.errors, 0), axis=0)
+        return errors / np.nansum(np.where(self.present, self.words, 0), axis=0)
+
     def draws(self, rows: np.ndarray, weight: np.ndarray, pop: dict | None = None) -> DatasetDraws:
         """The draws of the utterances at positions ``rows`` (one per draw) with design
         weights ``weight``; a system counts a draw where it has an estimate and a label."""
@@ -409,15 +419,16 @@ class DatasetFrame:
         errors every system shares, which grow with the utterance's length and with how hard
         the systems find it; the estimate stays unbiased whatever the fit."""
         weight = np.asarray(weight, dtype=float)
+        folds = max(folds, 2)
         features = recalibration_features(self)
         unique = np.unique(rows)
-        assignment = np.random.default_rng(seed).permutation(len(unique)) % max(folds, 2)
+        assignment = np.random.default_rng(seed).permutation(len(unique)) % folds
         fold_of = assignment[np.searchsorted(unique, rows)]
         labelled = self.present[rows] & np.isfinite(self.errors[rows])
         target = np.nan_to_num(self.errors[rows])
         everyone = np.zeros(self.pred_errors.shape)
         own = np.zeros((len(rows), len(self.systems)))
-        for fold in range(max(folds, 2)):
+        for fold in range(folds):
             train = fold_of != fold
             x = features[rows[train]][labelled[train]]
             y = target[train][labelled[train]]
@@ -425,7 +436,7 @@ class DatasetFrame:
             coef = np.linalg.solve(
                 (x * w[:, None]).T @ x + ridge * np.eye(x.shape[1]), (x * w[:, None]).T @ y
             )
-            everyone += features @ coef / max(folds, 2)
+            everyone += features @ coef / folds
             own[~train] = features[rows[~train]] @ coef
         refit = replace(self, pred_errors=np.where(self.present, everyone, 0.0))
         draws = refit.draws(rows, weight)

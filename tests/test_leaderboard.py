@@ -330,7 +330,7 @@ def test_ranking_on_common_ground():
         ],
         columns=["dataset", "system", "est_wer"],
     )  # fmt: skip
-    filled = filled_macro(per_dataset, "est_wer")
+    filled = filled_macro(per_dataset, "est_wer")["macro"]
     assert filled["A"] == pytest.approx(0.125) and filled["B"] == pytest.approx(0.25)
     assert 0.13 < filled["C"] < 0.17  # (0.06 + ≈ 0.24 with the 0.5-point floor) / 2
     assert filled["D"] == pytest.approx(0.30)

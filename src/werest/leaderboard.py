@@ -294,12 +294,10 @@ def common_ground(board: pd.DataFrame, per_dataset: pd.DataFrame) -> pd.DataFram
     board = board.copy()
     for column in ("est_wer", "true_wer"):
         if column in board and column in per_dataset:
-            board[f"{column}_all"] = board["system"].map(filled_macro(per_dataset, column))
-    linked = _linked(per_dataset, sorted(per_dataset["system"].unique()))
-    common = per_dataset.loc[per_dataset["system"].map(linked).to_numpy(), "dataset"].nunique()
-    board["filled_cells"] = np.where(
-        board["system"].map(linked).fillna(False), common - board["datasets"], 0
-    )
+            filled = filled_macro(per_dataset, column)
+            board[f"{column}_all"] = board["system"].map(filled["macro"])
+            if column == "est_wer":
+                board["filled_cells"] = board["system"].map(filled["filled"]).astype(int)
     if (board["filled_cells"] > 0).any():
         log.warning(
             "systems cover different datasets: ranked by their macro WER over every dataset, "
@@ -313,12 +311,13 @@ def common_ground(board: pd.DataFrame, per_dataset: pd.DataFrame) -> pd.DataFram
     return board
 
 
-def filled_macro(per_dataset: pd.DataFrame, column: str) -> pd.Series:
-    """Per system, the mean over every dataset of its ``column`` WER, a cell it lacks taken
-    from log(WER + :data:`LOG_FLOOR`) = dataset effect + system effect, fitted by least squares
-    on the cells that exist (a system twice as good on one dataset is twice as good on
-    another). Systems not linked to the others through shared datasets keep the mean over
-    their own datasets (nothing compares them)."""
+def filled_macro(per_dataset: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Per system: ``macro``, the mean over every dataset of its ``column`` WER, a cell it
+    lacks taken from log(WER + :data:`LOG_FLOOR`) = dataset effect + system effect, fitted by
+    least squares on the cells that exist (a system twice as good on one dataset is twice as
+    good on another), and ``filled``, the number of cells so taken. Systems not linked to the
+    others through shared datasets keep the mean over their own datasets, with none filled
+    (nothing compares them)."""
     cells = per_dataset[["dataset", "system", column]].dropna()
     datasets, systems = sorted(cells["dataset"].unique()), sorted(cells["system"].unique())
     d_index = cells["dataset"].map({d: i for i, d in enumerate(datasets)}).to_numpy()
@@ -332,30 +331,29 @@ def filled_macro(per_dataset: pd.DataFrame, column: str) -> pd.Series:
     observed = observed.reindex(index=systems, columns=datasets)
     fitted = np.exp(coef[: len(datasets)][None, :] + coef[len(datasets) :][:, None]) - LOG_FLOOR
     filled = observed.where(observed.notna(), np.clip(fitted, 0, None))
-    linked = _linked(cells, systems)
+    linked = pd.Series(_linked(d_index, s_index, len(datasets), len(systems)), index=systems)
     # the datasets of the linked systems: a dataset only an unlinked system has is not theirs
-    common = observed.loc[linked.to_numpy()].notna().any(axis=0)
-    own = observed.mean(axis=1)
-    return filled.loc[:, common.to_numpy()].mean(axis=1).where(linked, own)
+    common = observed.loc[linked.to_numpy()].notna().any(axis=0).to_numpy()
+    return pd.DataFrame(
+        {
+            "macro": filled.loc[:, common].mean(axis=1).where(linked, observed.mean(axis=1)),
+            "filled": observed.loc[:, common].isna().sum(axis=1).where(linked, 0),
+        }
+    )
 
 
-def _linked(cells: pd.DataFrame, systems: list[str]) -> pd.Series:
+def _linked(d_index: np.ndarray, s_index: np.ndarray, n_datasets: int, n_systems: int):
     """Whether each system is connected, through shared datasets, to the largest group of
-    systems (a fit compares only connected systems)."""
-    parent = {s: s for s in systems}
+    systems (a fit compares only connected systems): connected components of the graph of
+    datasets and systems whose edges are the cells (``scipy.sparse.csgraph``)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
 
-    def root(s: str) -> str:
-        while parent[s] != s:
-            parent[s] = parent[parent[s]]
-            s = parent[s]
-        return s
-
-    for _, group in cells.groupby("dataset"):
-        members = list(group["system"])
-        for other in members[1:]:
-            parent[root(other)] = root(members[0])
-    roots = pd.Series({s: root(s) for s in systems})
-    return roots == roots.value_counts().idxmax()
+    size = n_datasets + n_systems
+    edges = coo_matrix((np.ones(len(d_index)), (d_index, n_datasets + s_index)), shape=(size, size))
+    _, component = connected_components(edges, directed=False)
+    systems = component[n_datasets:]
+    return systems == np.bincount(systems).argmax()
 
 
 def _per_dataset(done: pd.DataFrame, scored: pd.DataFrame | None) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""The README's worked example of a few labels, run end to end as a user runs it.
+"""The worked example of a few labels (docs/few_labels.md), run end to end as a user runs it.
 
     python experiments/few_labels_example.py [--work DIR]
 
@@ -7,14 +7,15 @@ On the mu-bench en-US phone calls (``../shared/data/mubench``; CC BY-NC 4.0, non
 1. ``werest import mubench`` the shared folder; keep en-US and drop its references (the
    user's table has none);
 2. ``werest sample … budget=50 strategy=active`` writes the labelling sheet;
-3. the sheet is filled from the shared references by the short script shown in the README
+3. the sheet is filled from the shared references by the short script shown in docs/few_labels.md
    (a person would transcribe the audio);
 4. ``werest estimate … labels=to_label.csv`` gives every system's prediction-powered WER and
    its interval, with the labels-only estimate beside it;
 5. ``werest score`` on the full table gives the true WER, which the run never saw.
 
-Writes ``experiments/results/few_labels_example.md`` and rewrites the README's block between
-``<!-- few-labels-example:start -->`` and ``<!-- few-labels-example:end -->`` from it.
+Writes ``experiments/results/few_labels_example.md``; ``python experiments/readme_blocks.py``
+copies its block (between ``<!-- few-labels-example:start -->`` and ``...:end -->``) into
+``docs/few_labels.md``.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ RESULTS = REPO / "experiments" / "results"
 MUBENCH = REPO.parent / "shared" / "data" / "mubench"
 START, END = "<!-- few-labels-example:start -->", "<!-- few-labels-example:end -->"
 
-#: The README's filling script, run here exactly as shown.
+#: The filling script of docs/few_labels.md, run here exactly as shown.
 FILL = """\
 import pandas as pd
 
@@ -142,12 +143,6 @@ def main() -> None:
         "Console output of `werest estimate`:\n\n```text\n" + estimate_out.strip() + "\n```\n",
         encoding="utf-8",
     )
-    readme = REPO / "README.md"
-    text = readme.read_text(encoding="utf-8")
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        tail = rest.split(END, 1)[1]
-        readme.write_text(head + block + tail, encoding="utf-8")
     print(frame.to_string(index=False))
 
 

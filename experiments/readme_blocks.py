@@ -1,51 +1,114 @@
-"""Copy result sections into the README, so its numbers are regenerated, never hand-copied.
+"""Copy measured results into the README and docs, so their numbers are regenerated, never
+hand-copied.
 
     python experiments/readme_blocks.py
 
-Each block of the README between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` listed in
-:data:`BLOCKS` is replaced by the named sections (``## Heading`` to the next ``## ``) of a
-file under ``experiments/results/`` that a committed script or command wrote.
+Each block between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` in ``README.md`` or
+``docs/*.md`` whose NAME is in :data:`BLOCKS` is replaced by the named sections (``## Heading``
+to the next heading of any level) of a file under ``experiments/results/`` that a committed
+script or command wrote, or, for a block without headings, by the text between the same
+markers in that file. ``tests/test_readme.py`` checks that every block equals what this script
+writes and that the README quotes no measured number outside a block.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "experiments" / "results"
 
-#: block name -> (results file, its sections to copy, the sentence that says where from)
-BLOCKS = {
+#: block name -> (results file, its sections to copy (None: its own block), where it is from)
+BLOCKS: dict[str, tuple[str, list[str] | None, str]] = {
+    "lodo-bar": (
+        "lodo.md",
+        ["## The bar"],
+        "From [`lodo.md`](experiments/results/lodo.md), written by "
+        "`werest evaluate experiment=lodo`.",
+    ),
+    "few-labels-headline": (
+        "few_labels.md",
+        ["## Headline"],
+        "From [`few_labels.md`](experiments/results/few_labels.md), written by "
+        "`werest evaluate experiment=few_labels`.",
+    ),
     "few-labels-measured": (
         "few_labels.md",
-        ["## Headline", "## Issue 24's bars at n = 50"],
-        "From `experiments/results/few_labels.md`, written by "
-        "`werest evaluate experiment=few_labels` (copied here by "
-        "`python experiments/readme_blocks.py`).",
+        ["## Headline"],
+        "From [`few_labels.md`](../experiments/results/few_labels.md), written by "
+        "`werest evaluate experiment=few_labels`; every budget, domain and interval method "
+        "is there.",
+    ),
+    "few-labels-example": ("few_labels_example.md", None, ""),
+    "leaderboard-dighr": (
+        "leaderboard_shared.md",
+        ["## All multi-vendor folders, shipped model (in-sample)"],
+        "From [`leaderboard_shared.md`](experiments/results/leaderboard_shared.md), written by "
+        "`python experiments/leaderboard_shared.py`.",
+    ),
+    "leaderboard-coverage": (
+        "leaderboard_coverage.md",
+        ["## Coverage"],
+        "From [`leaderboard_coverage.md`](experiments/results/leaderboard_coverage.md), written "
+        "by `python experiments/leaderboard_coverage.py`.",
     ),
 }
 
+#: the files that may hold blocks
+DOCUMENTS = ("README.md", "docs/*.md")
 
-def section(text: str, heading: str) -> str:
-    """The body of ``heading`` (up to the next ``## `` heading), heading demoted to bold."""
+MARKER = re.compile(r"<!-- ([a-z0-9-]+):start -->")
+
+
+def documents() -> list[Path]:
+    """README.md and every file under docs/."""
+    return [path for pattern in DOCUMENTS for path in sorted(REPO.glob(pattern))]
+
+
+def section(text: str, heading: str, titled: bool) -> str:
+    """The body of ``heading`` up to the next heading of any level (the heading in bold when
+    ``titled``)."""
     start = text.index(heading + "\n")
     rest = text[start + len(heading) + 1 :]
-    end = rest.find("\n## ")
-    body = rest if end < 0 else rest[:end]
-    return f"**{heading.removeprefix('## ')}**\n{body.rstrip()}\n"
+    end = re.search(r"^#", rest, flags=re.MULTILINE)
+    body = (rest if end is None else rest[: end.start()]).strip("\n")
+    return f"**{heading.lstrip('#').strip()}**\n\n{body}\n" if titled else f"{body}\n"
+
+
+def between(text: str, name: str) -> str:
+    """The text between ``name``'s markers in ``text`` (markers excluded)."""
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    return text.split(start, 1)[1].split(end, 1)[0].strip("\n") + "\n"
+
+
+def block(name: str) -> str:
+    """What block ``name`` holds, from its results file."""
+    file, headings, source = BLOCKS[name]
+    text = (RESULTS / file).read_text(encoding="utf-8")
+    if headings is None:
+        return between(text, name)
+    body = "\n".join(section(text, h, titled=len(headings) > 1) for h in headings)
+    return f"{body}\n{source}\n"
+
+
+def render(text: str) -> str:
+    """``text`` with every known block rewritten from its results file (an unknown block name
+    is a KeyError: a typo must not leave stale numbers)."""
+    for name in MARKER.findall(text):
+        head, rest = text.split(f"<!-- {name}:start -->", 1)
+        tail = rest.split(f"<!-- {name}:end -->", 1)[1]
+        text = f"{head}<!-- {name}:start -->\n{block(name)}<!-- {name}:end -->{tail}"
+    return text
 
 
 def main() -> None:
-    readme_path = REPO / "README.md"
-    readme = readme_path.read_text(encoding="utf-8")
-    for name, (file, headings, source) in BLOCKS.items():
-        text = (RESULTS / file).read_text(encoding="utf-8")
-        start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-        head, rest = readme.split(start, 1)
-        tail = rest.split(end, 1)[1]
-        body = "\n".join(section(text, h) for h in headings)
-        readme = f"{head}{start}\n{body}\n{source}\n{end}{tail}"
-    readme_path.write_text(readme, encoding="utf-8")
+    for path in documents():
+        text = path.read_text(encoding="utf-8")
+        rendered = render(text)
+        if rendered != text:
+            path.write_text(rendered, encoding="utf-8")
+            print(f"updated {path.relative_to(REPO)}")
 
 
 if __name__ == "__main__":

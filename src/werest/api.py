@@ -9,7 +9,7 @@
     werest.score(table)                              # true corpus WER/CER where labelled
     werest.text.wer("the cat sat", "the cat sat down")
 
-``table`` is a transcripts table (README "The transcripts table") as a DataFrame or a file
+``table`` is a transcripts table (docs/input.md) as a DataFrame or a file
 path; it is validated exactly as the commands validate a file, so a bad table raises the same
 one-line :class:`werest.InputError`. Nothing here prints or writes a file.
 """
@@ -59,7 +59,7 @@ class Estimates:
 
 def load_model(path: str | Path | None = None, *, trust_model: bool = False) -> TrainedModel:
     """A model file (``.skops`` with its ``.json`` card) checked as the commands check it
-    (README "Model files and trust"); ``path`` None is the shipped default model."""
+    (docs/model_files.md); ``path`` None is the shipped default model."""
     from werest.estimate import default_model_path
     from werest.model import load_model as load
 
@@ -98,7 +98,7 @@ def estimate(
     table : transcripts table (DataFrame or path) with the targets' and at least one other
         system's hypotheses for the same utterances; references are optional.
     model : a :func:`load_model` result (default: the shipped model).
-    proxy, ranking, system_order : how proxies are chosen (README "Which system is the
+    proxy, ranking, system_order : how proxies are chosen (docs/estimate.md "Which system is the
         proxy"); by default the systems' label-free order, which ignores their names.
     cer_model : a CER model, for ``estimated_cer``.
     normaliser : None (default) for the model's own; a name or :class:`Normaliser` may only

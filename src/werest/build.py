@@ -74,7 +74,7 @@ def instantiate_once(cfg: Mapping[str, Any], protocol: type, setting: str):
 
     One is kept per thread: a recogniser such as pocketsphinx's decoder must not serve two
     tasks at once, and a worker started with several threads runs several tasks at once
-    (werest's LocalCluster, and the README's ``dask worker``, use one thread per process).
+    (werest's LocalCluster, and docs/scale.md's ``dask worker``, use one thread per process).
     """
     key = json.dumps(cfg, sort_keys=True, default=str)
     slot = f"{setting}@{threading.get_ident()}"

@@ -4,7 +4,7 @@ no scheduler of werest's own.
 ``cluster=local`` starts a :class:`distributed.LocalCluster` of ``cluster.workers`` processes
 (one thread each: the work is pure Python and holds the GIL); ``cluster.address=tcp://…``
 joins a running scheduler (started by ``dask-jobqueue`` on Slurm/PBS, ``dask-kubernetes``, or
-``dask scheduler`` / ``dask worker`` by hand: README "Beyond one machine").
+``dask scheduler`` / ``dask worker`` by hand: docs/scale.md).
 
 What every partition needs (estimate: the models, the proxy order, the targets; score: the
 normaliser; features: the proxies' ranking) is sent to the workers once, as the result of a

@@ -432,7 +432,7 @@ def format_summary(records: list[dict], labelled: bool = False) -> str:
             "95% interval": percent_interval(r.get("interval_low"), r.get("interval_high"))
             if "interval_low" in r
             else "",
-            "bootstrap CI": percent_interval(r["ci_low"], r["ci_high"])
+            "sampling CI": percent_interval(r["ci_low"], r["ci_high"])
             if r["ci_low"] is not None
             else "",
         }

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-#: one real example per command (README "Commands").
+#: one real example per command (README "The commands").
 EXAMPLES: dict[str, list[str]] = {
     "import": [
         "werest import dighr ../shared/data/dighr/en --out dighr.parquet",

@@ -138,7 +138,8 @@ def format_board(result: Leaderboard) -> str:
         "",
         "Neighbours (A − B on the labelled utterances, paired 95 % interval):"
         if "verdict" in result.pairs
-        else "Neighbours (paired bootstrap, one-sided p of 'A better than B'):",
+        else "Neighbours (paired bootstrap of the estimates, not of the truth: an error the model "
+        "makes on every system is invisible to it; one-sided p of 'A better than B'):",
         pairs_view(result.pairs).to_string(index=False),
     ]
     if "summary" in result.fairness:
@@ -169,7 +170,9 @@ def markdown_report(result: Leaderboard) -> str:
         "",
         "Paired bootstrap on the utterances both systems transcribed (the same resample "
         "for both): p = share of resamples where A's WER is not lower than B's; Δ = A − B "
-        "in points; Cohen's d of utterance WERs (pooled SD, positive = A lower).",
+        "in points; Cohen's d of utterance WERs (pooled SD, positive = A lower). The "
+        "estimated columns test the estimates, not the truth: an error the model makes on "
+        "every system is invisible to them.",
         "",
         markdown_table(pairs_view(result.pairs)),
         "",

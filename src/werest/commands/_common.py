@@ -126,7 +126,7 @@ def labelled_table(cfg: DictConfig, feature_names: list[str]):
 
 
 def partitioned_run(cfg: DictConfig) -> bool:
-    """Whether the run goes in partitions (README "Beyond one machine"): a cluster is named,
+    """Whether the run goes in partitions (docs/scale.md): a cluster is named,
     ``partition.rows`` is set (> 0), or the input is a Parquet folder or a file of at least
     1 GB."""
     cluster = cfg.get("cluster") or {}

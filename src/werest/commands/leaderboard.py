@@ -82,7 +82,7 @@ def run(cfg: DictConfig) -> Leaderboard:
 def _run_partitioned(
     cfg: DictConfig, models: Models, boot: Bootstrap, fairness: FairnessSettings | None
 ) -> Leaderboard:
-    """The bounded-memory run (README "Beyond one machine"): the same leaderboard."""
+    """The bounded-memory run (docs/scale.md): the same leaderboard."""
     with partition_runner(cfg) as runner:
         return leaderboard_partitioned(
             cfg.input,

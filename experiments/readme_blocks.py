@@ -36,7 +36,7 @@ BLOCKS: dict[str, tuple[str, list[str] | None, str]] = {
     "few-labels-measured": (
         "few_labels.md",
         ["## Headline"],
-        "From [`few_labels.md`](../experiments/results/few_labels.md), written by "
+        "From [`few_labels.md`](experiments/results/few_labels.md), written by "
         "`werest evaluate experiment=few_labels`; every budget, domain and interval method "
         "is there.",
     ),
@@ -66,6 +66,11 @@ def documents() -> list[Path]:
     return [path for pattern in DOCUMENTS for path in sorted(REPO.glob(pattern))]
 
 
+def root_of(path: Path) -> str:
+    """The relative path from ``path``'s folder to the repository (``""`` or ``"../"``)."""
+    return "../" * (len(path.relative_to(REPO).parts) - 1)
+
+
 def section(text: str, heading: str, titled: bool) -> str:
     """The body of ``heading`` up to the next heading of any level (the heading in bold when
     ``titled``)."""
@@ -82,30 +87,31 @@ def between(text: str, name: str) -> str:
     return text.split(start, 1)[1].split(end, 1)[0].strip("\n") + "\n"
 
 
-def block(name: str) -> str:
-    """What block ``name`` holds, from its results file."""
+def block(name: str, root: str = "") -> str:
+    """What block ``name`` holds, from its results file (``root``: the path from the document's
+    folder to the repository, for its links: ``../`` in docs/)."""
     file, headings, source = BLOCKS[name]
     text = (RESULTS / file).read_text(encoding="utf-8")
     if headings is None:
         return between(text, name)
     body = "\n".join(section(text, h, titled=len(headings) > 1) for h in headings)
-    return f"{body}\n{source}\n"
+    return f"{body}\n{source.replace('](experiments/', f']({root}experiments/')}\n"
 
 
-def render(text: str) -> str:
+def render(text: str, root: str = "") -> str:
     """``text`` with every known block rewritten from its results file (an unknown block name
-    is a KeyError: a typo must not leave stale numbers)."""
+    is a KeyError: a typo must not leave stale numbers); ``root`` as in :func:`block`."""
     for name in MARKER.findall(text):
         head, rest = text.split(f"<!-- {name}:start -->", 1)
         tail = rest.split(f"<!-- {name}:end -->", 1)[1]
-        text = f"{head}<!-- {name}:start -->\n{block(name)}<!-- {name}:end -->{tail}"
+        text = f"{head}<!-- {name}:start -->\n{block(name, root)}<!-- {name}:end -->{tail}"
     return text
 
 
 def main() -> None:
     for path in documents():
         text = path.read_text(encoding="utf-8")
-        rendered = render(text)
+        rendered = render(text, root_of(path))
         if rendered != text:
             path.write_text(rendered, encoding="utf-8")
             print(f"updated {path.relative_to(REPO)}")

@@ -60,7 +60,7 @@ def test_every_block_equals_its_results_file(path):
     for name in names:
         assert name in BLOCKS.BLOCKS, f"{path.name}: unknown block {name!r}"
         assert f"<!-- {name}:end -->" in text, f"{path.name}: block {name!r} has no end"
-    assert BLOCKS.render(text) == text, (
+    assert BLOCKS.render(text, BLOCKS.root_of(path)) == text, (
         f"{path.name} differs from experiments/results/: run python experiments/readme_blocks.py"
     )
 

@@ -177,40 +177,42 @@ def _near_duplicates(dataset: str, pairs: pd.DataFrame) -> list[dict]:
     distance = _distance_matrix(pairs)
     if distance is None or len(distance) < 3:  # a duplicate needs other pairs to stand out
         return []
-    found = []
     names = list(distance.index)
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            value = distance.at[a, b]
-            rest = _median_other_pairs(distance, a, b)
-            if not (value <= DUPLICATE_RATIO * rest and value <= rest - DUPLICATE_GAP):
-                continue
-            others = [c for c in names if c not in (a, b)]
-            if len(others) >= 2:
-                errors = _own_error(distance, a, others) + _own_error(distance, b, others)
-                if value >= DUPLICATE_RATIO * errors:
-                    continue  # both near-perfect: their agreement is explained
-                why = (
-                    f"their word distance ({100 * value:.1f} %) is far below the sum of their "
-                    f"own estimated errors ({100 * errors:.1f} %): they make the same errors"
-                )
-            else:
-                why = (
-                    f"their word distance ({100 * value:.1f} %) is far below the other pairs' "
-                    f"({100 * rest:.1f} %): either both are near-perfect or they make the same "
-                    "errors (two builds of one model), which three systems cannot tell apart"
-                )
-            found.append(
-                {
-                    "dataset": dataset,
-                    "systems": [a, b],
-                    "message": (
-                        f"{a} and {b} may be near-duplicates: {why}; if they are, each is the "
-                        "other's proxy and their estimates are too low: drop one, or set "
-                        "proxy= or system_order= to a third system"
-                    ),
-                }
+    matrix = distance.reindex(columns=names).to_numpy(dtype=float)
+    upper = np.triu_indices(len(names), 1)
+    pair_values = matrix[upper]  # every pair once, in (a, b) loop order
+    found = []
+    for k, (i, j) in enumerate(zip(*upper, strict=True)):
+        a, b, value = names[i], names[j], pair_values[k]
+        rest = _median_without(pair_values, k)
+        if not (value <= DUPLICATE_RATIO * rest and value <= rest - DUPLICATE_GAP):
+            continue
+        others = [c for c in range(len(names)) if c not in (i, j)]
+        if len(others) >= 2:
+            errors = _own_error(matrix, i, others) + _own_error(matrix, j, others)
+            if value >= DUPLICATE_RATIO * errors:
+                continue  # both near-perfect: their agreement is explained
+            why = (
+                f"their word distance ({100 * value:.1f} %) is far below the sum of their "
+                f"own estimated errors ({100 * errors:.1f} %): they make the same errors"
             )
+        else:
+            why = (
+                f"their word distance ({100 * value:.1f} %) is far below the other pairs' "
+                f"({100 * rest:.1f} %): either both are near-perfect or they make the same "
+                "errors (two builds of one model), which three systems cannot tell apart"
+            )
+        found.append(
+            {
+                "dataset": dataset,
+                "systems": [a, b],
+                "message": (
+                    f"{a} and {b} may be near-duplicates: {why}; if they are, each is the "
+                    "other's proxy and their estimates are too low: drop one, or set "
+                    "proxy= or system_order= to a third system"
+                ),
+            }
+        )
     return found
 
 
@@ -227,26 +229,21 @@ def _distance_matrix(pairs: pd.DataFrame) -> pd.DataFrame | None:
     return (summed["errors"] / summed["longer"].clip(lower=1)).unstack()
 
 
-def _median_other_pairs(distance: pd.DataFrame, a: str, b: str) -> float:
-    names = list(distance.index)
-    values = [
-        distance.at[x, y]
-        for i, x in enumerate(names)
-        for y in names[i + 1 :]
-        if {x, y} != {a, b} and pd.notna(distance.at[x, y])
-    ]
-    return float(np.median(values)) if values else float("nan")
+def _median_without(values: np.ndarray, k: int) -> float:
+    """The median of ``values`` without its k-th entry and its NaNs (NaN when none is left)."""
+    rest = np.delete(values, k)
+    rest = rest[~np.isnan(rest)]
+    return float(np.median(rest)) if len(rest) else float("nan")
 
 
-def _own_error(distance: pd.DataFrame, system: str, others: list[str]) -> float:
+def _own_error(matrix: np.ndarray, system: int, others: list[int]) -> float:
     """The median over pairs of other systems (c, d) of (d(s,c) + d(s,d) − d(c,d)) / 2."""
-    values = [
-        (distance.at[system, c] + distance.at[system, d] - distance.at[c, d]) / 2
-        for i, c in enumerate(others)
-        for d in others[i + 1 :]
-    ]
-    values = [v for v in values if pd.notna(v)]
-    return max(float(np.median(values)), 0.0) if values else float("nan")
+    to_system = matrix[system, others]
+    among = matrix[np.ix_(others, others)]
+    upper = np.triu_indices(len(others), 1)
+    values = ((to_system[:, None] + to_system[None, :] - among) / 2)[upper]
+    values = values[~np.isnan(values)]
+    return max(float(np.median(values)), 0.0) if len(values) else float("nan")
 
 
 def _short_proxies(utterances: pd.DataFrame) -> list[dict]:

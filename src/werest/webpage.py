@@ -625,7 +625,8 @@ def group_effects(fairness: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
             continue
         wer = summary.set_index(["dataset", "system"])[f"{source}_wer"]
         overall = wer.reindex(pd.MultiIndex.from_frame(mine[["dataset", "system"]])).to_numpy()
-        effect = 100 * (mine["predicted_wer"].to_numpy(dtype=float) / overall - 1)
+        with np.errstate(divide="ignore", invalid="ignore"):  # a WER of 0: no effect
+            effect = 100 * (mine["predicted_wer"].to_numpy(dtype=float) / overall - 1)
         frame = mine.assign(effect=effect)
         frame = frame[np.isfinite(frame["effect"])]
         for (category, group), g in frame.groupby(["category", "group"], sort=False):
@@ -1396,10 +1397,11 @@ def subtitle(result: Leaderboard) -> str:
     text = f"{n_systems} systems, {n_datasets} datasets; "
     board = result.board
     if "method" in board and (board["method"] != "zero_label").any():
-        labels = int(board["n_labelled"].sum())
+        labels = int(board["n_labelled"].max())
         text += (
             "WER estimated by werest, prediction-powered: the label-free predictions corrected "
-            f"with {labels:,} transcribed utterances where a system has enough labels"
+            f"with up to {labels:,} transcribed utterances per system (where a system has "
+            "enough labels)"
         )
     else:
         text += "WER estimated without references by werest"

@@ -191,6 +191,7 @@ def test_the_leaderboard_with_a_few_labels(dighr_190331, tmp_path, monkeypatch, 
         assert pair.verdict == expected
     page = Path("lb/leaderboard.html").read_text(encoding="utf-8")
     assert "how many transcribed utterances each number rests on" in page
+    assert "label-free predictions corrected with up to 40 transcribed utterances per" in page
     assert "<th>labels</th>" in page or ">labels<" in page
     assert "A − B on the labelled utterances" in out
 

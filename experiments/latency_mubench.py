@@ -86,8 +86,9 @@ def main() -> None:
         "",
         markdown_table(per_locale),
         "",
-        f"The leaderboard page: `{PAGE.relative_to(REPO)}/leaderboard.html` "
-        "(screenshot `screenshot.png`).",
+        f"The leaderboard page is written to `{PAGE.relative_to(REPO)}/leaderboard.html` "
+        "(not committed: with plotly.js inlined it is about 5 MB); its screenshot, "
+        "`screenshot.png`, is.",
     ]
     (RESULTS / "latency_mubench.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))

@@ -63,23 +63,25 @@ def test_triangulated_feature_names_the_proxys_value():
 
 
 def test_pairwise_rows_are_mirrored_alignments():
-    # "a b" vs "a b c": one insertion seen from the longer side, one deletion from the other.
+    # "a b" vs "a b c": one edit, measured against the other side's length either way.
     table = _table([("d", "u", "A", "a b c"), ("d", "u", "B", "a b")])
     pairs = pairwise_agreement(table, normaliser=Normaliser("none")).set_index(["system", "other"])
-    assert pairs.loc[("A", "B"), ["w_ins", "w_del", "hyp_words", "other_words"]].tolist() == [
-        1,
-        0,
-        3,
-        2,
-    ]
-    assert pairs.loc[("B", "A"), ["w_ins", "w_del", "hyp_words", "other_words"]].tolist() == [
-        0,
-        1,
-        2,
-        3,
-    ]
+    assert pairs.loc[("A", "B"), ["w_dist", "hyp_words", "other_words"]].tolist() == [1, 3, 2]
+    assert pairs.loc[("B", "A"), ["w_dist", "hyp_words", "other_words"]].tolist() == [1, 2, 3]
     assert pairs.loc[("A", "B"), "pwer"] == pytest.approx(1 / 2)
     assert pairs.loc[("B", "A"), "pwer"] == pytest.approx(1 / 3)
+    # Against its proxy, the split: an insertion seen from the longer side, a deletion from
+    # the other, whichever system's name sorts first.
+    for target, proxy, insertions, deletions in (("A", "B", 1, 0), ("B", "A", 0, 1)):
+        rows = pd.DataFrame({"dataset": ["d"], "utt_id": ["u"], "system": [target]})
+        features = agreement_features(
+            table, rows.assign(proxy=proxy), normaliser=Normaliser("none")
+        ).iloc[0]
+        assert [features["pwer_ins"], features["pwer_del"], features["pwer_sub"]] == [
+            insertions,
+            deletions,
+            0,
+        ]
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from werest.text import (
     as_normaliser,
     corpus_rate,
     count_errors,
+    edit_distances,
     error_rate,
     get_normaliser,
     measure,
@@ -257,3 +258,33 @@ def test_fast_english_normaliser_equals_the_reference_on_the_shared_transcripts(
     assert isinstance(fast, FastEnglishTextNormalizer)
     differing = [text for text in sorted(texts) if fast(text) != reference(text)]
     assert len(texts) > 50_000 and differing == []
+
+
+@pytest.mark.parametrize("unit", ["word", "char"])
+def test_edit_distances_are_the_edits_of_count_errors(unit):
+    """The distance alone equals S + D + I of jiwer's alignment (count_errors), on texts with
+    empty sides, inner runs of spaces, repeated words and non-Latin scripts."""
+    rng = np.random.default_rng(7)
+    words = ["the", "cat", "sat", "on", "a", "mat", "日本", "語", "كتاب", "ok"]
+    refs = [" ".join(rng.choice(words, rng.integers(0, 12))) for _ in range(500)]
+    hyps = [" ".join(rng.choice(words, rng.integers(0, 12))) for _ in range(500)]
+    refs += ["", "a  b ", "x", "same words"]
+    hyps += ["a b", "a b", "", "same words"]
+    counts = count_errors(refs, hyps, unit)
+    edits = counts[["substitutions", "deletions", "insertions"]].sum(axis=1).to_numpy()
+    assert edit_distances(refs, hyps, unit).tolist() == edits.tolist()
+    assert edit_distances(refs, hyps, unit, n_jobs=2).tolist() == edits.tolist()
+
+
+def test_edit_distances_past_the_surrogate_code_points():
+    """More distinct words than code points below U+D800: words still map one to one."""
+    vocabulary = [f"w{i}" for i in range(60_000)]
+    reference = " ".join(vocabulary)
+    changed = vocabulary.copy()
+    changed[55_400] = "w1"  # a word past U+D800 replaced by an early one
+    del changed[58_000]
+    hypothesis = " ".join(changed)
+    counts = count_errors([reference], [hypothesis], "word").iloc[0]
+    expected = counts["substitutions"] + counts["deletions"] + counts["insertions"]
+    assert expected == 2
+    assert edit_distances([reference], [hypothesis], "word").tolist() == [expected]

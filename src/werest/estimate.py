@@ -61,7 +61,14 @@ from werest.proxy import Ranking, choose_proxies, consensus_order, references_ra
 from werest.scoring import dataset_units, scoring_units, utterance_order
 from werest.stats import RateSample, bootstrap_ci
 from werest.table import KEY, UTTERANCE
-from werest.text import NO_NORMALISATION, Normaliser, corpus_rate, normalised_columns
+from werest.text import (
+    NO_NORMALISATION,
+    NormalisationCache,
+    Normaliser,
+    cached_normalisation,
+    corpus_rate,
+    normalised_columns,
+)
 
 log = logging.getLogger(__name__)
 
@@ -620,36 +627,39 @@ def estimate_table(
     targets = resolve_targets(table, target, proxy)
     if proxy is not None and proxy not in set(table["system"]):
         raise ConfigError(f"proxy system {proxy!r} is not in the input")
-    pairs = sample_pairs(table, normaliser=used, seed=seed)
-    order = (
-        None
-        if proxy
-        else choose_ranking(models, table, ranking=ranking, system_order=system_order, pairs=pairs)
-    )
-    utterances = estimate_utterances(
-        table,
-        models,
-        targets,
-        proxy=proxy,
-        ranking=order,
-        chunk_utterances=chunk_utterances,
-        n_jobs=n_jobs,
-    )
-    if not (utterances["status"] == STATUS_OK).any():
-        raise _nothing_estimated(utterances, source)
-    scored = scored_rows(table, utterances, used)  # once, for the summary and the rows
-    records = summarise(
-        utterances,
-        table,
-        normaliser=used,
-        n_resamples=n_resamples,
-        seed=seed,
-        calibration=models.calibration,
-        scored=scored,
-    )
-    warnings = [*guard_warnings(table, utterances, pairs), *unestimated_warnings(records)]
-    attach_warnings(records, warnings)
-    return readable_utterances(utterances, table, used, scored), records, warnings
+    with cached_normalisation(NormalisationCache()):  # each distinct string once per run
+        pairs = sample_pairs(table, normaliser=used, seed=seed)
+        order = (
+            None
+            if proxy
+            else choose_ranking(
+                models, table, ranking=ranking, system_order=system_order, pairs=pairs
+            )
+        )
+        utterances = estimate_utterances(
+            table,
+            models,
+            targets,
+            proxy=proxy,
+            ranking=order,
+            chunk_utterances=chunk_utterances,
+            n_jobs=n_jobs,
+        )
+        if not (utterances["status"] == STATUS_OK).any():
+            raise _nothing_estimated(utterances, source)
+        scored = scored_rows(table, utterances, used)  # once, for the summary and the rows
+        records = summarise(
+            utterances,
+            table,
+            normaliser=used,
+            n_resamples=n_resamples,
+            seed=seed,
+            calibration=models.calibration,
+            scored=scored,
+        )
+        warnings = [*guard_warnings(table, utterances, pairs), *unestimated_warnings(records)]
+        attach_warnings(records, warnings)
+        return readable_utterances(utterances, table, used, scored), records, warnings
 
 
 # ``werest.estimate(table, ...)`` calls the Python API (:func:`werest.api.estimate`).

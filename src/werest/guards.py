@@ -220,7 +220,7 @@ def _distance_matrix(pairs: pd.DataFrame) -> pd.DataFrame | None:
     """Symmetric word distance Σ edits / Σ longer length of each pair, as a square frame."""
     if pairs.empty:
         return None
-    errors = pairs["w_sub"] + pairs["w_del"] + pairs["w_ins"]
+    errors = pairs["w_dist"]
     longer = np.maximum(pairs["hyp_words"], pairs["other_words"])
     frame = pd.DataFrame(
         {"a": pairs["system"], "b": pairs["other"], "errors": errors, "longer": longer}

@@ -72,7 +72,7 @@ from werest.stats import (
     rank_agreement,
 )
 from werest.table import KEY
-from werest.text import Normaliser
+from werest.text import NormalisationCache, Normaliser, cached_normalisation
 
 log = logging.getLogger(__name__)
 
@@ -601,28 +601,29 @@ def build(
     :func:`utterance_rows`, from which :func:`assemble` computes every table, as a
     partitioned run (:func:`werest.partitioned_leaderboard.leaderboard_partitioned`) does
     from its partitions' rows."""
-    systems = sorted(table["system"].unique())
-    pairs_sample = sample_pairs(table, normaliser=models.normaliser, seed=boot.seed)
-    ranking = choose_ranking(
-        models, table, ranking=ranking, system_order=system_order, pairs=pairs_sample
-    )
-    rows = utterance_rows(
-        table,
-        models,
-        systems,
-        ranking=ranking,
-        fairness=fairness,
-        chunk_utterances=chunk_utterances,
-        n_jobs=n_jobs,
-    )
-    return assemble(
-        rows,
-        utterance_counts(table),
-        pairs_sample,
-        boot=boot,
-        fairness=fairness,
-        calibration=models.calibration,
-    )
+    with cached_normalisation(NormalisationCache()):  # each distinct string once per run
+        systems = sorted(table["system"].unique())
+        pairs_sample = sample_pairs(table, normaliser=models.normaliser, seed=boot.seed)
+        ranking = choose_ranking(
+            models, table, ranking=ranking, system_order=system_order, pairs=pairs_sample
+        )
+        rows = utterance_rows(
+            table,
+            models,
+            systems,
+            ranking=ranking,
+            fairness=fairness,
+            chunk_utterances=chunk_utterances,
+            n_jobs=n_jobs,
+        )
+        return assemble(
+            rows,
+            utterance_counts(table),
+            pairs_sample,
+            boot=boot,
+            fairness=fairness,
+            calibration=models.calibration,
+        )
 
 
 def add_intervals(

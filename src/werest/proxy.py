@@ -186,7 +186,7 @@ def system_distances(
         {
             "system": pairs["system"],
             "other": pairs["other"],
-            "errors": pairs["w_sub"] + pairs["w_del"] + pairs["w_ins"],
+            "errors": pairs["w_dist"],
             "longer": np.maximum(pairs["hyp_words"], pairs["other_words"]),
         }
     )

@@ -416,6 +416,71 @@ def count_errors(
     return frame
 
 
+def edit_distances(
+    references: Sequence[str] | pd.Series,
+    hypotheses: Sequence[str] | pd.Series,
+    unit: str = "word",
+    *,
+    n_jobs: int = 1,
+) -> np.ndarray:
+    """Per-pair Levenshtein distance in words or characters: S + D + I of :func:`count_errors`
+    (an optimal alignment's edits), without splitting it into S, D and I.
+
+    The distance is all that agreement between two systems needs (consensus, triangulation,
+    the proxy order, the guards); S/D/I are needed only for a target and its proxy. Words are
+    mapped to one code point each, so rapidfuzz's ``process.cpdist`` compares whole word
+    sequences as strings, in C, each distinct pair once; ``n_jobs`` threads (−1: all cores).
+
+    Returns
+    -------
+    int64 distances, one per pair, in input order.
+    """
+    from rapidfuzz import process
+    from rapidfuzz.distance import Levenshtein
+
+    if unit not in ("word", "char"):
+        raise ConfigError(f"unknown error unit {unit!r}; use 'word' or 'char'")
+    refs = np.asarray(references, dtype=object)
+    hyps = np.asarray(hypotheses, dtype=object)
+    if len(refs) != len(hyps):
+        raise ValueError(f"{len(refs)} references but {len(hyps)} hypotheses")
+    if not len(refs):
+        return np.zeros(0, dtype=np.int64)
+    codes, pairs = pd.factorize(pd.MultiIndex.from_arrays([refs, hyps]))
+    left = pairs.get_level_values(0).tolist()
+    right = pairs.get_level_values(1).tolist()
+    encode = _word_string if unit == "word" else str.strip
+    vocabulary: dict[str, int] = {}
+    encoded: dict[str, str] = {}
+    for text in (*left, *right):
+        if text not in encoded:
+            encoded[text] = encode(text, vocabulary) if unit == "word" else encode(text)
+    distances = process.cpdist(
+        [encoded[text] for text in left],
+        [encoded[text] for text in right],
+        scorer=Levenshtein.distance,
+        workers=n_jobs,
+        dtype=np.int64,
+    )
+    return np.asarray(distances, dtype=np.int64)[codes]
+
+
+#: code points that stand for words in :func:`edit_distances` skip the surrogate block
+_SURROGATES, _SURROGATE_SPAN = 0xD800, 0x800
+
+
+def _word_string(text: str, vocabulary: dict[str, int]) -> str:
+    """``text``'s words (as jiwer splits them) as one code point each, the same word always
+    the same code point."""
+    points = []
+    for word in text.split():
+        index = vocabulary.setdefault(word, len(vocabulary))
+        if index >= 0x10FFFF - _SURROGATE_SPAN:
+            raise ValueError("more distinct words than code points: align in smaller chunks")
+        points.append(chr(index + _SURROGATE_SPAN if index >= _SURROGATES else index))
+    return "".join(points)
+
+
 def _chunked(*lists: list, size: int) -> Iterable[tuple[list, ...]]:
     for start in range(0, len(lists[0]), size):
         yield tuple(values[start : start + size] for values in lists)

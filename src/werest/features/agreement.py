@@ -32,7 +32,7 @@ import pandas as pd
 
 from werest.features.hallucination import HALLUCINATION_FEATURES, pair_signals
 from werest.table import KEY, UTTERANCE
-from werest.text import AUTO, Normaliser, count_errors, normalised_columns
+from werest.text import AUTO, Normaliser, count_errors, edit_distances, normalised_columns
 
 log = logging.getLogger(__name__)
 
@@ -91,64 +91,72 @@ def pairwise_agreement(
     normaliser: Normaliser = AUTO,
     n_jobs: int = 1,
 ) -> pd.DataFrame:
-    """Word and character agreement of every ordered pair of systems on each utterance.
+    """Word and character distance of every ordered pair of systems on each utterance.
 
     ``utterances`` (dataset, utt_id) restricts the utterances. Each unordered pair is aligned
-    once: the Levenshtein distance is symmetric, and seen from the other side a deletion is an
-    insertion, so the reverse row swaps them.
+    once (the Levenshtein distance is symmetric; the reverse row swaps the lengths), and only
+    its distance is computed (:func:`werest.text.edit_distances`): the S/D/I split is needed
+    only between a target and its proxy (:func:`agreement_features` counts it there).
 
     Returns
     -------
     ``dataset, utt_id, system, other`` and, with ``other``'s hypothesis as the reference:
-    ``pwer, pcer, hyp_words, other_words, hyp_chars, other_chars``, the word and character
-    S/D/I/hits (``w_sub ... c_hits``) and the hallucination signals of both sides
-    (:func:`werest.features.hallucination.pair_signals`).
+    ``w_dist, c_dist`` (word and character edits), ``hyp_words, other_words, hyp_chars,
+    other_chars`` and ``pwer, pcer`` (the edits over ``other``'s length, at least 1).
     """
-    text = normalised_columns(table, normaliser, ("hypothesis",), n_jobs=n_jobs)["hypothesis"]
-    keys = table[KEY].assign(text=text.to_numpy())
+    return pair_distances(_normalised_keys(table, normaliser, n_jobs, utterances), n_jobs)
+
+
+def _normalised_keys(
+    table: pd.DataFrame,
+    normaliser: Normaliser,
+    n_jobs: int,
+    utterances: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """``dataset, utt_id, system, text`` (the normalised hypothesis) of ``table``'s rows."""
     if utterances is not None:
-        keys = keys.merge(utterances[UTTERANCE].drop_duplicates(), on=UTTERANCE)
+        table = table.merge(utterances[UTTERANCE].drop_duplicates(), on=UTTERANCE)
+    text = normalised_columns(table, normaliser, ("hypothesis",), n_jobs=n_jobs)["hypothesis"]
+    return table[KEY].assign(text=text.to_numpy()).reset_index(drop=True)
+
+
+def pair_distances(keys: pd.DataFrame, n_jobs: int = 1) -> pd.DataFrame:
+    """:func:`pairwise_agreement` of ``dataset, utt_id, system, text`` rows (text normalised)."""
+    words, chars = _lengths(keys["text"])
+    rank = pd.factorize(keys["text"], sort=True)[0]  # texts in order: sums without names
+    keys = keys.assign(words=words, chars=chars, rank=rank)  # once per row, not per pair
     pairs = keys.merge(keys, on=UTTERANCE, suffixes=("", "_other"))
     pairs = pairs[pairs["system"] < pairs["system_other"]].reset_index(drop=True)
-    pairs = _canonical_direction(pairs)
-    words = count_errors(pairs["text_other"], pairs["text"], "word", n_jobs=n_jobs)
-    chars = count_errors(pairs["text_other"], pairs["text"], "char", n_jobs=n_jobs)
     forward = pairs[KEY].assign(other=pairs["system_other"].to_numpy())
-    for prefix, counts in (("w", words), ("c", chars)):
-        for name, column in (
-            ("sub", "substitutions"),
-            ("del", "deletions"),
-            ("ins", "insertions"),
-            ("hits", "hits"),
-        ):
-            forward[f"{prefix}_{name}"] = counts[column].to_numpy()
-    forward["hyp_words"] = words["hypothesis_length"].to_numpy()
-    forward["other_words"] = words["reference_length"].to_numpy()
-    forward["hyp_chars"] = chars["hypothesis_length"].to_numpy()
-    forward["other_chars"] = chars["reference_length"].to_numpy()
-    signals = pair_signals(pairs["text"], pairs["text_other"])
-    forward[list(signals.columns)] = signals.to_numpy()
+    for prefix, unit in (("w", "word"), ("c", "char")):
+        forward[f"{prefix}_dist"] = edit_distances(
+            pairs["text_other"], pairs["text"], unit, n_jobs=n_jobs
+        )
+    forward["hyp_words"], forward["hyp_chars"] = pairs["words"], pairs["chars"]
+    forward["other_words"] = pairs["words_other"].to_numpy()
+    forward["other_chars"] = pairs["chars_other"].to_numpy()
+    forward["rank"], forward["other_rank"] = pairs["rank"], pairs["rank_other"].to_numpy()
     backward = forward.rename(columns=_MIRROR)
     out = pd.concat([forward, backward[forward.columns]], ignore_index=True)
-    out["pwer"] = _rate(out, "w", "other_words")
-    out["pcer"] = _rate(out, "c", "other_chars")
+    # Each utterance's rows ordered by the texts, not by the systems' names, so every sum
+    # over them (consensus, triangulation) adds in an order that renaming cannot change.
+    utterance = pd.factorize(pd.MultiIndex.from_frame(out[UTTERANCE]))[0]
+    order = np.lexsort((out["other_rank"].to_numpy(), out["rank"].to_numpy(), utterance))
+    out = out.iloc[order].drop(columns=["rank", "other_rank"]).reset_index(drop=True)
+    out["pwer"] = _rate(out["w_dist"], out["other_words"])
+    out["pcer"] = _rate(out["c_dist"], out["other_chars"])
     return out
 
 
-def _canonical_direction(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Align each pair with the lexically smaller text as the reference, not the system whose
-    name sorts first: equally good alignments can split the same distance differently into
-    substitutions, deletions and insertions, so the direction must not depend on the names."""
-    flip = (pairs["text"] > pairs["text_other"]).to_numpy()
-    if flip.any():
-        swapped = {"system": "system_other", "system_other": "system"}
-        swapped |= {"text": "text_other", "text_other": "text"}
-        flipped = pairs.loc[flip].rename(columns=swapped)
-        pairs = pd.concat([pairs.loc[~flip], flipped[pairs.columns]]).sort_index()
-    return pairs
+def _lengths(texts: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Word and character counts of normalised texts, as jiwer counts them."""
+    codes, distinct = pd.factorize(texts)
+    words = np.array([len(text.split()) for text in distinct], dtype=np.int64)
+    chars = np.array([len(text.strip()) for text in distinct], dtype=np.int64)
+    return words[codes], chars[codes]
 
 
-# The same pair seen from the other system: roles, lengths and deletions/insertions swap.
+# The same pair seen from the other system: roles and lengths swap.
 _MIRROR = {
     "system": "other",
     "other": "system",
@@ -156,20 +164,58 @@ _MIRROR = {
     "other_words": "hyp_words",
     "hyp_chars": "other_chars",
     "other_chars": "hyp_chars",
-    "w_del": "w_ins",
-    "w_ins": "w_del",
-    "c_del": "c_ins",
-    "c_ins": "c_del",
-    "hyp_rep": "other_rep",
-    "other_rep": "hyp_rep",
-    "script_mismatch": "other_script_mismatch",
-    "other_script_mismatch": "script_mismatch",
+    "rank": "other_rank",
+    "other_rank": "rank",
 }
 
 
-def _rate(pairs: pd.DataFrame, prefix: str, length: str) -> np.ndarray:
-    errors = pairs[f"{prefix}_sub"] + pairs[f"{prefix}_del"] + pairs[f"{prefix}_ins"]
-    return (errors / np.maximum(pairs[length], 1)).to_numpy(dtype=float)
+def _rate(errors: pd.Series, length: pd.Series) -> np.ndarray:
+    return (errors / np.maximum(length, 1)).to_numpy(dtype=float)
+
+
+def proxy_pairs(keys: pd.DataFrame, proxies: pd.DataFrame, n_jobs: int = 1) -> pd.DataFrame:
+    """S/D/I/hits of each target row against its proxy, and the hallucination signals.
+
+    Each pair is aligned with the lexically smaller text as the hypothesis, whichever system
+    is the target: equally good alignments can split the same distance differently into
+    substitutions, deletions and insertions, so the direction must not depend on the names
+    (seen from the other side a deletion is an insertion).
+
+    Returns
+    -------
+    ``dataset, utt_id, system, proxy``, the word and character counts (``w_sub … c_hits``),
+    ``hyp_words, proxy_words, hyp_chars, proxy_chars``, and ``hyp_rep, other_rep,
+    script_mismatch`` (:func:`werest.features.hallucination.pair_signals`), one row per
+    target row that has a proxy hypothesis.
+    """
+    text = keys.set_index(KEY)["text"]
+    rows = proxies.loc[proxies["proxy"].notna(), [*KEY, "proxy"]].reset_index(drop=True)
+    own = text.reindex(pd.MultiIndex.from_frame(rows[KEY])).to_numpy()
+    index = pd.MultiIndex.from_frame(rows[[*UTTERANCE, "proxy"]])
+    theirs = text.reindex(index).to_numpy()
+    found = pd.notna(own) & pd.notna(theirs)
+    rows, own, theirs = rows[found].reset_index(drop=True), own[found], theirs[found]
+    flip = (own > theirs).astype(bool)  # the target's text is the larger: align, then mirror
+    reference = np.where(flip, own, theirs)
+    hypothesis = np.where(flip, theirs, own)
+    for prefix, unit in (("w", "word"), ("c", "char")):
+        counts = count_errors(reference, hypothesis, unit, n_jobs=n_jobs)
+        deletions = counts["deletions"].to_numpy()
+        insertions = counts["insertions"].to_numpy()
+        rows[f"{prefix}_sub"] = counts["substitutions"].to_numpy()
+        rows[f"{prefix}_del"] = np.where(flip, insertions, deletions)
+        rows[f"{prefix}_ins"] = np.where(flip, deletions, insertions)
+        rows[f"{prefix}_hits"] = counts["hits"].to_numpy()
+        reference_length = counts["reference_length"].to_numpy()
+        hypothesis_length = counts["hypothesis_length"].to_numpy()
+        length = "words" if unit == "word" else "chars"
+        rows[f"hyp_{length}"] = np.where(flip, reference_length, hypothesis_length)
+        rows[f"proxy_{length}"] = np.where(flip, hypothesis_length, reference_length)
+    signals = pair_signals(pd.Series(own), pd.Series(theirs))
+    rows[["hyp_rep", "other_rep", "script_mismatch"]] = signals[
+        ["hyp_rep", "other_rep", "script_mismatch"]
+    ].to_numpy()
+    return rows
 
 
 def agreement_features(
@@ -196,12 +242,13 @@ def agreement_features(
     ``proxies``' rows with the feature columns and ``status`` (``ok``, or ``no proxy
     hypothesis`` whose features are NaN). No reference column.
     """
+    keys = _normalised_keys(table, normaliser, n_jobs, proxies)
     if pairs is None:
-        pairs = pairwise_agreement(table, proxies, normaliser=normaliser, n_jobs=n_jobs)
+        pairs = pair_distances(keys, n_jobs)
     else:
         pairs = pairs.merge(proxies[UTTERANCE].drop_duplicates(), on=UTTERANCE)
     features = proxies[[*KEY, "proxy"]].reset_index(drop=True)
-    features = features.join(_proxy_columns(features, pairs))
+    features = features.join(_proxy_columns(features, proxy_pairs(keys, features, n_jobs)))
     features = features.join(_consensus_columns(pairs), on=KEY)
     triangulated = triangulated_errors(pairs)
     features = features.join(triangulated, on=KEY)
@@ -224,13 +271,11 @@ def agreement_features(
     return features
 
 
-def _proxy_columns(features: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
-    """The target-vs-proxy pair of each row (NaN where the row has no proxy)."""
-    renamed = pairs.rename(
+def _proxy_columns(features: pd.DataFrame, detail: pd.DataFrame) -> pd.DataFrame:
+    """The target-vs-proxy pair of each row (:func:`proxy_pairs`; NaN where the row has no
+    proxy)."""
+    renamed = detail.rename(
         columns={
-            "other": "proxy",
-            "other_words": "proxy_words",
-            "other_chars": "proxy_chars",
             "w_sub": "pwer_sub",
             "w_del": "pwer_del",
             "w_ins": "pwer_ins",
@@ -243,6 +288,8 @@ def _proxy_columns(features: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     )
     joined = features[[*KEY, "proxy"]].merge(renamed, on=[*KEY, "proxy"], how="left")
     for unit, length in (("pwer", "proxy_words"), ("pcer", "proxy_chars")):
+        errors = joined[f"{unit}_sub"] + joined[f"{unit}_del"] + joined[f"{unit}_ins"]
+        joined[unit] = _rate(errors, joined[length])
         for operation in ("sub", "del", "ins"):
             rate = joined[f"{unit}_{operation}"] / joined[length].clip(lower=1)
             joined[f"{unit}_{operation}_rate"] = rate
@@ -272,7 +319,7 @@ def triangulated_errors(pairs: pd.DataFrame) -> pd.DataFrame:
     edits = pairs[[*KEY]].copy()
     columns = {}
     for name, prefix, length in (("tri_wer", "w", "hyp_words"), ("tri_cer", "c", "hyp_chars")):
-        distance = pairs[f"{prefix}_sub"] + pairs[f"{prefix}_del"] + pairs[f"{prefix}_ins"]
+        distance = pairs[f"{prefix}_dist"]
         lengths = pairs.groupby(KEY, sort=False)[length].first()
         n_hat = lengths.groupby(level=UTTERANCE, sort=False).median().clip(lower=1)
         edits["d"] = (

@@ -15,14 +15,11 @@ Writes ``experiments/results/leaderboard_pages.md``.
 
 from __future__ import annotations
 
-import html
-import json
-import re
 import sys
 from pathlib import Path
 
 from werest.cli import main as werest
-from werest.webpage import chromium, screenshot
+from werest.webpage import measure_tabs, screenshot
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
@@ -47,27 +44,6 @@ BOARDS = {
 
 SHOWN = ("tab-ranking", "tab-fairness", "tab-latency")
 
-MEASURE = """<script>
-window.addEventListener('load', function () {
-  setTimeout(function () {
-    var tabs = {};
-    var sections = document.querySelectorAll('section.tab');
-    sections.forEach(function (s) {
-      sections.forEach(function (t) { t.style.display = (t === s) ? 'block' : 'none'; });
-      var boxes = 0;
-      s.querySelectorAll('.box').forEach(function (b) {
-        if (b.scrollWidth > b.clientWidth + 1) boxes += 1; });
-      tabs[s.id] = {width: document.documentElement.scrollWidth,
-                    height: document.documentElement.scrollHeight, scrolling_tables: boxes};
-    });
-    var out = document.createElement('pre');
-    out.id = 'measure';
-    out.textContent = JSON.stringify({viewport: window.innerWidth, tabs: tabs});
-    document.body.appendChild(out);
-  }, 100);
-});
-</script></body>"""
-
 
 def run(*args: str) -> None:
     status = werest(list(args))
@@ -78,11 +54,7 @@ def run(*args: str) -> None:
 def measure(page: Path) -> dict:
     """Per tab of ``page`` at 1280 px: the document's width and height, and how many tables
     scroll inside their own box."""
-    probe = page.with_name("measure.html")
-    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", MEASURE), "utf-8")
-    dom = chromium(probe, "--dump-dom", f"--window-size={WIDTH},900", "--virtual-time-budget=5000")
-    probe.unlink()
-    found = json.loads(html.unescape(re.search(r'<pre id="measure">(.*?)</pre>', dom).group(1)))
+    found = measure_tabs(page, WIDTH)
     assert found["viewport"] == WIDTH, found
     return found["tabs"]
 

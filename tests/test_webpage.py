@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import re
 import shutil
 from html.parser import HTMLParser
@@ -12,7 +11,7 @@ import pandas as pd
 import pytest
 
 from werest.cli import main
-from werest.webpage import chromium, html_table, screenshot
+from werest.webpage import chromium, html_table, measure_tabs, screenshot
 
 from .test_leaderboard import models, toy_table  # noqa: F401  (the fixture)
 
@@ -181,30 +180,11 @@ def test_page_is_reproducible(board_dir, models):  # noqa: F811
     assert PLOT_DIV.findall(first.decode()) == ["plot-estimate-vs-truth", "plot-wer-vs-rtfx"]
 
 
-MEASURE = """<script>
-window.addEventListener('load', function () {
-  setTimeout(function () {
-    var widths = {};
-    document.querySelectorAll('section.tab').forEach(function (s) {
-      document.querySelectorAll('section.tab').forEach(function (t) {
-        t.style.display = (t === s) ? 'block' : 'none'; });
-      widths[s.id] = document.documentElement.scrollWidth;
-    });
-    var out = document.createElement('pre');
-    out.id = 'measure';
-    out.textContent = JSON.stringify({viewport: window.innerWidth, widths: widths});
-    document.body.appendChild(out);
-  }, 100);
-});
-</script></body>"""
-
-
 @pytest.mark.skipif(
     shutil.which("chromium") is None,
     reason="needs Debian's chromium (make test installs it as root: apt-get install chromium)",
 )
 def test_chromium_renders_the_table_and_plots(board_dir):
-    import json
 
     page = board_dir / "leaderboard.html"
     dumped = chromium(page, "--dump-dom", "--virtual-time-budget=5000")
@@ -223,17 +203,12 @@ def test_chromium_renders_the_table_and_plots(board_dir):
     fairness = read_tables(chromium(page, "--dump-dom", tab="tab-fairness"))
     assert "tab-fairness" not in fairness.hidden and "tab-ranking" in fairness.hidden
     # at 1280 px no tab makes the page scroll sideways
-    measured = board_dir / "measured.html"
-    measured.write_text(
-        page.read_text(encoding="utf-8").replace("</body>", MEASURE), encoding="utf-8"
-    )
-    dom = chromium(measured, "--dump-dom", "--window-size=1280,900", "--virtual-time-budget=5000")
-    found = json.loads(html.unescape(re.search(r'<pre id="measure">(.*?)</pre>', dom).group(1)))
+    found = measure_tabs(page, 1280)
     assert found["viewport"] == 1280
-    assert set(found["widths"]) == {
+    assert set(found["tabs"]) == {
         "tab-ranking", "tab-datasets", "tab-pairs", "tab-fairness", "tab-latency", "tab-metrics"
     }  # fmt: skip
-    assert max(found["widths"].values()) <= 1280, found
+    assert max(tab["width"] for tab in found["tabs"].values()) <= 1280, found
     from PIL import Image
 
     image = np.asarray(Image.open(screenshot(page, board_dir / "shot.png")).convert("RGB"))

@@ -216,7 +216,7 @@ def main() -> None:
 
 
 def afrispeech_runs(work: Path, timeout: float) -> list[dict]:
-    """The AfriSpeech runs of issue 26's bars: every system of the test split, one target over
+    """The AfriSpeech runs: every system of the test split, one target over
     the whole table, and the whole table's leaderboard."""
     from werest.importers import import_table
 

@@ -22,10 +22,11 @@ RESULTS = REPO / "experiments" / "results"
 #: block name -> (results file, its sections to copy (None: its own block), where it is from)
 BLOCKS: dict[str, tuple[str, list[str] | None, str]] = {
     "lodo-bar": (
-        "lodo.md",
+        "lodo_panel_8.md",
         ["## The bar"],
-        "From [`lodo.md`](experiments/results/lodo.md), written by "
-        "`werest evaluate experiment=lodo`.",
+        "From [`lodo_panel_8.md`](experiments/results/lodo_panel_8.md), written by "
+        "`python experiments/lodo_panel.py` (`werest evaluate experiment=lodo` with the held-out "
+        "systems compared with a panel of 8, as `werest estimate` compares them).",
     ),
     "few-labels-headline": (
         "few_labels.md",
@@ -46,6 +47,17 @@ BLOCKS: dict[str, tuple[str, list[str] | None, str]] = {
         ["## All multi-vendor folders, shipped model (in-sample)"],
         "From [`leaderboard_shared.md`](experiments/results/leaderboard_shared.md), written by "
         "`python experiments/leaderboard_shared.py`.",
+    ),
+    "bench-systems-growth": (
+        "bench_systems.md",
+        ["## LibriSpeech test-clean, S systems × N utterances", "## Growth exponents"],
+        "From [`bench_systems.md`](experiments/results/bench_systems.md), written by "
+        "`python experiments/bench_systems.py`.",
+    ),
+    "bench-systems-afrispeech": (
+        "bench_systems.md",
+        ["## AfriSpeech"],
+        "From [`bench_systems.md`](experiments/results/bench_systems.md).",
     ),
     "leaderboard-coverage": (
         "leaderboard_coverage.md",

@@ -37,8 +37,10 @@ from tqdm.auto import tqdm
 from werest._callable import make_callable
 from werest.errors import ConfigError, InputError
 from werest.features.agreement import (
+    PANEL_SIZE,
     STATUS_NO_PROXY,
     STATUS_OK,
+    Panel,
     add_dataset_context,
 )
 from werest.features.inputs import (
@@ -48,6 +50,7 @@ from werest.features.inputs import (
 )
 from werest.formatting import percent, percent_interval
 from werest.guards import (
+    PAIR_ROWS,
     attach_warnings,
     count_missing_as_deletions,
     guard_warnings,
@@ -196,6 +199,7 @@ def estimate_utterances(
     unseen_order: list[str] | None = None,
     chunk_utterances: int = 50_000,
     n_jobs: int = 1,
+    panel_size: int | None = PANEL_SIZE,
 ) -> pd.DataFrame:
     """Features and predictions for every target row, utterance chunk by utterance chunk.
 
@@ -203,7 +207,16 @@ def estimate_utterances(
     ----------
     models : the WER model and optionally a CER one; the WER model's normaliser is used.
     unseen_order : the order of systems the ranking does not hold (label-free consensus).
+    panel_size : each target is compared with its ``panel_size`` best-ranked others, in the
+        proxy order (:class:`werest.features.agreement.Panel`), so the cost grows linearly
+        with the number of systems; None: with every other system.
     """
+    panel = None
+    if panel_size is not None:
+        order = (ranking or Ranking.from_order([])).order(set(table["system"]), unseen_order)
+        if proxy is not None:
+            order = [proxy, *(name for name in order if name != proxy)]
+        panel = Panel(tuple(order), panel_size)
     extra = _extra_features(models, table)
     # Each distinct hypothesis is normalised once for the whole table, not once per chunk.
     normalised = normalised_columns(table, models.normaliser, ("hypothesis",), n_jobs=n_jobs)
@@ -211,6 +224,11 @@ def estimate_utterances(
     table = table[[*KEY, *columns]].assign(hypothesis=normalised["hypothesis"].to_numpy())
     codes, _ = pd.factorize(pd.MultiIndex.from_frame(table[UTTERANCE]))
     n_utterances = int(codes.max()) + 1 if len(codes) else 0
+    # a chunk holds at most PAIR_ROWS compared pairs, so memory is bounded by the chunk
+    # whatever the number of systems (each of S systems compared with ≤ panel + 1 others)
+    systems = len(table) / max(n_utterances, 1)
+    compared = systems * min(systems, (panel.size + 1) if panel else systems)
+    chunk_utterances = max(1, min(chunk_utterances, int(PAIR_ROWS // max(compared, 1))))
     bounds = range(0, n_utterances, chunk_utterances)
     chunks = (table[(codes >= start) & (codes < start + chunk_utterances)] for start in bounds)
     work = partial(
@@ -221,6 +239,7 @@ def estimate_utterances(
         ranking=ranking,
         unseen_order=unseen_order,
         extra=extra,
+        panel=panel,
     )
     if n_jobs == 1 or len(bounds) < 2:
         results = map(work, chunks)
@@ -248,6 +267,7 @@ def _estimate_chunk(
     ranking: Ranking | None,
     unseen_order: list[str] | None,
     extra: list[str],
+    panel: Panel | None = None,
 ) -> pd.DataFrame:
     """Proxies and features of one chunk of whole utterances (normalised text)."""
     proxies = choose_proxies(
@@ -259,7 +279,12 @@ def _estimate_chunk(
         absent_proxy_ok=True,  # the whole input has it (checked): not this chunk's datasets
     )
     return build_features(
-        chunk, proxies, normaliser=NO_NORMALISATION, input_features=extra, context=False
+        chunk,
+        proxies,
+        normaliser=NO_NORMALISATION,
+        input_features=extra,
+        context=False,
+        panel=panel,
     )
 
 
@@ -629,12 +654,8 @@ def estimate_table(
         raise ConfigError(f"proxy system {proxy!r} is not in the input")
     with cached_normalisation(NormalisationCache()):  # each distinct string once per run
         pairs = sample_pairs(table, normaliser=used, seed=seed)
-        order = (
-            None
-            if proxy
-            else choose_ranking(
-                models, table, ranking=ranking, system_order=system_order, pairs=pairs
-            )
+        order = choose_ranking(  # with proxy=, the panel's order after the proxy
+            models, table, ranking=ranking, system_order=system_order, pairs=pairs
         )
         utterances = estimate_utterances(
             table,

@@ -40,6 +40,8 @@ DUPLICATE_GAP = 0.05
 SHORT_RATIO = 0.5
 #: warn when at least this share of a target's rows have an empty or short proxy output.
 SHORT_SHARE = 0.10
+#: system pairs aligned at a time (memory: a few hundred bytes each)
+PAIR_ROWS = 1_000_000
 
 
 def sample_pairs(
@@ -53,9 +55,19 @@ def sample_pairs(
     """Pairwise agreement (:func:`pairwise_agreement`) on a seeded sample of at most
     ``per_dataset`` utterances of each dataset (chosen independently of row order and names)."""
     sample = sample_keys(table[UTTERANCE], per_dataset=per_dataset, seed=seed)
-    # only the sample's rows are normalised and aligned, however large the table
+    # only the sample's rows are normalised and aligned, however large the table, and a few
+    # utterances at a time: every pair of S systems is S² rows (their sums are integers, so
+    # the order the pieces come in changes nothing)
     rows = table.merge(sample, on=UTTERANCE)
-    return pairwise_agreement(rows, sample, normaliser=normaliser, n_jobs=n_jobs)
+    systems = max(len(rows) / max(len(sample), 1), 1.0)
+    step = max(1, int(PAIR_ROWS // systems**2))
+    parts = [
+        pairwise_agreement(
+            rows.merge(piece, on=UTTERANCE), piece, normaliser=normaliser, n_jobs=n_jobs
+        )
+        for piece in (sample.iloc[start : start + step] for start in range(0, len(sample), step))
+    ]
+    return pd.concat(parts, ignore_index=True) if parts else pairwise_agreement(rows, sample)
 
 
 def sample_keys(

@@ -36,7 +36,7 @@ from werest.estimate import (
     predict_features,
     summarise,
 )
-from werest.features.agreement import pairwise_agreement
+from werest.features.agreement import PANEL_SIZE, pairwise_agreement
 from werest.features.inputs import build_features
 from werest.intervals import (
     DEFAULT_INTERVAL,
@@ -74,6 +74,9 @@ class LodoSettings:
     held_out : the domains to hold out, one name or several (None: every domain with two or
         more systems).
     level, offset, bins, min_cells : see :class:`werest.intervals.ConformalInterval`.
+    panel : the held-out systems are compared with this many best-ranked others each, as
+        ``werest estimate`` compares them (:class:`werest.features.agreement.Panel`); None:
+        with every other system.
     """
 
     held_out: tuple[str, ...] | None = None
@@ -81,6 +84,7 @@ class LodoSettings:
     offset: float = 0.5
     bins: tuple[float, ...] = ()
     min_cells: int = 20
+    panel: int | None = PANEL_SIZE
 
     def __post_init__(self) -> None:
         held_out = self.held_out
@@ -140,6 +144,7 @@ def evaluate_lodo(
     pairs: pd.DataFrame | None = None,
     as_user: bool = True,
     proxy_choice: str = LABEL_FREE_PROXIES,
+    panel: int | None = PANEL_SIZE,
 ) -> LodoResult:
     """Leave each domain of ``table`` out in turn; see the module docstring.
 
@@ -155,6 +160,7 @@ def evaluate_lodo(
         computed (ablations reuse them).
     proxy_choice : how the training rows' proxies are chosen
         (:func:`werest.training.training_frame`).
+    panel : the held-out systems' panel size (:class:`LodoSettings`).
     as_user : estimate the held-out domain with ``werest estimate``'s own code
         (:func:`werest.estimate.estimate_utterances`, which aligns the held-out hypotheses
         again); False builds the same features from ``pairs`` (same functions, faster; for
@@ -198,6 +204,7 @@ def evaluate_lodo(
             fitted,
             labels,
             pairs=None if as_user else pairs[pairs["domain"] == domain],
+            panel=panel,
             normaliser=normaliser,
             n_resamples=n_resamples,
             seed=seed,
@@ -272,14 +279,20 @@ def _held_out_cells(
     n_resamples: int,
     seed: int,
     n_jobs: int,
+    panel: int | None = PANEL_SIZE,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Estimate every system of a held-out domain as ``werest estimate`` would; score it:
-    (its cells, its labelled estimated rows)."""
+    """Estimate every system of a held-out domain as ``werest estimate`` would (with
+    ``panel``); score it: (its cells, its labelled estimated rows)."""
     models = Models(fitted)
     ranking = choose_ranking(models, table)
     if pairs is None:
         utterances = estimate_utterances(
-            table, models, sorted(table["system"].unique()), ranking=ranking, n_jobs=n_jobs
+            table,
+            models,
+            sorted(table["system"].unique()),
+            ranking=ranking,
+            n_jobs=n_jobs,
+            panel_size=panel,
         )
     else:
         proxies = choose_proxies(table, ranking)

@@ -585,12 +585,8 @@ def estimate_partitioned(
         if proxy is not None and proxy not in spilled.systems:
             raise ConfigError(f"proxy system {proxy!r} is not in the input")
         pairs = sample_pairs_partitioned(spilled.partitions, normaliser=used, seed=seed)
-        order = (
-            None
-            if proxy
-            else choose_ranking(
-                models, systems, ranking=ranking, system_order=system_order, pairs=pairs
-            )
+        order = choose_ranking(  # with proxy=, the panel's order after the proxy
+            models, systems, ranking=ranking, system_order=system_order, pairs=pairs
         )
         clock.lap("sample_and_order")
         context = PartitionContext(

@@ -190,6 +190,7 @@ class Lodo(Interval):
     domains."""
 
     held_out: Any = typed("names", nullable=True)
+    panel: Any = typed(int, minimum=1, nullable=True)
 
 
 @dataclass

@@ -119,4 +119,5 @@ def _lodo(cfg: DictConfig, settings: dict) -> LodoResult:
         n_jobs=int_setting(cfg, "n_jobs"),
         held_out=lodo.held_out,
         proxy_choice=str(cfg.get("proxies", "label_free")),
+        panel=lodo.panel,
     )

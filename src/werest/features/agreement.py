@@ -26,6 +26,7 @@ empty) instead of undefined. Features needing a third system are NaN with only t
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -81,7 +82,35 @@ CONSENSUS_FEATURES: tuple[str, ...] = (
 AGREEMENT_FEATURES: tuple[str, ...] = PROXY_FEATURES + CONSENSUS_FEATURES
 TRIANGULATED: tuple[str, ...] = ("tri_wer", "tri_cer", "tri_wer_proxy")
 STATUS_OK = "ok"
+#: at estimate time each target is compared with this many best-ranked others (:class:`Panel`)
+PANEL_SIZE = 8
 STATUS_NO_PROXY = "no proxy hypothesis"
+
+
+@dataclass(frozen=True)
+class Panel:
+    """The systems each target is compared with at estimate time: its ``size`` best-ranked
+    others on the utterance, in ``order`` (best first; the proxy order, so the proxy is
+    always among them). The ``size + 1`` best-ranked systems of an utterance are its panel:
+    each member is compared with the other members, each other system with the ``size``
+    best. Consensus, triangulation and proxy quality then cost O(S·size) alignments per
+    utterance instead of O(S²); with at most ``size + 1`` systems nothing changes."""
+
+    order: tuple[str, ...]
+    size: int = PANEL_SIZE
+
+    def positions(self, keys: pd.DataFrame) -> np.ndarray:
+        """Each row's rank among its utterance's systems (0 = best), by ``order``; systems
+        ``order`` does not hold come after, by name."""
+        known = {name: i for i, name in enumerate(self.order)}
+        extra = sorted(set(keys["system"]) - set(known))
+        rank = keys["system"].map(known | {n: len(known) + i for i, n in enumerate(extra)})
+        frame = pd.DataFrame(
+            {"u": pd.factorize(pd.MultiIndex.from_frame(keys[UTTERANCE]))[0], "r": rank}
+        )
+        ordered = frame.sort_values(["u", "r"], kind="stable")
+        position = ordered.groupby("u", sort=False).cumcount()
+        return position.reindex(frame.index).to_numpy()
 
 
 def pairwise_agreement(
@@ -120,13 +149,26 @@ def _normalised_keys(
     return table[KEY].assign(text=text.to_numpy()).reset_index(drop=True)
 
 
-def pair_distances(keys: pd.DataFrame, n_jobs: int = 1) -> pd.DataFrame:
-    """:func:`pairwise_agreement` of ``dataset, utt_id, system, text`` rows (text normalised)."""
+def pair_distances(keys: pd.DataFrame, n_jobs: int = 1, panel: Panel | None = None) -> pd.DataFrame:
+    """:func:`pairwise_agreement` of ``dataset, utt_id, system, text`` rows (text normalised);
+    with a ``panel``, only the pairs it compares (:class:`Panel`), and ``in_panel`` and
+    ``position`` (the target's) on each row."""
     words, chars = _lengths(keys["text"])
     rank = pd.factorize(keys["text"], sort=True)[0]  # texts in order: sums without names
     keys = keys.assign(words=words, chars=chars, rank=rank)  # once per row, not per pair
-    pairs = keys.merge(keys, on=UTTERANCE, suffixes=("", "_other"))
-    pairs = pairs[pairs["system"] < pairs["system_other"]].reset_index(drop=True)
+    if panel is not None:
+        keys = keys.assign(position=panel.positions(keys))
+        if keys["position"].max() <= panel.size:  # every system is in the panel
+            panel = None
+    if panel is None:
+        pairs = keys.merge(keys, on=UTTERANCE, suffixes=("", "_other"))
+        pairs = pairs[pairs["system"] < pairs["system_other"]].reset_index(drop=True)
+    else:  # every row against the panel's members, then only the pairs the panel compares
+        members = keys[keys["position"] <= panel.size]
+        pairs = keys.merge(members, on=UTTERANCE, suffixes=("", "_other"))
+        own, theirs = pairs["position"], pairs["position_other"]
+        compared = (own != theirs) & ((own <= panel.size) | (theirs < panel.size))
+        pairs = pairs[compared.to_numpy()].reset_index(drop=True)
     forward = pairs[KEY].assign(other=pairs["system_other"].to_numpy())
     for prefix, unit in (("w", "word"), ("c", "char")):
         forward[f"{prefix}_dist"] = edit_distances(
@@ -136,8 +178,14 @@ def pair_distances(keys: pd.DataFrame, n_jobs: int = 1) -> pd.DataFrame:
     forward["other_words"] = pairs["words_other"].to_numpy()
     forward["other_chars"] = pairs["chars_other"].to_numpy()
     forward["rank"], forward["other_rank"] = pairs["rank"], pairs["rank_other"].to_numpy()
-    backward = forward.rename(columns=_MIRROR)
-    out = pd.concat([forward, backward[forward.columns]], ignore_index=True)
+    if panel is None:
+        backward = forward.rename(columns=_MIRROR)
+        out = pd.concat([forward, backward[forward.columns]], ignore_index=True)
+    else:  # ordered rows already: a target's row with a member is not the member's row
+        out = forward.assign(
+            in_panel=(pairs["position"] <= panel.size).to_numpy(),
+            position=pairs["position"].to_numpy(),
+        )
     # Each utterance's rows ordered by the texts, not by the systems' names, so every sum
     # over them (consensus, triangulation) adds in an order that renaming cannot change.
     utterance = pd.factorize(pd.MultiIndex.from_frame(out[UTTERANCE]))[0]
@@ -225,6 +273,7 @@ def agreement_features(
     normaliser: Normaliser = AUTO,
     n_jobs: int = 1,
     pairs: pd.DataFrame | None = None,
+    panel: Panel | None = None,
 ) -> pd.DataFrame:
     """Agreement features (:data:`AGREEMENT_FEATURES`) for each target row of ``proxies``.
 
@@ -236,6 +285,8 @@ def agreement_features(
     n_jobs : processes for normalisation and alignments.
     pairs : :func:`pairwise_agreement` of a table holding ``table`` (computed once and reused
         by callers that build features for many subsets, such as leave-one-domain-out).
+    panel : compare each target with its panel only (:class:`Panel`; estimate time), not with
+        every other system.
 
     Returns
     -------
@@ -244,7 +295,7 @@ def agreement_features(
     """
     keys = _normalised_keys(table, normaliser, n_jobs, proxies)
     if pairs is None:
-        pairs = pair_distances(keys, n_jobs)
+        pairs = pair_distances(keys, n_jobs, panel)
     else:
         pairs = pairs.merge(proxies[UTTERANCE].drop_duplicates(), on=UTTERANCE)
     features = proxies[[*KEY, "proxy"]].reset_index(drop=True)
@@ -328,12 +379,47 @@ def triangulated_errors(pairs: pd.DataFrame) -> pd.DataFrame:
         )
         row_sum = edits.groupby(KEY, sort=False)["d"].sum()
         k = edits.groupby(KEY, sort=False).size() + 1
-        total = row_sum.groupby(level=UTTERANCE, sort=False).transform("sum") / 2
+        total, members = _set_totals(pairs, row_sum, k)
         solved = (row_sum - total / (k - 1)) / (k - 2)
         columns[name] = solved.clip(lower=0).where(k >= 3)
         if name == "tri_wer":
-            columns["utt_disagreement"] = total / (k * (k - 1) / 2)
+            columns["utt_disagreement"] = _panel_total(row_sum, pairs) / (
+                members * (members - 1) / 2
+            )
     return pd.DataFrame(columns)
+
+
+def _set_totals(
+    pairs: pd.DataFrame, row_sum: pd.Series, k: pd.Series
+) -> tuple[pd.Series, pd.Series]:
+    """D, the sum of the distances between the systems of each target's set (itself and the
+    systems it is compared with), and the number of systems of its utterance's panel.
+
+    Without a panel every target's set is the utterance's systems: D = Σ S(i) / 2. With one
+    (:class:`Panel`), a member's set is the panel, D = D_P; another target's set is itself
+    and the panel's best ``size``, D = S(i) + D_P − S(last), ``last`` the panel's worst
+    member, whose distances are to exactly those ``size``.
+    """
+    panel = _panel_total(row_sum, pairs)
+    if "in_panel" not in pairs:
+        return panel, k
+    flags = pairs.groupby(KEY, sort=False)[["in_panel", "position"]].first()
+    inside = flags["in_panel"].reindex(row_sum.index).to_numpy(dtype=bool)
+    position = flags["position"].reindex(row_sum.index)
+    worst = position.where(inside).groupby(level=UTTERANCE, sort=False).transform("max")
+    last = row_sum.where(position == worst).groupby(level=UTTERANCE, sort=False).transform("max")
+    members = pd.Series(inside, index=row_sum.index).groupby(level=UTTERANCE, sort=False)
+    total = panel.where(inside, row_sum + panel - last)
+    return total, members.transform("sum")
+
+
+def _panel_total(row_sum: pd.Series, pairs: pd.DataFrame) -> pd.Series:
+    """D_P: the sum of the distances between an utterance's panel members (all its systems
+    without a panel), on every row of ``row_sum``."""
+    if "in_panel" in pairs:
+        flags = pairs.groupby(KEY, sort=False)["in_panel"].first()
+        row_sum = row_sum.where(flags.reindex(row_sum.index).to_numpy(dtype=bool), 0.0)
+    return row_sum.groupby(level=UTTERANCE, sort=False).transform("sum") / 2
 
 
 CONTEXT_FEATURES: tuple[str, ...] = ("ctx_tri_wer", "ctx_pwer", "ctx_disagreement")

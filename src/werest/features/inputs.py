@@ -34,6 +34,7 @@ from werest.errors import ConfigError, InputError
 from werest.features.agreement import (
     AGREEMENT_FEATURES,
     CONTEXT_FEATURES,
+    Panel,
     add_dataset_context,
     agreement_features,
 )
@@ -141,13 +142,17 @@ def build_features(
     context: bool = True,
     pairs: pd.DataFrame | None = None,
     n_jobs: int = 1,
+    panel: Panel | None = None,
 ) -> pd.DataFrame:
     """The feature table of ``proxies``' target rows, built the same way for train, evaluate
-    and estimate: the agreement features (:func:`werest.features.agreement.agreement_features`),
+    and estimate: the agreement features (:func:`werest.features.agreement.agreement_features`;
+    ``panel``: compared with a bounded panel of systems, at estimate time),
     the dataset context (``context``: False for a chunk of a dataset, whose context needs all
     of it) and the ``input_features`` that come with the input, columns of ``table``
     (:func:`join_input_features`; :func:`with_feature_table` adds them from a feature table)."""
-    features = agreement_features(table, proxies, normaliser=normaliser, n_jobs=n_jobs, pairs=pairs)
+    features = agreement_features(
+        table, proxies, normaliser=normaliser, n_jobs=n_jobs, pairs=pairs, panel=panel
+    )
     if context:
         features = add_dataset_context(features)
     return join_input_features(features, table, input_features)

@@ -189,6 +189,21 @@ def choose_ranking(
     return Ranking.from_order(ranked + unseen)
 
 
+def sampled_order(
+    models: Models,
+    table: pd.DataFrame,
+    ranking: str | Path | None,
+    system_order: list[str] | None,
+    seed: int,
+) -> tuple[pd.DataFrame, Ranking]:
+    """The pairwise agreement of a seeded sample of each dataset's utterances (what the
+    guards read, :func:`werest.guards.sample_pairs`) and the proxy order chosen from it
+    (:func:`choose_ranking`)."""
+    pairs = sample_pairs(table, normaliser=models.normaliser, seed=seed)
+    order = choose_ranking(models, table, ranking=ranking, system_order=system_order, pairs=pairs)
+    return pairs, order
+
+
 def estimate_utterances(
     table: pd.DataFrame,
     models: Models,
@@ -653,10 +668,8 @@ def estimate_table(
     if proxy is not None and proxy not in set(table["system"]):
         raise ConfigError(f"proxy system {proxy!r} is not in the input")
     with cached_normalisation(NormalisationCache()):  # each distinct string once per run
-        pairs = sample_pairs(table, normaliser=used, seed=seed)
-        order = choose_ranking(  # with proxy=, the panel's order after the proxy
-            models, table, ranking=ranking, system_order=system_order, pairs=pairs
-        )
+        # with proxy=, the order is the panel's after the proxy
+        pairs, order = sampled_order(models, table, ranking, system_order, seed)
         utterances = estimate_utterances(
             table,
             models,

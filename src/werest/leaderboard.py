@@ -52,11 +52,11 @@ import pandas as pd
 
 from werest._callable import make_callable
 from werest.errors import ConfigError, InputError
-from werest.estimate import choose_ranking, estimate_utterances, estimated_sample
+from werest.estimate import estimate_utterances, estimated_sample, sampled_order
 from werest.fairness import FairnessSettings, audit, audit_frames, compare_audits
 from werest.features.agreement import STATUS_OK
 from werest.features.inputs import relative_to_proxy
-from werest.guards import sample_pairs, utterance_counts, warnings_from_counts
+from werest.guards import utterance_counts, warnings_from_counts
 from werest.intervals import calibrated_interval
 from werest.lid import CONFIDENCE, DETECTED, TRUE, LidReport, has_lid, lid_report
 from werest.model import Models
@@ -603,10 +603,7 @@ def build(
     from its partitions' rows."""
     with cached_normalisation(NormalisationCache()):  # each distinct string once per run
         systems = sorted(table["system"].unique())
-        pairs_sample = sample_pairs(table, normaliser=models.normaliser, seed=boot.seed)
-        ranking = choose_ranking(
-            models, table, ranking=ranking, system_order=system_order, pairs=pairs_sample
-        )
+        pairs_sample, ranking = sampled_order(models, table, ranking, system_order, boot.seed)
         rows = utterance_rows(
             table,
             models,

@@ -10,8 +10,10 @@ werest adds what the other systems say, which makes the estimate robust to a poo
 proxy that is good on the benchmark can be bad in a new domain; in the shared data Azure
 truncates long LibriSpeech utterances and Watson returns nothing on some clips):
 
-* consensus: the target's pWER/pCER against *every* other system that transcribed the
-  utterance (mean, min, max, median) and their number;
+* consensus: the target's pWER/pCER against the other systems that transcribed the
+  utterance (mean, min, max, median) and their number: every other system in training, its
+  panel's at estimate time (:class:`Panel`: the 8 best-ranked, so a run costs O(S·8)
+  alignments per utterance, not O(S²));
 * the proxy's own quality: the proxy's mean pWER/pCER against the remaining systems (not the
   target): when the proxy disagrees with everyone, pWER against it says little;
 * lengths: the median word count of the other systems (``est_ref_words``, the estimated
@@ -82,9 +84,9 @@ CONSENSUS_FEATURES: tuple[str, ...] = (
 AGREEMENT_FEATURES: tuple[str, ...] = PROXY_FEATURES + CONSENSUS_FEATURES
 TRIANGULATED: tuple[str, ...] = ("tri_wer", "tri_cer", "tri_wer_proxy")
 STATUS_OK = "ok"
+STATUS_NO_PROXY = "no proxy hypothesis"
 #: at estimate time each target is compared with this many best-ranked others (:class:`Panel`)
 PANEL_SIZE = 8
-STATUS_NO_PROXY = "no proxy hypothesis"
 
 
 @dataclass(frozen=True)

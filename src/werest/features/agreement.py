@@ -370,6 +370,9 @@ def triangulated_errors(pairs: pd.DataFrame) -> pd.DataFrame:
     system of the utterance; defined from two systems on).
     """
     edits = pairs[[*KEY]].copy()
+    groups = edits.groupby(KEY, sort=False)
+    k = groups.size() + 1
+    inside, last, members = _panel_roles(pairs, k)
     columns = {}
     for name, prefix, length in (("tri_wer", "w", "hyp_words"), ("tri_cer", "c", "hyp_chars")):
         distance = pairs[f"{prefix}_dist"]
@@ -380,48 +383,34 @@ def triangulated_errors(pairs: pd.DataFrame) -> pd.DataFrame:
             / n_hat.reindex(pd.MultiIndex.from_frame(pairs[UTTERANCE])).to_numpy()
         )
         row_sum = edits.groupby(KEY, sort=False)["d"].sum()
-        k = edits.groupby(KEY, sort=False).size() + 1
-        total, members = _set_totals(pairs, row_sum, k)
+        # D, the distances summed over each target's set (itself and the systems it is
+        # compared with). Without a panel every set is the utterance: D = D_P = Σ S(i) / 2.
+        # With one (:class:`Panel`), a member's set is the panel, D = D_P; another target's is
+        # itself and the panel's best ``size``, D = S(i) + D_P − S(last), ``last`` the
+        # panel's worst member, whose distances are to exactly those ``size``.
+        panel = row_sum.where(inside, 0.0).groupby(level=UTTERANCE, sort=False).transform("sum")
+        panel = panel / 2
+        last_sum = row_sum.where(last).groupby(level=UTTERANCE, sort=False).transform("max")
+        total = panel.where(inside, row_sum + panel - last_sum)
         solved = (row_sum - total / (k - 1)) / (k - 2)
         columns[name] = solved.clip(lower=0).where(k >= 3)
         if name == "tri_wer":
-            columns["utt_disagreement"] = _panel_total(row_sum, pairs) / (
-                members * (members - 1) / 2
-            )
+            columns["utt_disagreement"] = panel / (members * (members - 1) / 2)
     return pd.DataFrame(columns)
 
 
-def _set_totals(
-    pairs: pd.DataFrame, row_sum: pd.Series, k: pd.Series
-) -> tuple[pd.Series, pd.Series]:
-    """D, the sum of the distances between the systems of each target's set (itself and the
-    systems it is compared with), and the number of systems of its utterance's panel.
-
-    Without a panel every target's set is the utterance's systems: D = Σ S(i) / 2. With one
-    (:class:`Panel`), a member's set is the panel, D = D_P; another target's set is itself
-    and the panel's best ``size``, D = S(i) + D_P − S(last), ``last`` the panel's worst
-    member, whose distances are to exactly those ``size``.
-    """
-    panel = _panel_total(row_sum, pairs)
+def _panel_roles(pairs: pd.DataFrame, k: pd.Series) -> tuple[np.ndarray, np.ndarray, pd.Series]:
+    """Per target row of ``k`` (indexed by key): whether it is in its utterance's panel,
+    whether it is the panel's worst member, and the panel's size. Without a panel
+    (``pairs`` has no ``in_panel``) every system is a member and ``k`` is the panel's size."""
     if "in_panel" not in pairs:
-        return panel, k
-    flags = pairs.groupby(KEY, sort=False)[["in_panel", "position"]].first()
-    inside = flags["in_panel"].reindex(row_sum.index).to_numpy(dtype=bool)
-    position = flags["position"].reindex(row_sum.index)
+        return np.ones(len(k), dtype=bool), np.zeros(len(k), dtype=bool), k
+    flags = pairs.groupby(KEY, sort=False)[["in_panel", "position"]].first().reindex(k.index)
+    inside = flags["in_panel"].to_numpy(dtype=bool)
+    position = flags["position"]
     worst = position.where(inside).groupby(level=UTTERANCE, sort=False).transform("max")
-    last = row_sum.where(position == worst).groupby(level=UTTERANCE, sort=False).transform("max")
-    members = pd.Series(inside, index=row_sum.index).groupby(level=UTTERANCE, sort=False)
-    total = panel.where(inside, row_sum + panel - last)
-    return total, members.transform("sum")
-
-
-def _panel_total(row_sum: pd.Series, pairs: pd.DataFrame) -> pd.Series:
-    """D_P: the sum of the distances between an utterance's panel members (all its systems
-    without a panel), on every row of ``row_sum``."""
-    if "in_panel" in pairs:
-        flags = pairs.groupby(KEY, sort=False)["in_panel"].first()
-        row_sum = row_sum.where(flags.reindex(row_sum.index).to_numpy(dtype=bool), 0.0)
-    return row_sum.groupby(level=UTTERANCE, sort=False).transform("sum") / 2
+    members = pd.Series(inside, index=k.index).groupby(level=UTTERANCE, sort=False)
+    return inside, (position == worst).to_numpy(), members.transform("sum")
 
 
 CONTEXT_FEATURES: tuple[str, ...] = ("ctx_tri_wer", "ctx_pwer", "ctx_disagreement")

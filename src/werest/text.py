@@ -446,15 +446,17 @@ def edit_distances(
         raise ValueError(f"{len(refs)} references but {len(hyps)} hypotheses")
     if not len(refs):
         return np.zeros(0, dtype=np.int64)
-    codes, pairs = pd.factorize(pd.MultiIndex.from_arrays([refs, hyps]))
+    # the distance is symmetric: (a, b) and (b, a) are one pair, aligned once
+    swap = (refs > hyps).astype(bool)
+    first, second = np.where(swap, hyps, refs), np.where(swap, refs, hyps)
+    codes, pairs = pd.factorize(pd.MultiIndex.from_arrays([first, second]))
     left = pairs.get_level_values(0).tolist()
     right = pairs.get_level_values(1).tolist()
-    encode = _word_string if unit == "word" else str.strip
     vocabulary: dict[str, int] = {}
-    encoded: dict[str, str] = {}
-    for text in (*left, *right):
-        if text not in encoded:
-            encoded[text] = encode(text, vocabulary) if unit == "word" else encode(text)
+    encoded = {
+        text: _word_string(text, vocabulary) if unit == "word" else _units(text, unit)
+        for text in dict.fromkeys((*left, *right))
+    }
     distances = process.cpdist(
         [encoded[text] for text in left],
         [encoded[text] for text in right],

@@ -61,13 +61,14 @@ def sample_pairs(
     rows = table.merge(sample, on=UTTERANCE)
     systems = max(len(rows) / max(len(sample), 1), 1.0)
     step = max(1, int(PAIR_ROWS // systems**2))
+    starts = range(0, max(len(sample), 1), step)  # an empty sample: one empty piece
     parts = [
         pairwise_agreement(
-            rows.merge(piece, on=UTTERANCE), piece, normaliser=normaliser, n_jobs=n_jobs
+            rows, sample.iloc[start : start + step], normaliser=normaliser, n_jobs=n_jobs
         )
-        for piece in (sample.iloc[start : start + step] for start in range(0, len(sample), step))
+        for start in starts
     ]
-    return pd.concat(parts, ignore_index=True) if parts else pairwise_agreement(rows, sample)
+    return pd.concat(parts, ignore_index=True)
 
 
 def sample_keys(

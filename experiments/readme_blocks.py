@@ -32,12 +32,6 @@ BLOCKS: dict[str, tuple[str, list[str] | None, str]] = {
         "few_labels.md",
         ["## Headline"],
         "From [`few_labels.md`](experiments/results/few_labels.md), written by "
-        "`werest evaluate experiment=few_labels`.",
-    ),
-    "few-labels-measured": (
-        "few_labels.md",
-        ["## Headline"],
-        "From [`few_labels.md`](experiments/results/few_labels.md), written by "
         "`werest evaluate experiment=few_labels`; every budget, domain and interval method "
         "is there.",
     ),

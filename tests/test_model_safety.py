@@ -12,6 +12,8 @@ import json
 import os
 import pickle
 import shlex
+import subprocess
+import sys
 import zipfile
 from collections import OrderedDict
 from pathlib import Path
@@ -109,6 +111,27 @@ def test_saved_and_loaded_again_gives_identical_predictions(kind, stack_model, t
     assert card["format"] == "skops" and card["file"] == "m.skops"
     assert card["sha256"] == sha256_of(path) and card["versions"]["skops"]
     assert zipfile.is_zipfile(path)
+
+
+def test_loading_a_model_does_not_import_torch_and_torch_still_imports_after():
+    """skops' import walks every scikit-learn package, torch's array-api wrapper included;
+    werest hides torch during that import (``werest.model.skops_io``). In a fresh process:
+    the shipped model loads and predicts without torch imported, then torch imports."""
+    pytest.importorskip("torch", reason="torch is not installed (the sonar extra)")
+    script = (
+        "import sys\n"
+        "from werest.estimate import default_model_path\n"
+        "from werest.model import load_model\n"
+        "model = load_model(default_model_path())\n"
+        "assert model.feature_names\n"
+        "print('torch' in sys.modules)\n"
+        "import torch\n"
+        "print(torch.zeros(2).sum().item())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["False", "0.0"]
 
 
 def test_the_shipped_model_is_skops_and_matches_its_card():

@@ -58,12 +58,12 @@ from werest.guards import (
     unestimated_warnings,
 )
 from werest.intervals import calibrated_interval
-from werest.io import atomic_path, json_default
+from werest.io import atomic_path, json_default, write_csv
 from werest.model import Models, TrainedModel, load_model
 from werest.proxy import Ranking, choose_proxies, consensus_order, references_ranking
 from werest.scoring import dataset_units, scoring_units, utterance_order
 from werest.stats import RateSample, bootstrap_ci
-from werest.table import KEY, UTTERANCE
+from werest.table import KEY, UTTERANCE, row_codes
 from werest.text import (
     NO_NORMALISATION,
     NormalisationCache,
@@ -237,7 +237,7 @@ def estimate_utterances(
     normalised = normalised_columns(table, models.normaliser, ("hypothesis",), n_jobs=n_jobs)
     columns = input_columns(extra)
     table = table[[*KEY, *columns]].assign(hypothesis=normalised["hypothesis"].to_numpy())
-    codes, _ = pd.factorize(pd.MultiIndex.from_frame(table[UTTERANCE]))
+    codes = row_codes(table["dataset"], table["utt_id"])[0]
     n_utterances = int(codes.max()) + 1 if len(codes) else 0
     # a chunk holds at most PAIR_ROWS compared pairs, so memory is bounded by the chunk
     # whatever the number of systems (each of S systems compared with ≤ panel + 1 others)
@@ -542,7 +542,7 @@ def readable_utterances(
 def write_outputs(utterances: pd.DataFrame, records: list[dict], output_dir: Path) -> None:
     """utterances.csv and summary.json, atomically."""
     with atomic_path(output_dir / "utterances.csv") as tmp:
-        utterances.to_csv(tmp, index=False, float_format="%.6g")
+        write_csv(utterances, tmp)
     write_summary(records, output_dir)
 
 

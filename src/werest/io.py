@@ -13,6 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 from werest.errors import InputError
 
 
@@ -99,6 +102,23 @@ def save_figure(fig, path: str | Path, *, dpi: int = 110) -> Path:
     return Path(path)
 
 
+def write_csv(frame: pd.DataFrame, path: str | Path, *, float_format: str = "%.6g") -> None:
+    """``frame.to_csv(path, index=False, float_format=float_format)``, byte for byte, faster:
+    each float column's distinct values are formatted once, where pandas formats every cell
+    in Python (the utterances of a run with many systems repeat the same rates: 2/25, 0, 1)."""
+    shown = frame.copy(deep=False)
+    for column, values in frame.items():
+        if values.dtype.kind != "f":
+            continue
+        codes, distinct = pd.factorize(values)  # a null is -1: the last entry, ""
+        text = np.array([float_format % value for value in distinct] + [""], dtype=object)
+        cells = text[codes]
+        negative_zero = (values.to_numpy() == 0) & np.signbit(values.to_numpy(dtype=float))
+        cells[negative_zero] = float_format % -0.0  # factorize takes -0.0 for 0.0
+        shown[column] = cells
+    shown.to_csv(path, index=False)
+
+
 def write_csvs(output_dir: str | Path, name: str, frames: dict) -> list[Path]:
     """Each DataFrame of ``frames`` (suffix -> frame) as ``<name>_<suffix>.csv`` in
     ``output_dir`` (created), atomically, floats to 6 significant digits; their paths."""
@@ -108,6 +128,6 @@ def write_csvs(output_dir: str | Path, name: str, frames: dict) -> list[Path]:
     for suffix, frame in frames.items():
         path = output_dir / f"{name}_{suffix}.csv"
         with atomic_path(path) as tmp:
-            frame.to_csv(tmp, index=False, float_format="%.6g")
+            write_csv(frame, tmp)
         paths.append(path)
     return paths

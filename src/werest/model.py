@@ -23,9 +23,11 @@ portable across scikit-learn versions any more than pickles are.
 from __future__ import annotations
 
 import hashlib
+import importlib.abc
 import json
 import logging
 import platform
+import sys
 import zipfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -241,8 +243,7 @@ def save_model(model: TrainedModel, path: str | Path) -> Path:
     type werest does not load (e.g. a ``conf/model`` estimator outside :data:`ALLOWED_TYPES`)
     is refused here rather than written and refused later.
     """
-    import skops.io as sio
-
+    sio = skops_io()
     path = Path(path)
     payload = {
         "estimator": model.estimator,
@@ -351,10 +352,43 @@ def audit_model_file(path: str | Path, *, shown_as: str | Path | None = None) ->
     return sorted(types)
 
 
+def skops_io():
+    """:mod:`skops.io`, imported without torch.
+
+    At import, skops lists scikit-learn's estimators (``sklearn.utils.all_estimators``), which
+    imports every scikit-learn package, array-api-compat's torch wrapper included: with torch
+    installed (the ``sonar`` extra) that costs about 1.4 s and 600 MB of resident memory in
+    every run (``experiments/bench_systems.py``'s start-up), for no type a werest model holds.
+    So torch is hidden while skops is first imported, unless something has imported it
+    already; afterwards ``import torch`` works as before."""
+    if "skops.io" not in sys.modules and "torch" not in sys.modules:
+        hidden = _Hidden("torch")
+        sys.meta_path.insert(0, hidden)
+        try:
+            import skops.io
+        finally:
+            sys.meta_path.remove(hidden)
+    import skops.io
+
+    return skops.io
+
+
+class _Hidden(importlib.abc.MetaPathFinder):
+    """A finder under which one top-level package (and its submodules) cannot be imported."""
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+
+    def find_spec(self, name, path=None, target=None):
+        if name == self.package or name.startswith(self.package + "."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
 def load_skops(path: str | Path):
     """The object in an audited skops file, built by skops with only its allowed types
     trusted (skops refuses anything else it finds, e.g. a name it derives from the data)."""
-    import skops.io as sio
+    sio = skops_io()
     from skops.io.exceptions import UntrustedTypesFoundException
 
     trusted = audit_model_file(path)

@@ -96,7 +96,7 @@ from werest.guards import (
     utterance_counts,
     warnings_from_counts,
 )
-from werest.io import atomic_path, record_write
+from werest.io import atomic_path, record_write, write_csv
 from werest.model import Models
 from werest.proxy import Ranking
 from werest.scoring import dataset_units, scoring_units, utterance_order
@@ -429,7 +429,7 @@ def _estimate_partition(folder: Path, output: Path, context: PartitionContext) -
     scored = scored_rows(table, utterances, normaliser)
     readable = readable_utterances(utterances, table, normaliser, scored)
     with atomic_path(output) as tmp:
-        readable.to_csv(tmp, index=False, float_format="%.6g")
+        write_csv(readable, tmp)
     predicted = [c for c in utterances.columns if c.startswith("predicted_")]
     compact = utterances[compact_columns(predicted)].assign(_order=utterance_order(utterances))
     # categories: a string read from Parquet is one object per row, ~60 bytes each, which

@@ -29,7 +29,7 @@ from werest.evaluation import (
     FourCaseResult,
 )
 from werest.formatting import markdown_table, number, percent
-from werest.io import atomic_path, save_figure
+from werest.io import atomic_path, save_figure, write_csv
 
 log = logging.getLogger(__name__)
 
@@ -471,7 +471,7 @@ def write_four_case_reports(
     output_dir.mkdir(parents=True, exist_ok=True)
     csv_path = output_dir / f"{name}.csv"
     with atomic_path(csv_path) as tmp:
-        result.cells[CSV_COLUMNS].to_csv(tmp, index=False, float_format="%.6g")
+        write_csv(result.cells[CSV_COLUMNS], tmp)
     md_path = output_dir / f"{name}.md"
     with atomic_path(md_path) as tmp:
         tmp.write_text(four_case_markdown(result, cfg, name), encoding="utf-8")

@@ -52,6 +52,7 @@ import numpy as np
 import pandas as pd
 
 from werest.errors import ConfigError
+from werest.table import row_codes
 
 log = logging.getLogger(__name__)
 
@@ -268,9 +269,10 @@ def normalise_many(
         language_codes = pd.Series(np.asarray(languages, dtype=object), index=series.index)
         language_codes = language_codes.fillna("").astype("str")
     null = series.isna().to_numpy()
-    pairs = pd.MultiIndex.from_arrays([series.fillna(""), language_codes])
-    codes, uniques = pd.factorize(pairs)
-    texts, langs = list(uniques.get_level_values(0)), list(uniques.get_level_values(1))
+    filled = series.fillna("")
+    codes, first = row_codes(filled, language_codes)
+    texts = filled.to_numpy(dtype=object)[first].tolist()
+    langs = language_codes.to_numpy(dtype=object)[first].tolist()
     memo = _CACHES[-1] if _CACHES else None
     known = memo.lookup(normaliser, texts, langs) if memo is not None else [None] * len(texts)
     todo = [i for i, value in enumerate(known) if value is None]
@@ -403,9 +405,9 @@ def count_errors(
         raise ValueError(f"{len(refs)} references but {len(hyps)} hypotheses")
     if refs.isna().any() or hyps.isna().any():
         raise ValueError("count_errors takes strings, not nulls: drop unlabelled rows first")
-    codes, pairs = pd.factorize(pd.MultiIndex.from_arrays([refs, hyps]))
-    unique_refs = pairs.get_level_values(0).tolist()
-    unique_hyps = pairs.get_level_values(1).tolist()
+    codes, first = row_codes(refs, hyps)
+    unique_refs = refs.to_numpy()[first].tolist()
+    unique_hyps = hyps.to_numpy()[first].tolist()
     chunks = list(_chunked(unique_refs, unique_hyps, size=chunk_size))
     parts = parallel_map(_chunk_counts, chunks, n_jobs, desc=f"aligning {unit}s", unit=unit)
     counts = np.concatenate(parts) if parts else np.zeros((0, 4), dtype=np.int64)
@@ -435,9 +437,6 @@ def edit_distances(
     -------
     int64 distances, one per pair, in input order.
     """
-    from rapidfuzz import process
-    from rapidfuzz.distance import Levenshtein
-
     if unit not in ("word", "char"):
         raise ConfigError(f"unknown error unit {unit!r}; use 'word' or 'char'")
     refs = np.asarray(references, dtype=object)
@@ -446,25 +445,36 @@ def edit_distances(
         raise ValueError(f"{len(refs)} references but {len(hyps)} hypotheses")
     if not len(refs):
         return np.zeros(0, dtype=np.int64)
-    # the distance is symmetric: (a, b) and (b, a) are one pair, aligned once
-    swap = (refs > hyps).astype(bool)
-    first, second = np.where(swap, hyps, refs), np.where(swap, refs, hyps)
-    codes, pairs = pd.factorize(pd.MultiIndex.from_arrays([first, second]))
-    left = pairs.get_level_values(0).tolist()
-    right = pairs.get_level_values(1).tolist()
+    texts, distinct = pd.factorize(np.concatenate([refs, hyps]))
+    return coded_distances(texts[: len(refs)], texts[len(refs) :], distinct, unit, n_jobs=n_jobs)
+
+
+def coded_distances(
+    references: np.ndarray, hypotheses: np.ndarray, texts, unit: str, *, n_jobs: int = 1
+) -> np.ndarray:
+    """:func:`edit_distances` of pairs given as integer codes into ``texts`` (the distinct
+    texts), for a caller that has factorised them already: each text is encoded once, and
+    the distance being symmetric, (a, b) and (b, a) are one pair, aligned once."""
+    from rapidfuzz import process
+    from rapidfuzz.distance import Levenshtein
+
+    a, b = np.asarray(references, dtype=np.int64), np.asarray(hypotheses, dtype=np.int64)
+    pair = np.minimum(a, b) * len(texts) + np.maximum(a, b)
+    pairs, codes = np.unique(pair, return_inverse=True)
+    used = np.unique(np.concatenate([pairs // len(texts), pairs % len(texts)]))
     vocabulary: dict[str, int] = {}
     encoded = {
-        text: _word_string(text, vocabulary) if unit == "word" else _units(text, unit)
-        for text in dict.fromkeys((*left, *right))
+        i: _word_string(texts[i], vocabulary) if unit == "word" else _units(texts[i], unit)
+        for i in used.tolist()
     }
     distances = process.cpdist(
-        [encoded[text] for text in left],
-        [encoded[text] for text in right],
+        [encoded[i] for i in (pairs // len(texts)).tolist()],
+        [encoded[i] for i in (pairs % len(texts)).tolist()],
         scorer=Levenshtein.distance,
         workers=n_jobs,
         dtype=np.int64,
     )
-    return np.asarray(distances, dtype=np.int64)[codes]
+    return np.asarray(distances, dtype=np.int64).reshape(-1)[codes.reshape(-1)]
 
 
 #: code points that stand for words in :func:`edit_distances` skip the surrogate block

@@ -32,7 +32,7 @@ from werest.estimate import (
     write_outputs,
 )
 from werest.guards import attach_warnings, format_warnings
-from werest.io import atomic_path
+from werest.io import atomic_path, write_csv
 from werest.labels import LabelSettings, apply_labels, read_labels
 from werest.model import Models
 from werest.partitioned import estimate_partitioned
@@ -79,7 +79,7 @@ def run(cfg: DictConfig) -> list[dict]:
     folder = output_dir(cfg)
     if labels is not None:
         with atomic_path(folder / "pairs.csv") as tmp:
-            labelled.pairs.to_csv(tmp, index=False, float_format="%.6g")
+            write_csv(labelled.pairs, tmp)
     write_outputs(utterances, records, folder)
     write_resources(monitor.summary, folder / "resources.json")
     save_config(cfg, folder / "config.yaml")

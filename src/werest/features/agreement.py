@@ -34,8 +34,8 @@ import numpy as np
 import pandas as pd
 
 from werest.features.hallucination import HALLUCINATION_FEATURES, pair_signals
-from werest.table import KEY, UTTERANCE
-from werest.text import AUTO, Normaliser, count_errors, edit_distances, normalised_columns
+from werest.table import KEY, UTTERANCE, row_codes
+from werest.text import AUTO, Normaliser, coded_distances, count_errors, normalised_columns
 
 log = logging.getLogger(__name__)
 
@@ -107,9 +107,7 @@ class Panel:
         known = {name: i for i, name in enumerate(self.order)}
         extra = sorted(set(keys["system"]) - set(known))
         rank = keys["system"].map(known | {n: len(known) + i for i, n in enumerate(extra)})
-        frame = pd.DataFrame(
-            {"u": pd.factorize(pd.MultiIndex.from_frame(keys[UTTERANCE]))[0], "r": rank}
-        )
+        frame = pd.DataFrame({"u": row_codes(keys["dataset"], keys["utt_id"])[0], "r": rank})
         ordered = frame.sort_values(["u", "r"], kind="stable")
         position = ordered.groupby("u", sort=False).cumcount()
         return position.reindex(frame.index).to_numpy()
@@ -156,30 +154,36 @@ def pair_distances(keys: pd.DataFrame, n_jobs: int = 1, panel: Panel | None = No
     with a ``panel``, only the pairs it compares (:class:`Panel`), and ``in_panel`` and
     ``position`` (the target's) on each row."""
     words, chars = _lengths(keys["text"])
-    rank = pd.factorize(keys["text"], sort=True)[0]  # texts in order: sums without names
-    keys = keys.assign(words=words, chars=chars, rank=rank)  # once per row, not per pair
+    # texts in order: sums without names, and pairs aligned by code
+    rank, texts = pd.factorize(keys["text"], sort=True)
+    texts = texts.tolist()
+    utterance = row_codes(keys["dataset"], keys["utt_id"])[0]  # pairs join on one integer
+    # once per row, not per pair; the pairs carry codes, not texts
+    keys = keys.drop(columns="text").assign(words=words, chars=chars, rank=rank, u=utterance)
     if panel is not None:
         keys = keys.assign(position=panel.positions(keys))
         if keys["position"].max() <= panel.size:  # every system is in the panel
             panel = None
+    others = keys.drop(columns=UTTERANCE)
     if panel is None:
-        pairs = keys.merge(keys, on=UTTERANCE, suffixes=("", "_other"))
+        pairs = keys.merge(others, on="u", suffixes=("", "_other"))
         pairs = pairs[pairs["system"] < pairs["system_other"]].reset_index(drop=True)
     else:  # every row against the panel's members, then only the pairs the panel compares
-        members = keys[keys["position"] <= panel.size]
-        pairs = keys.merge(members, on=UTTERANCE, suffixes=("", "_other"))
+        members = others[others["position"] <= panel.size]
+        pairs = keys.merge(members, on="u", suffixes=("", "_other"))
         own, theirs = pairs["position"], pairs["position_other"]
         compared = (own != theirs) & ((own <= panel.size) | (theirs < panel.size))
         pairs = pairs[compared.to_numpy()].reset_index(drop=True)
     forward = pairs[KEY].assign(other=pairs["system_other"].to_numpy())
     for prefix, unit in (("w", "word"), ("c", "char")):
-        forward[f"{prefix}_dist"] = edit_distances(
-            pairs["text_other"], pairs["text"], unit, n_jobs=n_jobs
+        forward[f"{prefix}_dist"] = coded_distances(
+            pairs["rank_other"].to_numpy(), pairs["rank"].to_numpy(), texts, unit, n_jobs=n_jobs
         )
     forward["hyp_words"], forward["hyp_chars"] = pairs["words"], pairs["chars"]
     forward["other_words"] = pairs["words_other"].to_numpy()
     forward["other_chars"] = pairs["chars_other"].to_numpy()
     forward["rank"], forward["other_rank"] = pairs["rank"], pairs["rank_other"].to_numpy()
+    forward["u"] = pairs["u"]
     if panel is None:
         backward = forward.rename(columns=_MIRROR)
         out = pd.concat([forward, backward[forward.columns]], ignore_index=True)
@@ -190,9 +194,8 @@ def pair_distances(keys: pd.DataFrame, n_jobs: int = 1, panel: Panel | None = No
         )
     # Each utterance's rows ordered by the texts, not by the systems' names, so every sum
     # over them (consensus, triangulation) adds in an order that renaming cannot change.
-    utterance = pd.factorize(pd.MultiIndex.from_frame(out[UTTERANCE]))[0]
-    order = np.lexsort((out["other_rank"].to_numpy(), out["rank"].to_numpy(), utterance))
-    out = out.iloc[order].drop(columns=["rank", "other_rank"]).reset_index(drop=True)
+    order = np.lexsort((out["other_rank"].to_numpy(), out["rank"].to_numpy(), out["u"]))
+    out = out.iloc[order].drop(columns=["rank", "other_rank", "u"]).reset_index(drop=True)
     out["pwer"] = _rate(out["w_dist"], out["other_words"])
     out["pcer"] = _rate(out["c_dist"], out["other_chars"])
     return out

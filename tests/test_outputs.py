@@ -108,7 +108,7 @@ def test_write_csv_writes_what_pandas_writes_byte_for_byte(tmp_path):
     """werest.io.write_csv formats each distinct float once; the file must be pandas' own
     ``to_csv(float_format="%.6g")``: negative zero, nulls, infinities, float32, nullable
     floats, integers and strings that need quoting included."""
-    from werest.io import write_csv
+    from werest.io import _csv_cells, write_csv
 
     rng = np.random.default_rng(0)
     n = 500
@@ -119,9 +119,25 @@ def test_write_csv_writes_what_pandas_writes_byte_for_byte(tmp_path):
             "rate": rng.choice([0.0, -0.0, 1 / 3, 2 / 25, 123456789.0, 1e-7, np.nan, np.inf], n),
             "small": rng.random(n).astype(np.float32),
             "nullable": pd.array(rng.choice([0.5, None, 1 / 7], n), dtype="Float64"),
+            "flag": rng.random(n) > 0.5,
+            "maybe": rng.choice(["", "x", None], n),
+            "arrow": pd.array(rng.choice(["é, ü", "b"], n), dtype="string[pyarrow]"),
+            "a,b": rng.integers(-3, 3, n),
         }
     )
+    assert all(_csv_cells(values, "%.6g") is not None for _, values in frame.items())
+    frames = {
+        "fast": frame,  # every column handled by write_csv itself
+        "one column": frame[["maybe"]],  # an empty cell alone on its row is quoted
+        "mixed": frame.assign(mixed=rng.choice(np.array(["s", 1.5, None], dtype=object), n)),
+        "categories": frame.assign(cat=pd.Categorical(rng.choice(["p", "q"], n))),
+        "int with nulls": frame.assign(ints=pd.array(rng.choice([1, None], n), dtype="Int64")),
+    }
+    for name, table in frames.items():
+        write_csv(table, tmp_path / "werest.csv")
+        table.to_csv(tmp_path / "pandas.csv", index=False, float_format="%.6g")
+        written = (tmp_path / "werest.csv").read_bytes()
+        assert written == (tmp_path / "pandas.csv").read_bytes(), name
     write_csv(frame, tmp_path / "werest.csv")
-    frame.to_csv(tmp_path / "pandas.csv", index=False, float_format="%.6g")
-    assert (tmp_path / "werest.csv").read_bytes() == (tmp_path / "pandas.csv").read_bytes()
-    assert b"-0," in (tmp_path / "werest.csv").read_bytes()  # the case factorize merges
+    written = (tmp_path / "werest.csv").read_bytes()
+    assert b"-0," in written and b'"a,b"' in written and b'"two\nlines"' in written

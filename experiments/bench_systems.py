@@ -165,7 +165,19 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="S ≤ 8 and N = 1k only")
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--out", default="bench_systems")
+    parser.add_argument(
+        "--report-only", action="store_true", help="rewrite the report from <out>.json"
+    )
     options = parser.parse_args()
+    if options.report_only:
+        saved = json.loads((RESULTS / f"{options.out}.json").read_text(encoding="utf-8"))
+        frame = pd.DataFrame(saved["grid"])
+        growth_s = {int(k): v for k, v in saved["growth_in_systems"].items()}
+        growth_n = {int(k): v for k, v in saved["growth_in_utterances"].items()}
+        write_report(
+            options.out, frame, growth_s, growth_n, saved["afrispeech"], saved["startup_seconds"]
+        )
+        return
     work = Path(options.work)
     work.mkdir(parents=True, exist_ok=True)
     systems = [s for s in SYSTEMS if s <= 8] if options.quick else list(SYSTEMS)
@@ -297,6 +309,10 @@ def write_report(
             pd.DataFrame([{"S": s, "exponent in N": _fmt(v)} for s, v in growth_n.items()])
         ),
         "",
+        "## Memory guide",
+        "",
+        memory_guide(frame),
+        "",
     ]
     if afrispeech:
         runs = pd.DataFrame(afrispeech)
@@ -313,6 +329,21 @@ def write_report(
     }
     (RESULTS / f"{name}.json").write_text(json.dumps(payload, indent=1), encoding="utf-8")
     print("\n".join(lines))
+
+
+def memory_guide(frame: pd.DataFrame) -> str:
+    """Peak memory as a fixed cost plus a cost per target row: the least-squares line of
+    peak MB against rows over the grid's runs, with the largest relative miss."""
+    done = frame.dropna(subset=["peak_mb"])
+    per_row, fixed = np.polyfit(done["rows"], done["peak_mb"], 1)
+    fitted = fixed + per_row * done["rows"]
+    miss = float(np.max(np.abs(done["peak_mb"] - fitted) / done["peak_mb"]))
+    return (
+        f"Peak resident memory ≈ {fixed:,.0f} MB + {per_row * 1e5:,.0f} MB per 100,000 target "
+        f"rows (least squares over the {len(done)} runs above; the largest miss is "
+        f"{miss:.0%} of a run's peak): budget by the number of target rows, with the "
+        "table above for the runs nearest yours."
+    )
 
 
 def _growth(rows: pd.DataFrame, column: str, smallest: int) -> float | None:

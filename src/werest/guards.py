@@ -27,6 +27,7 @@ import pandas as pd
 
 from werest.features.agreement import STATUS_OK, pairwise_agreement
 from werest.features.inputs import relative_to_proxy
+from werest.proxy import pair_totals
 from werest.table import UTTERANCE
 from werest.text import Normaliser
 
@@ -53,7 +54,9 @@ def sample_pairs(
     n_jobs: int = 1,
 ) -> pd.DataFrame:
     """Pairwise agreement (:func:`pairwise_agreement`) on a seeded sample of at most
-    ``per_dataset`` utterances of each dataset (chosen independently of row order and names)."""
+    ``per_dataset`` utterances of each dataset (chosen independently of row order and names),
+    as :func:`werest.proxy.pair_totals`: one row per dataset and ordered pair of systems,
+    whatever the number of utterances."""
     sample = sample_keys(table[UTTERANCE], per_dataset=per_dataset, seed=seed)
     # only the sample's rows are normalised and aligned, however large the table, and a few
     # utterances at a time: every pair of S systems is S² rows (their sums are integers, so
@@ -63,12 +66,17 @@ def sample_pairs(
     step = max(1, int(PAIR_ROWS // systems**2))
     starts = range(0, max(len(sample), 1), step)  # an empty sample: one empty piece
     parts = [
-        pairwise_agreement(
-            rows, sample.iloc[start : start + step], normaliser=normaliser, n_jobs=n_jobs
+        pair_totals(
+            pairwise_agreement(
+                rows, sample.iloc[start : start + step], normaliser=normaliser, n_jobs=n_jobs
+            )
         )
         for start in starts
     ]
-    return pd.concat(parts, ignore_index=True)
+    totals = pd.concat(parts, ignore_index=True).groupby(
+        ["dataset", "system", "other"], sort=True, as_index=False
+    )
+    return totals[["errors", "longer", "shared"]].sum()
 
 
 def sample_keys(
@@ -233,12 +241,7 @@ def _distance_matrix(pairs: pd.DataFrame) -> pd.DataFrame | None:
     """Symmetric word distance Σ edits / Σ longer length of each pair, as a square frame."""
     if pairs.empty:
         return None
-    errors = pairs["w_dist"]
-    longer = np.maximum(pairs["hyp_words"], pairs["other_words"])
-    frame = pd.DataFrame(
-        {"a": pairs["system"], "b": pairs["other"], "errors": errors, "longer": longer}
-    )
-    summed = frame.groupby(["a", "b"])[["errors", "longer"]].sum()
+    summed = pair_totals(pairs).groupby(["system", "other"])[["errors", "longer"]].sum()
     return (summed["errors"] / summed["longer"].clip(lower=1)).unstack()
 
 

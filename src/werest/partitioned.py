@@ -87,11 +87,12 @@ from werest.estimate import (
     truth_sums,
     write_summary,
 )
-from werest.features.agreement import CONTEXT_FEATURES, STATUS_OK, pairwise_agreement
+from werest.features.agreement import CONTEXT_FEATURES, STATUS_OK
 from werest.guards import (
     attach_warnings,
     evidence_found,
     sample_keys,
+    sample_pairs,
     unestimated_warnings,
     utterance_counts,
     warnings_from_counts,
@@ -675,8 +676,8 @@ def _sample_pairs(partitions: list[Path], *, normaliser: Normaliser, seed: int) 
     ids = sorted(set(sample["utt_id"]))
     rows = pd.concat([_sampled_rows(p, ids, sample) for p in partitions], ignore_index=True)
     rows = rows.sort_values([SOURCE, ROW], kind="stable", ignore_index=True)
-    with cached_normalisation(NORMALISED):
-        return pairwise_agreement(rows.drop(columns=[SOURCE, ROW]), sample, normaliser=normaliser)
+    with cached_normalisation(NORMALISED):  # the union's sample is the sample itself
+        return sample_pairs(rows.drop(columns=[SOURCE, ROW]), normaliser=normaliser, seed=seed)
 
 
 def _sampled_rows(folder: Path, ids: list[str], sample: pd.DataFrame) -> pd.DataFrame:

@@ -182,22 +182,35 @@ def system_distances(
         pairs = pairwise_agreement(rows, sample, normaliser=normaliser)
     if pairs.empty:
         return pd.DataFrame(columns=["system", "other", "distance", "shared"])
+    totals = pair_totals(pairs).groupby(["system", "other"])[["errors", "longer", "shared"]].sum()
+    return pd.DataFrame(
+        {"distance": totals["errors"] / totals["longer"].clip(lower=1), "shared": totals["shared"]}
+    ).reset_index()
+
+
+#: what the proxy order and the guards read of a sample's pairs
+PAIR_TOTALS = ["dataset", "system", "other", "errors", "longer", "shared"]
+
+
+def pair_totals(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Per ``dataset, system, other``: Σ word edits (``errors``), Σ the longer of the two
+    word counts (``longer``) and the utterances both transcribed (``shared``), from
+    :func:`werest.features.agreement.pairwise_agreement` rows (totals pass through as they
+    are). Integer sums, so totals of totals are exact: a sample aligned in pieces keeps
+    S² rows per dataset, not S² per utterance."""
+    if "shared" in pairs.columns:
+        return pairs[PAIR_TOTALS]
     frame = pd.DataFrame(
         {
+            "dataset": pairs["dataset"],
             "system": pairs["system"],
             "other": pairs["other"],
             "errors": pairs["w_dist"],
             "longer": np.maximum(pairs["hyp_words"], pairs["other_words"]),
         }
     )
-    grouped = frame.groupby(["system", "other"])
-    totals = grouped[["errors", "longer"]].sum()
-    return pd.DataFrame(
-        {
-            "distance": totals["errors"] / totals["longer"].clip(lower=1),
-            "shared": grouped.size(),
-        }
-    ).reset_index()
+    grouped = frame.groupby(["dataset", "system", "other"], sort=True)
+    return grouped[["errors", "longer"]].sum().assign(shared=grouped.size()).reset_index()
 
 
 def sample_utterances(table: pd.DataFrame, max_utterances: int, seed: int) -> pd.DataFrame:

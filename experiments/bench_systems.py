@@ -175,7 +175,13 @@ def main() -> None:
         growth_s = {int(k): v for k, v in saved["growth_in_systems"].items()}
         growth_n = {int(k): v for k, v in saved["growth_in_utterances"].items()}
         write_report(
-            options.out, frame, growth_s, growth_n, saved["afrispeech"], saved["startup_seconds"]
+            options.out,
+            frame,
+            growth_s,
+            growth_n,
+            saved["afrispeech"],
+            saved["startup_seconds"],
+            saved.get("load_5min"),
         )
         return
     work = Path(options.work)
@@ -224,7 +230,8 @@ def main() -> None:
     growth_s = {n: _growth(frame[frame["utterances"] == n], "systems", 8) for n in sizes}
     growth_n = {s: _growth(frame[frame["systems"] == s], "utterances", 0) for s in systems}
     afrispeech = [] if options.quick else afrispeech_runs(work, options.timeout)
-    write_report(options.out, frame, growth_s, growth_n, afrispeech, startup)
+    load = os.getloadavg()[1]
+    write_report(options.out, frame, growth_s, growth_n, afrispeech, startup, load)
 
 
 def afrispeech_runs(work: Path, timeout: float) -> list[dict]:
@@ -269,8 +276,16 @@ def afrispeech_runs(work: Path, timeout: float) -> list[dict]:
 
 
 def write_report(
-    name: str, frame: pd.DataFrame, growth_s, growth_n, afrispeech, startup: float
+    name: str,
+    frame: pd.DataFrame,
+    growth_s,
+    growth_n,
+    afrispeech,
+    startup: float,
+    load: float | None,
 ) -> None:
+    """The markdown report and the JSON beside it; ``load``: the 5-minute load average when
+    the runs ended (None: not recorded)."""
     from werest.formatting import markdown_table
 
     shown = frame.assign(
@@ -281,12 +296,12 @@ def write_report(
         ratio_to_floor=frame["ratio_to_floor"].map(lambda v: f"{v:.2f}" if v else ""),
         ratio_after_startup=frame["ratio_after_startup"].map(lambda v: f"{v:.2f}" if v else ""),
     )
-    load = os.getloadavg()
+    at_end = "not recorded" if load is None else f"{load:.1f}"
     lines = [
         "# `werest estimate` against the number of systems",
         "",
         f"`python experiments/bench_systems.py` on {os.cpu_count()} cores (5-minute load "
-        f"{load[1]:.1f} at the end). Every system is a target; no references. Peak MB: the "
+        f"{at_end} at the end). Every system is a target; no references. Peak MB: the "
         "process's maximum resident memory. Floor: the same normalisations and alignments in "
         "a bare rapidfuzz loop (module docstring). Start-up: a run's fixed cost (imports, "
         f"loading the model), `werest estimate` on the 56-row demo table: {startup:.1f} s; "
@@ -326,6 +341,7 @@ def write_report(
         "growth_in_utterances": {str(k): v for k, v in growth_n.items()},
         "afrispeech": afrispeech,
         "startup_seconds": startup,
+        "load_5min": load,
     }
     (RESULTS / f"{name}.json").write_text(json.dumps(payload, indent=1), encoding="utf-8")
     print("\n".join(lines))
@@ -340,9 +356,9 @@ def memory_guide(frame: pd.DataFrame) -> str:
     miss = float(np.max(np.abs(done["peak_mb"] - fitted) / done["peak_mb"]))
     return (
         f"Peak resident memory ≈ {fixed:,.0f} MB + {per_row * 1e5:,.0f} MB per 100,000 target "
-        f"rows (least squares over the {len(done)} runs above; the largest miss is "
-        f"{miss:.0%} of a run's peak): budget by the number of target rows, with the "
-        "table above for the runs nearest yours."
+        f"rows (least squares over the {len(done)} LibriSpeech runs of the grid, 2 to 50 "
+        f"systems; the largest miss is {miss:.0%} of a run's peak, on the smallest runs): "
+        "budget by the number of target rows, and check the grid's runs nearest yours."
     )
 
 

@@ -53,6 +53,12 @@ BLOCKS: dict[str, tuple[str, list[str] | None, str]] = {
         ["## AfriSpeech"],
         "From [`bench_systems.md`](experiments/results/bench_systems.md).",
     ),
+    "bench-systems-memory": (
+        "bench_systems.md",
+        ["## Memory guide"],
+        "From [`bench_systems.md`](experiments/results/bench_systems.md), written by "
+        "`python experiments/bench_systems.py` (every system a target, no references).",
+    ),
     "leaderboard-coverage": (
         "leaderboard_coverage.md",
         ["## Coverage"],

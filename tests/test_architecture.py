@@ -1,4 +1,4 @@
-"""The house rules of DESIGN.md, checked on the source: no import cycle within werest, and
+"""The house rules of docs/architecture.md, checked on the source: no import cycle within werest, and
 stage modules that know nothing of the CLI (no omegaconf, no print).
 
 Imports are read with ``ast`` (module level and inside functions alike: a late import is
@@ -121,3 +121,30 @@ def test_stage_module_has_no_omegaconf_and_no_print(name):
         and node.func.id == "print"
     ]
     assert (omegaconf, prints) == ([], []), f"{name}: omegaconf at {omegaconf}, print at {prints}"
+
+
+def private_imports(path: Path) -> list[str]:
+    """``module.name`` of each private name (``_x``) that ``path`` imports from another werest
+    module; a private *module* of its own package (``werest.importers._common``) is allowed."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("werest"):
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                dunder = alias.name.startswith("__") and alias.name.endswith("__")
+                if alias.name.startswith("_") and not dunder and full not in MODULES:
+                    found.append(full)
+    return found
+
+
+def test_private_names_do_not_cross_modules():
+    """A name another module needs is public; a private one is its module's own business."""
+    assert private_imports(SOURCE / "table.py") == []
+    crossing = {name: private_imports(path) for name, path in MODULES.items()}
+    assert {name: found for name, found in crossing.items() if found} == {}
+
+
+def test_the_private_import_check_sees_one(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text("from werest.table import _hidden, KEY\nfrom werest.importers import _common\n")
+    assert private_imports(sample) == ["werest.table._hidden"]

@@ -2,7 +2,7 @@
 
 Success paths check what the commands write (tables readable by werest.table.read_table, the
 run's config beside them, scores and rankings worked out by hand). Error paths check the CLI
-contract from DESIGN.md: exit status 2, exactly one line on stderr that starts with
+contract from docs/architecture.md: exit status 2, exactly one line on stderr that starts with
 'werest <command>: error:', no traceback, and no output file left behind.
 """
 

@@ -598,11 +598,11 @@ def check_normaliser(
 
 
 def _non_english(table: pd.DataFrame) -> list[str]:
-    from werest.text import _language_code
+    from werest.text import language_code
 
     if "language" not in table.columns:
         return []
-    codes = {_language_code(value) for value in table["language"].dropna().unique()}
+    codes = {language_code(value) for value in table["language"].dropna().unique()}
     return sorted(code for code in codes if code not in (None, "en"))
 
 
@@ -617,7 +617,7 @@ def input_features(models: Models) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*needed, "similarity", "audio_duration", *LIKELIHOOD_FEATURES]))
 
 
-def _nothing_estimated(utterances: pd.DataFrame, path) -> InputError:
+def nothing_estimated(utterances: pd.DataFrame, path) -> InputError:
     """The one-line error when no target row could be estimated, with the statuses' counts."""
     counts = utterances["status"].value_counts()
     summary = ", ".join(f"{status}: {count}" for status, count in counts.items())
@@ -680,7 +680,7 @@ def estimate_table(
             n_jobs=n_jobs,
         )
         if not (utterances["status"] == STATUS_OK).any():
-            raise _nothing_estimated(utterances, source)
+            raise nothing_estimated(utterances, source)
         scored = scored_rows(table, utterances, used)  # once, for the summary and the rows
         records = summarise(
             utterances,

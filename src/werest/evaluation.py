@@ -1,7 +1,7 @@
 """``werest evaluate experiment=four_cases``: the paper's four evaluation cases.
 
 Source system S, target systems T, benchmark datasets B and in-the-wild datasets W
-(Waheed et al., 2025; see DESIGN.md). Leave one B dataset out: for each held-out ``b``,
+(Waheed et al., 2025; see docs/architecture.md). Leave one B dataset out: for each held-out ``b``,
 
 1. rank every system on the labelled rows of B∖{b} only (:func:`werest.training.rank_on`);
 2. train a fresh estimator on S's rows of B∖{b} (:func:`werest.training.training_frame`);

@@ -74,11 +74,11 @@ from werest.estimate import (
     KEY,
     REFERENCE_RANKING,
     UTTERANCE,
-    _nothing_estimated,
     check_normaliser,
     choose_ranking,
     corpus_length,
     estimate_utterances,
+    nothing_estimated,
     readable_utterances,
     resolve_targets,
     scored_rows,
@@ -102,7 +102,7 @@ from werest.model import Models
 from werest.proxy import Ranking
 from werest.scoring import dataset_units, scoring_units, utterance_order
 from werest.table import (
-    _CSV_SUFFIXES,
+    CSV_SUFFIXES,
     check_not_utf16,
     resolve_audio,
     table_format,
@@ -203,7 +203,7 @@ def _raw_chunks(file: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
     try:
         yield from pd.read_csv(
             file,
-            sep=_CSV_SUFFIXES[file.suffix.lower()],
+            sep=CSV_SUFFIXES[file.suffix.lower()],
             dtype=str,
             keep_default_na=False,
             na_filter=False,
@@ -598,7 +598,7 @@ def estimate_partitioned(
         clock.lap("partitions")
         records, warnings, compact = _combine(results, models, used, pairs, n_resamples, seed)
         if not (compact["status"] == STATUS_OK).any():
-            raise _nothing_estimated(compact, path)
+            raise nothing_estimated(compact, path)
         files = put_in_place(staging, output_dir / "utterances", results)
         write_summary(records, output_dir)
         clock.lap("summary")

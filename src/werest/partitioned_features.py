@@ -32,7 +32,7 @@ from werest.features.agreement import agreement_features
 from werest.partitioned import DEFAULT_CHUNK_ROWS, PartitionRunner, run_locally
 from werest.partitioned_score import reference_ranking_partitioned
 from werest.proxy import Ranking, choose_proxies
-from werest.table import _CSV_SUFFIXES, _JSONL_SUFFIXES, KEY, write_table
+from werest.table import CSV_SUFFIXES, JSONL_SUFFIXES, KEY, write_table
 from werest.text import AUTO, Normaliser, cached_normalisation
 
 log = logging.getLogger(__name__)
@@ -115,7 +115,7 @@ def with_every_system(ranking: Ranking | None, systems: list[str]) -> Ranking | 
 def refuse_a_table_file(out: Path) -> None:
     """A partitioned run writes a folder of Parquet files; a CSV/TSV/JSON Lines name for it
     is a ConfigError naming the alternatives."""
-    if out.suffix.lower() in {*_CSV_SUFFIXES, *_JSONL_SUFFIXES}:
+    if out.suffix.lower() in {*CSV_SUFFIXES, *JSONL_SUFFIXES}:
         raise ConfigError(
             f"out={out}: a partitioned run writes a folder of Parquet files: name a folder "
             "(out=features/ or out=features.parquet), or unset partition.rows"

@@ -72,19 +72,19 @@ def row_codes(*columns) -> tuple[np.ndarray, np.ndarray]:
     return combined, np.unique(combined, return_index=True)[1]
 
 
-_CSV_SUFFIXES = {".csv": ",", ".tsv": "\t"}
-_JSONL_SUFFIXES = {".jsonl", ".ndjson", ".json"}
-_PARQUET_SUFFIXES = {".parquet", ".pq"}
+CSV_SUFFIXES = {".csv": ",", ".tsv": "\t"}
+JSONL_SUFFIXES = {".jsonl", ".ndjson", ".json"}
+PARQUET_SUFFIXES = {".parquet", ".pq"}
 
 
 def table_format(path: str | Path) -> str:
     """``csv``, ``tsv``, ``jsonl`` or ``parquet`` from the file name; InputError otherwise."""
     suffix = Path(path).suffix.lower()
-    if suffix in _CSV_SUFFIXES:
+    if suffix in CSV_SUFFIXES:
         return suffix[1:]
-    if suffix in _JSONL_SUFFIXES:
+    if suffix in JSONL_SUFFIXES:
         return "jsonl"
-    if suffix in _PARQUET_SUFFIXES:
+    if suffix in PARQUET_SUFFIXES:
         return "parquet"
     raise InputError(
         f"unknown table format {suffix or '(no suffix)'!r}; use .csv, .tsv, .jsonl or .parquet"
@@ -140,13 +140,13 @@ def read_table(
     if fmt == "parquet":
         frame, line_of = _read_parquet(path), None
     else:
-        text = _decode_utf8(path)
+        text = decode_utf8(path)
         if not text.strip():
             raise InputError("the file is empty", path=path)
         if fmt == "jsonl":
             frame, line_of = _read_jsonl(path, text)
         else:
-            frame, line_of = _read_csv(path, text, _CSV_SUFFIXES[f".{fmt}"]), None
+            frame, line_of = _read_csv(path, text, CSV_SUFFIXES[f".{fmt}"]), None
     table = validate_table(frame, source=path, required=required, line_of=line_of, numeric=numeric)
     return resolve_audio(table, path.parent)
 
@@ -178,7 +178,7 @@ def check_not_utf16(head: bytes, path: Path) -> None:
             )
 
 
-def _decode_utf8(path: Path) -> str:
+def decode_utf8(path: Path) -> str:
     """The file as text; InputError naming the line for non-UTF-8 bytes or a NUL byte (a
     binary file, or UTF-16 text, which is valid UTF-8 byte by byte when it is ASCII)."""
     try:
@@ -254,7 +254,7 @@ def read_raw_csv(path: str | Path, sep: str = ",") -> pd.DataFrame:
     a one-column header that another delimiter would split is refused as such."""
     path = Path(path)
     _check_readable(path)
-    text = _decode_utf8(path)
+    text = decode_utf8(path)
     if not text.strip():
         raise InputError("the file is empty", path=path)
     header = text.lstrip("\ufeff").splitlines()[0]
@@ -484,7 +484,7 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
         elif fmt == "jsonl":
             frame.to_json(tmp, orient="records", lines=True, force_ascii=False)
         else:
-            frame.to_csv(tmp, index=False, sep=_CSV_SUFFIXES[f".{fmt}"])
+            frame.to_csv(tmp, index=False, sep=CSV_SUFFIXES[f".{fmt}"])
     return path
 
 

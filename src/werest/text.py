@@ -118,7 +118,7 @@ _LANGUAGE_ALIASES = {
 }
 
 
-def _language_code(language: str | None) -> str | None:
+def language_code(language: str | None) -> str | None:
     """``en``, ``eng``, ``en-US``, ``eng_Latn`` -> ``en``; unknown codes stay as given."""
     if not language or (isinstance(language, float) and np.isnan(language)):
         return None
@@ -134,7 +134,7 @@ def get_normaliser(name: str = "whisper_english", language: str | None = None) -
     ------
     ConfigError : an unknown name.
     """
-    language = _language_code(language)
+    language = language_code(language)
     name = name or "auto"
     if name == "none":
         return _identity
@@ -232,7 +232,7 @@ def scoring_unit(language: str | None, normaliser: Normaliser = AUTO) -> str:
     ``"word"``."""
     if normaliser.name not in ("auto", "whisper_basic"):
         return "word"
-    return "character" if _language_code(language) in CHARACTER_LANGUAGES else "word"
+    return "character" if language_code(language) in CHARACTER_LANGUAGES else "word"
 
 
 def normalise_many(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from werest.errors import InputError
-from werest.table import _decode_utf8
+from werest.table import decode_utf8
 
 log = logging.getLogger("werest.importers")
 
@@ -38,7 +38,7 @@ def text_lines(path: Path) -> Iterator[tuple[int, str]]:
         non-blank line (an empty transcript file is a mistake, not an empty system).
     """
     require_path(path, folder=False)
-    text = _decode_utf8(path)
+    text = decode_utf8(path)
     if not text.strip():
         raise InputError("the file is empty", path=path)
     for number, line in enumerate(text.splitlines(), start=1):

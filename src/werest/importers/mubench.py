@@ -42,7 +42,7 @@ import yaml
 
 from werest.errors import InputError
 from werest.importers._common import require_path
-from werest.table import _decode_utf8
+from werest.table import decode_utf8
 
 log = logging.getLogger("werest.importers.mubench")
 
@@ -94,7 +94,7 @@ def read_manifest(path: Path) -> pd.DataFrame:
 def _read_json(path: Path) -> object:
     """The JSON value of a UTF-8 file; an InputError naming the line where it is not JSON."""
     try:
-        return json.loads(_decode_utf8(path))
+        return json.loads(decode_utf8(path))
     except json.JSONDecodeError as error:
         raise InputError(
             f"not valid JSON ({error.msg} at line {error.lineno})", path=path
@@ -105,7 +105,7 @@ def _read_yaml(path: Path) -> dict:
     if not path.exists():
         return {}
     try:
-        data = yaml.safe_load(_decode_utf8(path))
+        data = yaml.safe_load(decode_utf8(path))
     except yaml.YAMLError as error:
         raise InputError(f"not valid YAML: {' '.join(str(error).split())}", path=path) from None
     return data if isinstance(data, dict) else {}
@@ -152,7 +152,7 @@ def load_root(root: Path) -> pd.DataFrame:
                     raise InputError(
                         f"no utterance {key[0]}/{key[1]} in {MANIFEST}", path=text_file
                     )
-                rows.append((*key, " ".join(_decode_utf8(text_file).split())))
+                rows.append((*key, " ".join(decode_utf8(text_file).split())))
         if not rows:
             log.warning("%s: no <locale>/<id>.txt submissions; skipped", system_dir)
             continue

@@ -58,7 +58,7 @@ import pandas as pd
 from werest.errors import ConfigError, InputError
 from werest.importers._common import require_path
 from werest.importers.dighr import utterance_id
-from werest.table import _decode_utf8, read_raw_csv
+from werest.table import decode_utf8, read_raw_csv
 
 log = logging.getLogger("werest.importers.verli")
 
@@ -235,7 +235,7 @@ def read_latencies(file: Path) -> dict[str, dict[str, float]]:
     if not file.is_file():
         return {}
     try:
-        data = json.loads(_decode_utf8(file))
+        data = json.loads(decode_utf8(file))
     except json.JSONDecodeError as error:
         raise InputError(
             f"not valid JSON ({error.msg} at line {error.lineno})", path=file

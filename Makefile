@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SHARED ?= ../shared/data
 
-.PHONY: demo demo-an4 lodo model audio-systems lodo-audio audio-model test lint venv clean
+.PHONY: demo demo-an4 lodo model audio-systems lodo-audio audio-model test check lint venv clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -103,6 +103,17 @@ audio-systems: $(VENV)/.test
 test: $(VENV)/.test
 	$(BIN)/ruff check src tests experiments
 	$(BIN)/python -m pytest
+
+# The developer's fast loop: ruff and the unit tier on the core install (no extras, no
+# ../shared, no browser); `make test` runs both tiers.
+$(VENV)/.check: $(BIN)/python pyproject.toml
+	$(BIN)/pip install --quiet -e ".[check]"
+	touch $@
+
+check: $(VENV)/.check
+	$(BIN)/ruff check src tests experiments
+	$(BIN)/ruff format --check src tests experiments
+	$(BIN)/python -m pytest tests/unit -m "not shared" -q
 
 lint: $(VENV)/.test
 	$(BIN)/ruff check src tests experiments

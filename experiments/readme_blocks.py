@@ -7,7 +7,7 @@ Each block between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` in ``README
 ``docs/*.md`` whose NAME is in :data:`BLOCKS` is replaced by the named sections (``## Heading``
 to the next heading of any level) of a file under ``experiments/results/`` that a committed
 script or command wrote, or, for a block without headings, by the text between the same
-markers in that file. ``tests/test_readme.py`` checks that every block equals what this script
+markers in that file. ``tests/unit/test_readme.py`` checks that every block equals what this script
 writes and that the README quotes no measured number outside a block.
 """
 

@@ -10,7 +10,8 @@ Inputs (imported from ``../shared/data`` in their original layouts): dighr's Eng
 (5 systems with references) and mu-bench (9 systems, phone calls, 5 languages). Each command
 runs in a fresh process, as a user runs it, once in memory and once in partitions
 (``partition.rows``). Every file it writes is hashed (sha256), except ``resources.json``
-(time and memory of the run) and ``config.yaml`` (which names the run's own folders).
+(time and memory of the run) and the saved configs (``config.yaml``, ``<out>.config.yaml``: they
+name the run's own folders).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def fingerprints(folder: Path) -> dict[str, str]:
     return {
         str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
         for path in sorted(folder.rglob("*"))
-        if path.is_file() and path.name not in SKIPPED
+        if path.is_file() and path.name not in SKIPPED and not path.name.endswith(".config.yaml")
     }
 
 

@@ -17,7 +17,7 @@ big run (``experiments/bench_scale.py``). This subclass changes *how*, never *wh
 The number and spelling normalisers are the reference's own objects. The replacers are
 taken from the reference instance, so a new whisper-normalizer release that changes them is
 followed; a release that changes the steps themselves would not be, which is why
-``tests/test_text.py`` compares this class with the reference on every distinct transcript
+``tests/unit/test_text.py`` compares this class with the reference on every distinct transcript
 of the shared data (and on adversarial strings) and the version is pinned in
 ``pyproject.toml``.
 """

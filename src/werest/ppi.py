@@ -15,7 +15,7 @@ estimate (PPI++; Angelopoulos, Duchi & Zrnic 2023) solves the estimating equatio
 ``ppi_py`` tunes it for a mean (``_calc_lam_glm``), so the estimate is never worse than labels
 alone by more than the noise of estimating λ. For a mean (every rᵢ = r̂ᵢ = 1) this is exactly
 ``ppi_py.ppi_mean_pointestimate`` and, with ``method="normal"``, ``ppi_py.ppi_mean_ci``
-(``tests/test_ppi.py``).
+(``tests/integration/test_ppi.py``).
 
 Intervals (``method``):
 

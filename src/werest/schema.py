@@ -5,7 +5,7 @@ Every ``conf/<command>.yaml`` is described by a schema here, registered in Hydra
 (``werest_<command>``). After composition, :func:`werest.config.check_settings` checks the
 composed config against it both ways: a key the YAML has and the schema lacks, or the reverse,
 is an error, so renaming a setting in one place and not the other fails at once (and in
-``tests/test_config_schema.py``) instead of silently losing its type check. Leaves are typed
+``tests/unit/test_config_schema.py``) instead of silently losing its type check. Leaves are typed
 ``Any`` for OmegaConf, with the werest type in :class:`Setting` metadata: the check coerces
 what a command line gives (``n_jobs='2'``) and words its errors for users ("n_jobs must be a
 whole number other than 0, got 'x'").

@@ -382,7 +382,7 @@ def count_errors(
     rapidfuzz's Levenshtein ``opcodes``. This function does the same alignment (rapidfuzz
     ``editops``, whose counts equal the opcodes') without building jiwer's per-chunk
     alignment objects, which makes it several times faster on large tables;
-    ``tests/test_text.py`` checks it against ``jiwer.process_words`` and
+    ``tests/unit/test_text.py`` checks it against ``jiwer.process_words`` and
     ``jiwer.process_characters`` on the shared datasets. Each
     distinct (reference, hypothesis) pair is aligned once. Normalise the strings first.
 

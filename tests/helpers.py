@@ -1,0 +1,50 @@
+"""Helpers both test tiers use: running the CLI as a user does, and checking its one-line
+errors (the contract in docs/architecture.md)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from werest.cli import main
+
+
+def werest_command() -> list[str]:
+    """The installed console script (the venv's bin beside this Python), else the module."""
+    script = Path(sys.executable).with_name("werest")
+    if script.is_file():
+        return [str(script)]
+    found = shutil.which("werest")
+    return [found] if found else [sys.executable, "-m", "werest.cli"]
+
+
+WEREST = werest_command()
+
+#: a two-system table with references, as small as a bad-input case needs
+SMALL = (
+    "dataset,utt_id,system,hypothesis,reference\n"
+    "calls,u1,alpha,hello world,hello world\n"
+    "calls,u1,beta,hello word,hello world\n"
+    "calls,u2,alpha,good morning,good morning\n"
+    "calls,u2,beta,,good morning\n"
+)
+
+
+def run_cli(capsys, *args: object) -> tuple[int, str, str]:
+    """``werest ARGS`` in-process: (exit status, stdout, stderr)."""
+    status = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def assert_one_line_error(status: int, err: str, command: str, *fragments: str) -> str:
+    """A user's mistake: exit status 2, one line on stderr, no traceback; the line."""
+    assert "Traceback" not in err, err
+    assert status == 2, err
+    lines = err.splitlines()
+    assert len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n{err}"
+    assert lines[0].startswith(f"werest {command}: error: "), lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], f"{fragment!r} not in {lines[0]!r}"
+    return lines[0]

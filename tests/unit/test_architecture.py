@@ -1,0 +1,154 @@
+"""The house rules of docs/architecture.md, checked on the source: no import cycle within
+werest, and stage modules that know nothing of the CLI (no omegaconf, no print).
+
+Imports are read with ``ast`` (module level and inside functions alike: a late import is
+still a dependency), so the check sees every module, including backends whose optional
+libraries are not installed here.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+SOURCE = REPO / "src" / "werest"
+#: the command-line layer: composing configs, their types, help text and the commands
+CLI_LAYER = ("werest.cli", "werest.config", "werest.help", "werest.commands")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(SOURCE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in sorted(SOURCE.rglob("*.py"))}
+
+
+def is_cli(name: str) -> bool:
+    return any(name == layer or name.startswith(f"{layer}.") for layer in CLI_LAYER)
+
+
+def imported(path: Path) -> set[str]:
+    """Every werest module ``path`` imports (``from werest.x import y`` counts ``werest.x.y``
+    when that is a module, else ``werest.x``)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                names.add(full if full in MODULES else node.module)
+    return {name for name in names if name in MODULES}
+
+
+def graph() -> dict[str, set[str]]:
+    """module -> the werest modules it imports (a package's own ``__init__`` excluded)."""
+    return {
+        name: {dep for dep in imported(path) if dep != name and not name.startswith(f"{dep}.")}
+        for name, path in MODULES.items()
+    }
+
+
+def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as a list of modules (first = last), or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for dep in sorted(edges.get(node, ())):
+            if state.get(dep) == 1:
+                return [*stack[stack.index(dep) :], dep]
+            if dep not in state and (cycle := visit(dep)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(edges):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_the_graph_reads_real_imports():
+    """The checker itself: it sees estimate's dependency on the agreement features, and
+    finds a cycle where there is one."""
+    edges = graph()
+    assert "werest.features.agreement" in edges["werest.estimate"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_import_cycle_within_werest():
+    assert find_cycle(graph()) is None
+
+
+def test_stage_modules_never_import_the_cli_layer():
+    """Data flows from the commands into the stages, never back."""
+    backward = {
+        (name, dep)
+        for name, deps in graph().items()
+        if not is_cli(name)
+        for dep in deps
+        if is_cli(dep)
+    }
+    assert backward == set()
+
+
+@pytest.mark.parametrize(
+    "name", sorted(name for name in MODULES if not is_cli(name) and name != "werest.__main__")
+)
+def test_stage_module_has_no_omegaconf_and_no_print(name):
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    omegaconf = [
+        node.lineno
+        for node in ast.walk(tree)
+        if (
+            isinstance(node, ast.Import) and any(a.name.startswith("omegaconf") for a in node.names)
+        )
+        or (isinstance(node, ast.ImportFrom) and (node.module or "").startswith("omegaconf"))
+    ]
+    prints = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "print"
+    ]
+    assert (omegaconf, prints) == ([], []), f"{name}: omegaconf at {omegaconf}, print at {prints}"
+
+
+def private_imports(path: Path) -> list[str]:
+    """``module.name`` of each private name (``_x``) that ``path`` imports from another werest
+    module; a private *module* of its own package (``werest.importers._common``) is allowed."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("werest"):
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                dunder = alias.name.startswith("__") and alias.name.endswith("__")
+                if alias.name.startswith("_") and not dunder and full not in MODULES:
+                    found.append(full)
+    return found
+
+
+def test_private_names_do_not_cross_modules():
+    """A name another module needs is public; a private one is its module's own business."""
+    assert private_imports(SOURCE / "table.py") == []
+    crossing = {name: private_imports(path) for name, path in MODULES.items()}
+    assert {name: found for name, found in crossing.items() if found} == {}
+
+
+def test_the_private_import_check_sees_one(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from werest.table import _hidden, KEY\nfrom werest.importers import _common\n"
+    )
+    assert private_imports(sample) == ["werest.table._hidden"]

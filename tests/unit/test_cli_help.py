@@ -1,0 +1,112 @@
+"""The CLI a user expects (issue 13, item 6): --version, --help on every command, Hydra's
+hints in error lines, no BrokenPipeError traceback, and a "wrote ..." line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+
+import pytest
+from omegaconf import OmegaConf
+
+import werest
+from tests.conftest import REPO
+from werest.cli import COMMANDS, main
+from werest.config import compose
+from werest.help import _flatten, yaml_comments
+
+
+def test_version(capsys):
+    assert main(["--version"]) == 0
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert capsys.readouterr().out.strip() == f"werest {werest.__version__}"
+    assert werest.__version__ == project["version"]
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_help_lists_every_setting_with_its_comment_and_an_example(command, capsys):
+    assert main([command, "--help"]) == 0
+    out = capsys.readouterr().out
+    cfg = OmegaConf.to_container(compose(command), resolve=False, throw_on_missing=False)
+    for key, _ in _flatten(cfg):
+        assert f"  {key}=" in out, f"{key} missing from werest {command} --help"
+    for comment in yaml_comments(REPO / "conf" / f"{command}.yaml").values():
+        assert f"# {comment}" in out
+    assert f"examples:\n  werest {command}" in out
+
+
+def test_help_of_a_chosen_config_group_option(capsys):
+    assert main(["transcribe", "asr=faster_whisper", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "asr.beam_size=" in out and "asr=faster_whisper|pocketsphinx" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["estimate", "input=x", "target=a,b"], "To use it as a list, use key=[value1,value2]"),
+        (["estimate", "input=x", "no_such=1"], "has no such setting (werest estimate --help"),
+        (["estimate", "input=x", "targt=edge"], "has no such setting (werest estimate --help"),
+        (["estimate", "input=x", "targt=edge"], "did you mean target?"),
+        (
+            ["estimate", "input=x", "+targt=edge"],
+            "werest estimate has no setting 'targt' (did you mean target?)",
+        ),
+        (
+            ["transcribe", "input=x", "out=y", "asr=nope"],
+            "Available options in 'asr': faster_whisper, pocketsphinx, pocketsphinx_an4",
+        ),
+    ],
+)
+def test_hydra_hints_are_kept_on_one_error_line(args, hint, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and hint in err, err
+    assert "--multirun" not in err and "search path" not in err
+
+
+def test_a_closed_pipe_is_not_a_traceback():
+    """`werest embed --cfg | head`: the reader is gone before werest writes."""
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from werest.cli import main; sys.exit(main(['embed', '--cfg']))",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 141
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+def test_a_wrote_line_names_the_outputs(tmp_path, capsys):
+    table = tmp_path / "t.csv"
+    table.write_text(
+        "dataset,utt_id,system,hypothesis,reference\n"
+        "d,u1,a,hello world,hello world\nd,u1,b,hello word,hello world\n",
+        encoding="utf-8",
+    )
+    assert main(["score", f"input={table}", f"output_dir={tmp_path / 'out'}"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    written = sorted((tmp_path / "out").iterdir())
+    assert "scores.csv" in {p.name for p in written}
+    if len(written) <= 4:  # named one by one, else counted per folder
+        assert set(last.removeprefix("wrote ").split(", ")) == {str(p) for p in written}
+    else:
+        assert last == f"wrote {len(written)} files in {tmp_path / 'out'}"
+    assert main(["score", "--cfg", f"input={table}"]) == 0
+    assert "\nwrote " not in capsys.readouterr().out
+
+
+def test_a_comment_continued_on_the_next_lines_is_shown_whole(capsys):
+    """conf/import.yaml continues some comments on the next line ('#' in the same column):
+    --help shows them whole, not cut mid-sentence."""
+    assert main(["import", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "| svarah | verli | csv" in out
+    assert "dataset name (default from the layout; csv: the file's folder name)" in out
+    assert "(csv default: the file's stem)" in out

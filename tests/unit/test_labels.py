@@ -1,0 +1,215 @@
+"""``werest estimate labels=…``: bad labels exit 2 with one line and write nothing; a few labels
+turn the estimates into prediction-powered ones (real dighr data), and too few keep the
+zero-label estimate with a warning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.conftest import REPO
+from tests.helpers import assert_one_line_error, run_cli
+
+DEMO = REPO / "src" / "werest" / "data" / "demo_transcripts.csv"
+
+
+def demo_labels(rows: list[dict], tmp_path: Path) -> Path:
+    path = tmp_path / "labels.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def demo_reference(utt: int = 0) -> dict:
+    table = pd.read_csv(DEMO)
+    first = table.drop_duplicates(["dataset", "utt_id"]).iloc[utt]
+    return {"dataset": first["dataset"], "utt_id": first["utt_id"], "reference": first["reference"]}
+
+
+@pytest.mark.parametrize(
+    ("case", "fragments"),
+    [
+        ("unknown", ["row 2", "'utt_id'", "not in the input table"]),
+        ("duplicate", ["row 2", "duplicate"]),
+        ("empty", ["row 1", "'reference'", "empty reference"]),
+        ("disagrees", ["row 1", "'reference'", "differs from the input's own reference"]),
+        ("no reference column", ["'reference'", "missing required column"]),
+        ("design not a number", ["row 1", "'expected_draws'", "not a number"]),
+        ("draws below one", ["row 1", "'draws'", "positive number"]),
+    ],
+)
+def test_bad_labels(tmp_path, monkeypatch, capsys, case, fragments):
+    monkeypatch.chdir(tmp_path)
+    good = demo_reference(0)
+    rows = {
+        "unknown": [good, {**good, "utt_id": "no-such-utterance"}],
+        "duplicate": [good, good],
+        "empty": [{**good, "reference": ""}, demo_reference(1)],
+        "disagrees": [{**good, "reference": good["reference"] + " extra words"}],
+        "no reference column": [{"dataset": good["dataset"], "utt_id": good["utt_id"]}],
+        "design not a number": [{**good, "draws": 1, "expected_draws": "often"}],
+        "draws below one": [{**good, "draws": 0, "expected_draws": 0.1}],
+    }[case]
+    labels = demo_labels(rows, tmp_path)
+    status, _, err = run_cli(
+        capsys, "estimate", f"input={DEMO}", f"labels={labels}", "output_dir=out"
+    )
+    line = assert_one_line_error(status, err, "estimate", *fragments)
+    assert str(labels) in line or "labels.csv" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_too_few_labels_keep_the_zero_label_estimate(tmp_path, monkeypatch, capsys):
+    """labels=input on the demo table (every utterance labelled, 6 and 8 per dataset, below
+    min_labels=20): every row stays zero_label, and the warning says so. With min_labels=5
+    the labels are a census, so the prediction-powered estimate is the true corpus WER."""
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run_cli(
+        capsys, "estimate", f"input={DEMO}", "labels=input", "output_dir=out"
+    )
+    assert status == 0, err
+    records = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert {r["method"] for r in records} == {"zero_label"}
+    assert all(r["n_labelled"] == r["n_utterances"] for r in records)
+    assert "fewer than 20 labelled utterances" in out + err
+    status, out, err = run_cli(
+        capsys,
+        "estimate",
+        f"input={DEMO}",
+        "labels=input",
+        "few_labels.min_labels=5",
+        "output_dir=out5",
+    )
+    assert status == 0, err
+    records = json.loads((tmp_path / "out5" / "summary.json").read_text())
+    assert {r["method"] for r in records} == {"ppi"}
+    for r in records:
+        assert r["estimated_wer"] == pytest.approx(r["wer"])
+        assert r["classical_wer"] == pytest.approx(r["wer"])
+    assert "ppi" in out
+
+
+@pytest.fixture(scope="module")
+def dighr_190331(dighr_table):
+    table = dighr_table[dighr_table["dataset"] == "dighr-190331"].reset_index(drop=True)
+    return table
+
+
+@pytest.mark.shared
+def test_a_few_labels_give_prediction_powered_estimates(
+    dighr_190331, tmp_path, monkeypatch, capsys
+):
+    """40 labelled utterances of dighr-190331 (645 utterances, 4 systems), references removed
+    from the input: every system gets a prediction-powered estimate whose interval holds the
+    labels-only estimate's centre region, the effective labels exceed the labels used, the
+    pairs' verdicts follow their intervals, and the truth of the whole dataset (which the run
+    never sees) lies in most intervals."""
+    monkeypatch.chdir(tmp_path)
+    table = dighr_190331
+    table.drop(columns="reference").to_parquet("input.parquet")
+    utterances = table.drop_duplicates(["dataset", "utt_id"])
+    labelled = utterances.sample(40, random_state=0)[["dataset", "utt_id", "reference"]]
+    labelled.to_csv("labels.csv", index=False)
+    status, out, err = run_cli(
+        capsys, "estimate", "input=input.parquet", "labels=labels.csv", "output_dir=out"
+    )
+    assert status == 0, err
+    records = json.loads(Path("out/summary.json").read_text())
+    assert {r["method"] for r in records} == {"ppi"}
+    for r in records:
+        assert r["n_labelled"] == 40
+        assert r["interval_low"] <= r["estimated_wer"] <= r["interval_high"]
+        assert r["classical_low"] <= r["classical_wer"] <= r["classical_high"]
+        assert 0 <= r["ppi_lambda"] <= 1
+        assert "wer" not in r  # the input has no reference: no truth to show
+    # the truth of all 645 utterances, scored as werest score scores it
+    truth = json.loads(_truth(table, tmp_path, capsys))
+    covered = [r["interval_low"] <= truth[r["system"]] <= r["interval_high"] for r in records]
+    assert sum(covered) >= 3
+    pairs = pd.read_csv("out/pairs.csv")
+    assert len(pairs) == 6
+    for pair in pairs.itertuples():
+        expected = "A better" if pair.high < 0 else "B better" if pair.low > 0 else "not separable"
+        assert pair.verdict == expected
+    assert "labels only %" in out
+
+
+def _truth(table: pd.DataFrame, tmp_path: Path, capsys) -> str:
+    table.to_parquet(tmp_path / "full.parquet")
+    status, _, err = run_cli(
+        capsys, "score", f"input={tmp_path / 'full.parquet'}", f"output_dir={tmp_path / 'score'}"
+    )
+    assert status == 0, err
+    scores = pd.read_csv(tmp_path / "score" / "scores.csv")
+    return json.dumps(dict(zip(scores["system"], scores["wer"].astype(float), strict=True)))
+
+
+def test_design_weights_from_the_sheet():
+    """An actively drawn sheet's expected_draws become weights 1 / (N p), p = expected_draws /
+    Σ draws; a sheet without them is a simple random sample (weights 1); an utterance drawn
+    twice counts twice."""
+    from werest.labels import design_rows
+
+    frame = pd.Index([f"u{i}" for i in range(10)])
+    sheet = pd.DataFrame({"utt_id": ["u1", "u4"], "draws": [2, 1], "expected_draws": [0.6, 0.3]})
+    rows, weight = design_rows(sheet, frame)
+    assert list(rows) == [1, 1, 4]
+    p = np.array([0.6, 0.6, 0.3]) / 3
+    assert np.allclose(weight, 1 / (10 * p))
+    rows, weight = design_rows(sheet.assign(expected_draws=np.nan, draws=np.nan), frame)
+    assert list(rows) == [1, 4] and list(weight) == [1.0, 1.0]
+
+
+@pytest.mark.shared
+def test_the_leaderboard_with_a_few_labels(dighr_190331, tmp_path, monkeypatch, capsys):
+    """werest leaderboard labels=…: every system's macro estimate is prediction-powered on
+    40 labels (the leaderboard.csv and the page say how many), the ranking follows the
+    estimates, and each neighbour pair's verdict follows its paired interval."""
+    monkeypatch.chdir(tmp_path)
+    table = dighr_190331
+    table.drop(columns="reference").to_parquet("input.parquet")
+    utterances = table.drop_duplicates(["dataset", "utt_id"])
+    utterances.sample(40, random_state=1)[["dataset", "utt_id", "reference"]].to_csv(
+        "labels.csv", index=False
+    )
+    status, out, err = run_cli(
+        capsys, "leaderboard", "input=input.parquet", "labels=labels.csv", "output_dir=lb"
+    )
+    assert status == 0, err
+    board = pd.read_csv("lb/leaderboard.csv")
+    assert set(board["method"]) == {"ppi"}
+    assert (board["n_labelled"] == 40).all()
+    assert list(board["est_wer"]) == sorted(board["est_wer"])
+    assert (
+        (board["est_ci_low"] <= board["est_wer"]) & (board["est_wer"] <= board["est_ci_high"])
+    ).all()
+    pairs = pd.read_csv("lb/pairs.csv", keep_default_na=False)
+    for pair in pairs.itertuples():
+        expected = (
+            "A better" if pair.ppi_high < 0 else "B better" if pair.ppi_low > 0 else "not separable"
+        )
+        assert pair.verdict == expected
+    page = Path("lb/leaderboard.html").read_text(encoding="utf-8")
+    assert "how many transcribed utterances each number rests on" in page
+    assert "label-free predictions corrected with up to 40 transcribed utterances per" in page
+    assert "<th>labels</th>" in page or ">labels<" in page
+    assert "A − B on the labelled utterances" in out
+
+
+def test_labels_in_a_partitioned_run_are_refused(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    labels = demo_labels([demo_reference(0)], tmp_path)
+    for command in ("estimate", "leaderboard"):
+        status, _, err = run_cli(
+            capsys,
+            command,
+            f"input={DEMO}",
+            f"labels={labels}",
+            "partition.rows=5",
+            "output_dir=out",
+        )
+        assert_one_line_error(status, err, command, "labels=", "partitioned")
+        assert not (tmp_path / "out").exists()

@@ -32,15 +32,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from werest.cli import _quote
-from werest.commands.embed import run as embed_run
-from werest.commands.features import run as features_run
-from werest.commands.transcribe import run as transcribe_run
-from werest.config import compose
-from werest.importers import import_table
-from werest.scoring import score_utterances
-from werest.table import read_table, write_table
+from werest.cli.commands.embed import run as embed_run
+from werest.cli.commands.features import run as features_run
+from werest.cli.commands.transcribe import run as transcribe_run
+from werest.cli.config import compose
+from werest.cli.main import _quote
+from werest.ingest.importers import import_table
+from werest.ingest.table import read_table, write_table
 from werest.text import corpus_rate
+from werest.text.scoring import score_utterances
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"

@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 import soundfile as sf
 
-from werest.asr.faster_whisper_asr import FasterWhisperTranscriber
 from werest.features.likelihood import WhisperLikelihood
-from werest.importers import import_table
+from werest.ingest.asr.faster_whisper_asr import FasterWhisperTranscriber
+from werest.ingest.importers import import_table
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"

@@ -48,8 +48,8 @@ def worker(arch: str, batch: int, clips: int) -> dict:
     import torch
     from tests.tiny_sonar import build_models
 
-    from werest.audio import load_audio
     from werest.features.sonar import SonarEmbedder
+    from werest.ingest.audio import load_audio
 
     torch.set_num_threads(2)
     paths = sorted(AN4.glob("*/*.sph"))[:clips]

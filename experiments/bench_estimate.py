@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from werest.importers import import_table
-from werest.table import write_table
+from werest.ingest.importers import import_table
+from werest.ingest.table import write_table
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -54,7 +54,7 @@ def run_estimate(path: Path, output_dir: Path) -> tuple[float, float]:
     command = [
         sys.executable,
         "-m",
-        "werest.cli",
+        "werest.cli.main",
         "estimate",
         f"input={path}",
         f"target={TARGET}",

@@ -24,8 +24,8 @@ from pathlib import Path
 import pandas as pd
 
 from werest.features.agreement import agreement_features
-from werest.importers import import_table
-from werest.proxy import Ranking, choose_proxies
+from werest.features.proxy import Ranking, choose_proxies
+from werest.ingest.importers import import_table
 from werest.text import normalise_many
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"

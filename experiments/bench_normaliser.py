@@ -18,9 +18,9 @@ from pathlib import Path
 import pandas as pd
 from whisper_normalizer.english import EnglishTextNormalizer
 
-from werest.english import FastEnglishTextNormalizer
 from werest.formatting import markdown_table
-from werest.importers import import_table
+from werest.ingest.importers import import_table
+from werest.text.english import FastEnglishTextNormalizer
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -68,7 +68,7 @@ def main() -> None:
     load = os.getloadavg()[1]
     text = "\n".join(
         [
-            "# Whisper English normaliser: reference vs werest.english",
+            "# Whisper English normaliser: reference vs werest.text.english",
             "",
             "`PYTHONPATH=src .venv/bin/python experiments/bench_normaliser.py`, one process, "
             f"5-minute load {load:.1f} at the end (2 cores; other jobs share the machine).",

@@ -30,8 +30,8 @@ from pathlib import Path
 import pandas as pd
 import psutil
 
-from werest.importers import import_table
-from werest.partitioned import PARTITIONS_PER_PROCESS
+from werest.ingest.importers import import_table
+from werest.partition.estimate import PARTITIONS_PER_PROCESS
 from werest.text import AUTO, normalised_columns
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -66,7 +66,7 @@ def run(input_folder: Path, output_dir: Path, overrides: list[str]) -> dict:
     command = [
         sys.executable,
         "-m",
-        "werest.cli",
+        "werest.cli.main",
         "estimate",
         f"input={input_folder}",
         f"target={TARGET}",

@@ -53,7 +53,7 @@ UTTERANCES = (1000, 4000, 16000)
 
 def librispeech_table(work: Path) -> pd.DataFrame:
     """Every LibriSpeech test-clean system of the shared data, one dataset."""
-    from werest.importers import import_table
+    from werest.ingest.importers import import_table
 
     path = work / "librispeech.parquet"
     if path.exists():
@@ -92,7 +92,7 @@ def subset(table: pd.DataFrame, systems: int, utterances: int, seed: int = 0) ->
 def timed_run(args: list[str], timeout: float) -> dict:
     """One werest command in a fresh process: wall seconds and peak RSS (MB), or a timeout."""
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-    command = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "werest.cli", *args]
+    command = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "werest.cli.main", *args]
     try:
         done = subprocess.run(
             command, capture_output=True, text=True, timeout=timeout, env=env, check=False
@@ -110,7 +110,7 @@ def floor_seconds(table: pd.DataFrame, pairs_per_utterance) -> float:
     """The bare normalise-and-align loop for ``table`` (see the module docstring)."""
     from rapidfuzz.distance import Levenshtein
 
-    from werest.guards import sample_keys
+    from werest.estimation.guards import sample_keys
     from werest.text import get_normaliser
 
     start = time.perf_counter()
@@ -237,7 +237,7 @@ def main() -> None:
 def afrispeech_runs(work: Path, timeout: float) -> list[dict]:
     """The AfriSpeech runs: every system of the test split, one target over
     the whole table, and the whole table's leaderboard."""
-    from werest.importers import import_table
+    from werest.ingest.importers import import_table
 
     whole = work / "afrispeech.parquet"
     if not whole.exists():

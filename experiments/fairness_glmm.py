@@ -31,14 +31,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from werest.commands.leaderboard import write_outputs
-from werest.estimate import load_models
-from werest.fairness import FairnessSettings
+from werest.cli.commands.leaderboard import write_outputs
+from werest.estimation.estimate import load_models
+from werest.evaluation.fairness import FairnessSettings
 from werest.formatting import markdown_table
-from werest.importers import import_table
-from werest.leaderboard import build, estimated, fairness_audits, labelled
+from werest.ingest.importers import import_table
+from werest.report.leaderboard import build, estimated, fairness_audits, labelled
+from werest.report.webpage import screenshot
 from werest.stats import Bootstrap
-from werest.webpage import screenshot
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"

@@ -11,7 +11,7 @@ The same as
         output_dir=experiments/results/leaderboard_mubench
 
 plus the latency table of every system (all locales pooled, and per locale) from the imported
-``latency_ms`` (werest.stats.latency on werest.leaderboard.timed). Writes
+``latency_ms`` (werest.stats.latency on werest.report.leaderboard.timed). Writes
 ``experiments/results/latency_mubench.md`` and the page's screenshot ``screenshot.png``.
 """
 
@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from werest.cli import main as werest
+from werest.cli.main import main as werest
 from werest.formatting import markdown_table
-from werest.importers import import_table
-from werest.leaderboard import timed
+from werest.ingest.importers import import_table
+from werest.ingest.table import write_table
+from werest.report.leaderboard import timed
+from werest.report.webpage import screenshot
 from werest.stats import latency
-from werest.table import write_table
-from werest.webpage import screenshot
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"

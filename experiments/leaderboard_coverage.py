@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from werest.cli import main as werest
+from werest.cli.main import main as werest
 from werest.formatting import markdown_table
 
 REPO = Path(__file__).resolve().parents[1]
@@ -101,7 +101,8 @@ def main(reuse: bool = False) -> None:
             "## Systems not run on every dataset (ranked on common ground)",
             "",
             "Each is ranked by its macro WER over every dataset, its missing cells filled by the "
-            "multiplicative dataset × system fit (`werest.leaderboard.filled_macro`); the truth "
+            "multiplicative dataset × system fit (`werest.report.leaderboard.filled_macro`); the "
+            "truth "
             "is filled the same way from the true cells. Bar: none ranks above a "
             "system run on all datasets unless the fit says it is better.",
             "",

@@ -3,7 +3,7 @@
     python experiments/leaderboard_pages.py            # ~15 min on 2 cores (AfriSpeech ~10)
     python experiments/leaderboard_pages.py --reuse    # only re-screenshot existing pages
 
-Runs ``werest leaderboard`` (the CLI, :func:`werest.cli.main`) with the settings of
+Runs ``werest leaderboard`` (the CLI, :func:`werest.cli.main.main`) with the settings of
 ``experiments/leaderboard_coverage.py`` on the tables it imported
 (``outputs/leaderboard_coverage/{dighr,mubench,afrispeech}.parquet``; imported here from
 ``../shared/data`` when absent), into ``outputs/leaderboard_pages/<name>/``, then opens each
@@ -18,8 +18,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from werest.cli import main as werest
-from werest.webpage import measure_tabs, screenshot
+from werest.cli.main import main as werest
+from werest.report.webpage import measure_tabs, screenshot
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"

@@ -26,9 +26,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from werest.cli import main as werest
-from werest.importers import import_table
-from werest.table import write_table
+from werest.cli.main import main as werest
+from werest.ingest.importers import import_table
+from werest.ingest.table import write_table
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"

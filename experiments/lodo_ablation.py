@@ -6,7 +6,8 @@ Each variant (a feature set and a model) is trained and evaluated in the same LO
 ``werest evaluate experiment=lodo`` (``conf/data/all_shared.yaml``), but features are built
 once per fold from one alignment of every system pair (``outputs/lodo_cache``) and reused by
 every variant, so a variant costs only its fits. Corpus estimates, raw pWER, Spearman, utterance
-MAE and cross-conformal coverage are computed as in :mod:`werest.lodo` (no bootstrap part).
+MAE and cross-conformal coverage are computed as in :mod:`werest.evaluation.lodo` (no bootstrap
+part).
 Writes ``experiments/results/lodo_ablation.{md,csv}``.
 """
 
@@ -21,15 +22,18 @@ import numpy as np
 import pandas as pd
 from omegaconf import OmegaConf
 
-from werest.config import compose
-from werest.estimate import estimated_sample
+from werest.cli.config import compose
+from werest.estimation.estimate import estimated_sample
+from werest.evaluation.lodo import (
+    cross_conformal,
+    domain_summary,
+    fold_training_rows,
+    overall_summary,
+)
 from werest.features.agreement import add_dataset_context, pairwise_agreement, two_system_view
 from werest.formatting import markdown_table, percent
-from werest.lodo import cross_conformal, domain_summary, fold_training_rows, overall_summary
-from werest.scoring import utterance_labels
-from werest.table import KEY
-from werest.text import AUTO
-from werest.training import (
+from werest.ingest.table import KEY
+from werest.model.training import (
     build_regressor,
     domain_of,
     fit_model,
@@ -37,6 +41,8 @@ from werest.training import (
     prepare_training_rows,
     training_frame,
 )
+from werest.text import AUTO
+from werest.text.scoring import utterance_labels
 
 log = logging.getLogger("lodo_ablation")
 REPO = Path(__file__).resolve().parents[1]
@@ -196,8 +202,8 @@ def fold_frames(cfg, table, labels, pairs):
             continue
 
         def build(domain=domain):
-            from werest.estimate import choose_ranking
-            from werest.model import Models, TrainedModel
+            from werest.estimation.estimate import choose_ranking
+            from werest.model.files import Models, TrainedModel
 
             ranking, train = fold_training_rows(
                 table,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from werest.cli import main as werest
+from werest.cli.main import main as werest
 from werest.formatting import markdown_table
 
 REPO = Path(__file__).resolve().parents[1]

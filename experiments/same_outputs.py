@@ -34,7 +34,7 @@ PARTITION_ROWS = 5000
 
 def inputs(work: Path) -> dict[str, Path]:
     """The input tables, imported once into ``work``."""
-    from werest.importers import import_table
+    from werest.ingest.importers import import_table
 
     tables = {
         "dighr": ("dighr", [SHARED / "dighr" / "en"]),
@@ -61,7 +61,7 @@ def commands(table: Path, out: Path) -> dict[str, list[str]]:
 
 def run(args: list[str]) -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-    command = [sys.executable, "-m", "werest.cli", *args, "log_level=ERROR"]
+    command = [sys.executable, "-m", "werest.cli.main", *args, "log_level=ERROR"]
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
         raise SystemExit(f"failed: werest {' '.join(args)}\n{done.stderr[-2000:]}")

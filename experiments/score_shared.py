@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from werest.importers import import_table
-from werest.proxy import rank_systems
-from werest.scoring import corpus_scores, format_scores, score_utterances
+from werest.features.proxy import rank_systems
+from werest.ingest.importers import import_table
 from werest.text import Normaliser
+from werest.text.scoring import corpus_scores, format_scores, score_utterances
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 RESULTS = Path(__file__).resolve().parent / "results"

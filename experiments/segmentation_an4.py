@@ -9,7 +9,7 @@ system.
    times are the aligned segments' frames (10 ms).
 2. Systems: pocketsphinx decoding with its bundled language model and dictionary
    (``pocketsphinx-en-us``) and with AN4's own (``pocketsphinx-an4``); word times are the
-   decoder's segments. Both are written as JSON word timestamps (``werest.segmentation``'s
+   decoder's segments. Both are written as JSON word timestamps (``werest.text.segmentation``'s
    format) and scored by ``werest segmentation`` at 20 ms and 50 ms. Whisper tiny.en (the
    bundled model, ``[audio]`` extra) is run by ``werest transcribe asr=faster_whisper``; its
    own word timestamps (the ``asr_words`` column) are read by ``werest segmentation`` straight
@@ -30,12 +30,12 @@ from pathlib import Path
 import pandas as pd
 import soundfile as sf
 
-from werest.asr.pocketsphinx_asr import _ALTERNATE, is_markup, to_int16
-from werest.cli import main as werest
+from werest.cli.main import main as werest
 from werest.formatting import markdown_table
-from werest.importers import import_table
-from werest.segmentation import read_words, write_json
-from werest.table import read_table, write_table
+from werest.ingest.asr.pocketsphinx_asr import _ALTERNATE, is_markup, to_int16
+from werest.ingest.importers import import_table
+from werest.ingest.table import read_table, write_table
+from werest.text.segmentation import read_words, write_json
 
 REPO = Path(__file__).resolve().parents[1]
 AN4 = REPO.parent / "shared" / "data" / "an4"

@@ -20,14 +20,14 @@ import numpy as np
 import pandas as pd
 from hydra.utils import instantiate
 
-from werest.config import compose
-from werest.estimate import estimated_sample
+from werest.cli.config import compose
+from werest.estimation.estimate import estimated_sample
 from werest.features.agreement import agreement_features
-from werest.importers import import_table
-from werest.proxy import Ranking, choose_proxies, rank_on
-from werest.scoring import utterance_labels
+from werest.features.proxy import Ranking, choose_proxies, rank_on
+from werest.ingest.importers import import_table
+from werest.model.training import fit_model, training_frame
 from werest.text import Normaliser
-from werest.training import fit_model, training_frame
+from werest.text.scoring import utterance_labels
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -21,8 +21,8 @@ def shared_path(*parts: str) -> Path:
 def an4_test_utterances(folder: Path, count: int) -> Path:
     """The first ``count`` AN4 test utterances as an utterance table (``werest import
     sphinx``) written to ``folder``; skips the test without the shared data."""
-    from werest.importers import import_table
-    from werest.table import write_table
+    from werest.ingest.importers import import_table
+    from werest.ingest.table import write_table
 
     table = import_table("sphinx", [shared_path("an4")])
     table = table[table["dataset"] == "an4-test"].head(count).reset_index(drop=True)
@@ -32,13 +32,13 @@ def an4_test_utterances(folder: Path, count: int) -> Path:
 @pytest.fixture(scope="session")
 def dighr_table():
     """All dighr English folders imported once per session."""
-    from werest.importers import import_table
+    from werest.ingest.importers import import_table
 
     return import_table("dighr", [shared_path("dighr", "en")])
 
 
 @pytest.fixture(scope="session")
 def thennal10_table():
-    from werest.importers import import_table
+    from werest.ingest.importers import import_table
 
     return import_table("thennal10", [shared_path("thennal10")])

@@ -7,7 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from werest.cli import main
+from werest.cli.main import main
 
 
 def werest_command() -> list[str]:
@@ -16,7 +16,7 @@ def werest_command() -> list[str]:
     if script.is_file():
         return [str(script)]
     found = shutil.which("werest")
-    return [found] if found else [sys.executable, "-m", "werest.cli"]
+    return [found] if found else [sys.executable, "-m", "werest.cli.main"]
 
 
 WEREST = werest_command()

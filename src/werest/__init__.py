@@ -10,9 +10,9 @@ The Python API (:mod:`werest.api`)::
     werest.leaderboard(table).board            # every system ranked label-free
     werest.text.wer("the cat sat", "the cat sat down")
 
-``werest.estimate`` and ``werest.leaderboard`` are also the modules of those commands; calling
-them calls :func:`werest.api.estimate` and :func:`werest.api.leaderboard`. Everything is
-imported on first use, so ``import werest`` stays cheap.
+``werest.estimate`` and ``werest.leaderboard`` are :func:`werest.api.estimate` and
+:func:`werest.api.leaderboard` (the stages themselves live in :mod:`werest.estimation` and
+:mod:`werest.report`). Everything is imported on first use, so ``import werest`` stays cheap.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from __future__ import annotations
 import importlib
 
 from werest.errors import ConfigError, InputError, WerestError
-from werest.table import read_table, validate_table, write_table
+from werest.ingest.table import read_table, validate_table, write_table
 
 __version__ = "0.1.0"
 
-_API = ("Estimates", "load_model", "score")
-_MODULES = ("estimate", "leaderboard", "text", "api")
+_API = ("Estimates", "estimate", "leaderboard", "load_model", "score")
+_MODULES = ("text", "api")
 
 __all__ = [
     "ConfigError",

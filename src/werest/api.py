@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from werest.model import Models, TrainedModel
-from werest.table import read_table, validate_table
+from werest.ingest.table import read_table, validate_table
+from werest.model.files import Models, TrainedModel
 from werest.text import Normaliser, as_normaliser, requested_normaliser
 
 
@@ -38,7 +38,7 @@ class Estimates:
         has references; the columns of ``summary.json``.
     utterances : one row per target utterance: key, proxy, features, ``predicted_wer`` and
         ``status``; the rows of ``utterances.csv``.
-    warnings : the run-time guards' warnings (:mod:`werest.guards`), each a dict with
+    warnings : the run-time guards' warnings (:mod:`werest.estimation.guards`), each a dict with
         ``dataset``, ``systems`` and ``message``.
     pairs : with ``labels``, every pair of systems of a labelled dataset: A − B with its
         paired interval and verdict (``pairs.csv``); None without labels.
@@ -50,7 +50,7 @@ class Estimates:
     pairs: pd.DataFrame | None = None
 
     def __repr__(self) -> str:
-        from werest.estimate import format_summary
+        from werest.estimation.estimate import format_summary
 
         lines = [format_summary(self.summary.to_dict("records"), self.pairs is not None)]
         lines += [f"warning: {w['dataset']}: {w['message']}" for w in self.warnings]
@@ -60,8 +60,8 @@ class Estimates:
 def load_model(path: str | Path | None = None, *, trust_model: bool = False) -> TrainedModel:
     """A model file (``.skops`` with its ``.json`` card) checked as the commands check it
     (docs/model_files.md); ``path`` None is the shipped default model."""
-    from werest.estimate import default_model_path
-    from werest.model import load_model as load
+    from werest.estimation.estimate import default_model_path
+    from werest.model.files import load_model as load
 
     return load(path or default_model_path(), trust_model=trust_model)
 
@@ -108,16 +108,17 @@ def estimate(
         ``deletions`` (a missing hypothesis counts as an empty output).
     labels : a few references: a DataFrame or file with ``dataset, utt_id, reference`` (the
         sheet of ``werest sample``), or ``"input"`` (the table's own references); checked as
-        the command checks them (:func:`werest.labels.read_labels`).
-    few_labels : a :class:`werest.labels.LabelSettings` (default: the command's defaults).
+        the command checks them (:func:`werest.estimation.labels.read_labels`).
+    few_labels : a :class:`werest.estimation.labels.LabelSettings` (default: the command's
+    defaults).
     """
-    from werest.estimate import estimate_table, input_features
+    from werest.estimation.estimate import estimate_table, input_features
 
     models = Models(model if model is not None else load_model(), cer_model)
     frame = as_table(table, numeric=input_features(models))
     label_rows = None
     if labels is not None:
-        from werest.labels import LabelSettings, read_labels
+        from werest.estimation.labels import LabelSettings, read_labels
 
         label_rows = read_labels(labels, frame, table if isinstance(table, str | Path) else None)
     utterances, records, warnings = estimate_table(
@@ -135,8 +136,8 @@ def estimate(
     )
     if label_rows is None:
         return Estimates(pd.DataFrame(records), utterances, warnings)
-    from werest.guards import attach_warnings
-    from werest.labels import apply_labels
+    from werest.estimation.guards import attach_warnings
+    from werest.estimation.labels import apply_labels
 
     labelled = apply_labels(
         records,
@@ -163,7 +164,7 @@ def score(
     """True corpus WER/CER per dataset and system with bootstrap CIs (``scores.csv`` of
     ``werest score``): Σ errors / Σ reference words over the labelled rows; ``normaliser`` is
     a :class:`~werest.text.Normaliser` or its name."""
-    from werest.scoring import corpus_scores, score_utterances
+    from werest.text.scoring import corpus_scores, score_utterances
 
     scored = score_utterances(as_table(table), as_normaliser(normaliser), n_jobs=n_jobs)
     return corpus_scores(scored, n_resamples=n_resamples, seed=seed)
@@ -182,12 +183,12 @@ def leaderboard(
 ):
     """Every system ranked by label-free WER, as ``werest leaderboard`` (no files written).
 
-    Returns a :class:`werest.leaderboard.Leaderboard`: ``.board`` (one row per system),
+    Returns a :class:`werest.report.leaderboard.Leaderboard`: ``.board`` (one row per system),
     ``.datasets``, ``.pairs`` (paired tests of neighbours) and, with ``fairness=True`` and
     demographic columns, ``.fairness``.
     """
-    from werest.fairness import FairnessSettings
-    from werest.leaderboard import build
+    from werest.evaluation.fairness import FairnessSettings
+    from werest.report.leaderboard import build
     from werest.stats import Bootstrap
 
     return build(

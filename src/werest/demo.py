@@ -1,4 +1,4 @@
-"""The embedded example that ``werest demo`` estimates (:mod:`werest.commands.demo`).
+"""The embedded example that ``werest demo`` estimates (:mod:`werest.cli.commands.demo`).
 
 The example (``werest/data/demo_transcripts.csv``) is a small table written for werest: two
 datasets of meeting and call-centre sentences, four systems, references included so the true

@@ -19,6 +19,16 @@ import pandas as pd
 
 from werest.errors import InputError
 
+#: the installed package's folder (``src/werest`` in the repository)
+PACKAGE = Path(__file__).resolve().parent
+
+
+def shipped(folder: str) -> Path:
+    """``conf`` or ``models``: inside the installed package (the wheel puts them there), else
+    the repository's own folder beside ``src``."""
+    packaged = PACKAGE / folder
+    return packaged if packaged.is_dir() else PACKAGE.parents[1] / folder
+
 
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:

@@ -1,6 +1,6 @@
 """werest's log lines: one format for the CLI and for the child processes a run starts.
 
-A spawned child (:mod:`werest.partitioned`) starts with logging unconfigured, so its INFO
+A spawned child (:mod:`werest.partition.estimate`) starts with logging unconfigured, so its INFO
 lines (e.g. "rows with a null hypothesis dropped") would be lost; it calls :func:`setup` with
 the parent's level first.
 """

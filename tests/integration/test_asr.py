@@ -1,4 +1,4 @@
-"""werest.asr and ``werest transcribe``: real recognisers on real AN4 clips.
+"""werest.ingest.asr and ``werest transcribe``: real recognisers on real AN4 clips.
 
 PocketSphinx (generic en-us, and AN4-tuned with AN4's own LM and dictionary) runs on the first
 eight AN4 test utterances from ../shared/data; the transformers backend runs the real
@@ -24,15 +24,15 @@ import soundfile as sf
 from omegaconf import OmegaConf
 
 from tests.conftest import an4_test_utterances, shared_path
-from werest.asr import Transcriber, build_transcriber
-from werest.asr.pocketsphinx_asr import PocketSphinxTranscriber, clean_words, to_int16
-from werest.cli import _quote
-from werest.commands.transcribe import run
-from werest.config import compose
+from werest.cli.commands.transcribe import run
+from werest.cli.config import compose
+from werest.cli.main import _quote
 from werest.errors import ConfigError, InputError
-from werest.scoring import score_utterances
-from werest.table import read_table, write_table
+from werest.ingest.asr import Transcriber, build_transcriber
+from werest.ingest.asr.pocketsphinx_asr import PocketSphinxTranscriber, clean_words, to_int16
+from werest.ingest.table import read_table, write_table
 from werest.text import corpus_rate
+from werest.text.scoring import score_utterances
 
 pytestmark = [pytest.mark.shared, pytest.mark.sonar, pytest.mark.asr]
 
@@ -273,7 +273,7 @@ def test_bad_inputs_are_werest_errors(utterances, tmp_path):
 
 def werest(*args: object, cwd: Path) -> subprocess.CompletedProcess[str]:
     script = Path(sys.executable).with_name("werest")
-    command = [str(script)] if script.is_file() else [sys.executable, "-m", "werest.cli"]
+    command = [str(script)] if script.is_file() else [sys.executable, "-m", "werest.cli.main"]
     return subprocess.run(
         [*command, *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120
     )
@@ -310,7 +310,7 @@ def test_cli_transcribes_and_reports_errors_in_one_line(utterances, tmp_path):
 
 
 def test_transformers_backend_is_optional():
-    module = importlib.import_module("werest.asr.transformers_asr")  # imports without it
+    module = importlib.import_module("werest.ingest.asr.transformers_asr")  # imports without it
     if importlib.util.find_spec("transformers") is not None:
         pytest.skip("transformers is installed: the missing-extra message is not reachable")
     with pytest.raises(ConfigError, match=r"\[asr\] extra"):
@@ -384,7 +384,7 @@ def tiny_whisper(tmp_path_factory) -> Path:
 
 
 def test_tiny_whisper_pipeline_on_an4_clips_in_batches(tiny_whisper):
-    from werest.asr.transformers_asr import TransformersTranscriber
+    from werest.ingest.asr.transformers_asr import TransformersTranscriber
 
     speaker = shared_path("an4", "wav", "an4test_clstk", "fcaw")
     clips = [sf.read(p, dtype="float32")[0] for p in sorted(speaker.glob("*.sph"))[:3]]
@@ -421,7 +421,7 @@ def test_missing_checkpoint_says_how_to_get_it():
     pytest.importorskip("transformers", reason="needs the [asr] extra (transformers)")
     cfg = OmegaConf.create(
         {
-            "_target_": "werest.asr.transformers_asr.TransformersTranscriber",
+            "_target_": "werest.ingest.asr.transformers_asr.TransformersTranscriber",
             "model": "werest-tests/no-such-model",
             "device": "cpu",
             "local_files_only": True,

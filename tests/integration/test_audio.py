@@ -1,4 +1,4 @@
-"""werest.audio on real files (AN4 SPHERE, thennal10 mp3) and on every bad case."""
+"""werest.ingest.audio on real files (AN4 SPHERE, thennal10 mp3) and on every bad case."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 import soundfile as sf
 
 from tests.conftest import SHARED_DATA
-from werest.audio import (
+from werest.errors import ConfigError
+from werest.ingest.audio import (
     SAMPLE_RATE,
     AudioPolicy,
     AudioStatus,
@@ -18,7 +19,6 @@ from werest.audio import (
     resample,
     split_evenly,
 )
-from werest.errors import ConfigError
 
 pytestmark = [pytest.mark.shared]
 

@@ -17,11 +17,9 @@ import pytest
 import soundfile as sf
 
 from tests.conftest import an4_test_utterances, shared_path
-from werest.asr.faster_whisper_asr import FasterWhisperTranscriber, whisper_model_path
-from werest.asr.transcribe import merge_details
-from werest.cli import _quote
-from werest.cli import main as cli_main
-from werest.config import compose
+from werest.cli.config import compose
+from werest.cli.main import _quote
+from werest.cli.main import main as cli_main
 from werest.errors import ConfigError
 from werest.features.cache import EmbeddingCache
 from werest.features.likelihood import (
@@ -34,11 +32,13 @@ from werest.features.likelihood import (
     format_text,
     share_words,
 )
-from werest.lid import lid_report
-from werest.scoring import score_utterances
-from werest.segmentation import read_words, write_json
-from werest.table import read_table, write_table
+from werest.ingest.asr.faster_whisper_asr import FasterWhisperTranscriber, whisper_model_path
+from werest.ingest.asr.transcribe import merge_details
+from werest.ingest.table import read_table, write_table
 from werest.text import corpus_rate
+from werest.text.lid import lid_report
+from werest.text.scoring import score_utterances
+from werest.text.segmentation import read_words, write_json
 
 pytestmark = [pytest.mark.shared, pytest.mark.sonar, pytest.mark.audio]
 
@@ -115,7 +115,7 @@ def an4_clips(tmp_path_factory) -> Path:
 
 
 def transcribe(input_path: Path, out: Path, *overrides: str):
-    from werest.commands.transcribe import run
+    from werest.cli.commands.transcribe import run
 
     cfg = compose(
         "transcribe",
@@ -376,7 +376,7 @@ def test_long_clip_is_scored_in_chunks(an4_clips, scorer, tmp_path):
 
 
 def test_embed_cli_with_whisper_likelihood_on_thennal10(thennal10_table, tmp_path):
-    from werest.commands.embed import run
+    from werest.cli.commands.embed import run
 
     english = thennal10_table[thennal10_table["dataset"] == "thennal10-en"]
     english = english[english["utt_id"].isin(["0", "1", "2", "3"])]
@@ -408,10 +408,10 @@ def test_audio_model_trains_and_estimates_from_a_scored_transcripts_table(an4_sy
     onto the transcripts table, werest train fits on them (deriving *_vs_proxy after choosing
     each row's proxy), werest estimate derives them again for its own proxies; a table
     without the columns gets the one-line error that says how to add them."""
-    from werest.commands.embed import run as embed
-    from werest.commands.estimate import run as estimate
-    from werest.commands.train import run as train
-    from werest.model import load_model
+    from werest.cli.commands.embed import run as embed
+    from werest.cli.commands.estimate import run as estimate
+    from werest.cli.commands.train import run as train
+    from werest.model.files import load_model
 
     scored = tmp_path / "scored.parquet"
     embed(

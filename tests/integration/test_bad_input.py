@@ -1,6 +1,6 @@
 """Bad input for every command, the way users break things (issue 6).
 
-Each case runs the real CLI entry point (``werest.cli.main``, in-process for speed; the
+Each case runs the real CLI entry point (``werest.cli.main.main``, in-process for speed; the
 subprocess tests at the end kill real runs) and checks the contract: exit status 2, exactly
 one line on stderr, ``werest <command>: error: ...`` naming the file (and row/column where
 there is one), no traceback, and no output file left behind. Per-row problems (bad audio, a
@@ -26,14 +26,14 @@ import soundfile as sf
 
 from tests.conftest import REPO, shared_path
 from tests.helpers import SMALL, WEREST, assert_one_line_error, run_cli
-from werest.cli import _quote
+from werest.cli.main import _quote
 from werest.demo import demo_table_path
-from werest.model import save_model
-from werest.proxy import rank_on
-from werest.regressor import StackedWerRegressor
-from werest.table import read_table, write_table
+from werest.features.proxy import rank_on
+from werest.ingest.table import read_table, write_table
+from werest.model.files import save_model
+from werest.model.regressor import StackedWerRegressor
+from werest.model.training import fit_model, training_frame
 from werest.text import Normaliser
-from werest.training import fit_model, training_frame
 
 pytestmark = [pytest.mark.shared, pytest.mark.sonar]
 
@@ -77,7 +77,7 @@ class SlowPocketSphinx:
     batch_size = 1
 
     def __init__(self, delay: float = 0.0, **settings) -> None:
-        from werest.asr.pocketsphinx_asr import PocketSphinxTranscriber
+        from werest.ingest.asr.pocketsphinx_asr import PocketSphinxTranscriber
 
         self.inner = PocketSphinxTranscriber(**settings)
         self.name = self.inner.name

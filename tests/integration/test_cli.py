@@ -1,6 +1,6 @@
 """The `werest` console command, run for real in subprocesses.
 
-Success paths check what the commands write (tables readable by werest.table.read_table, the
+Success paths check what the commands write (tables readable by werest.ingest.table.read_table, the
 run's config beside them, scores and rankings worked out by hand). Error paths check the CLI
 contract from docs/architecture.md: exit status 2, exactly one line on stderr that starts with
 'werest <command>: error:', no traceback, and no output file left behind.
@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import REPO, shared_path
 from tests.helpers import WEREST
-from werest.table import read_table
+from werest.ingest.table import read_table
 
 pytestmark = [pytest.mark.shared]
 

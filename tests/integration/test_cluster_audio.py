@@ -16,11 +16,11 @@ import pandas as pd
 import pytest
 
 from tests.conftest import an4_test_utterances
-from werest.asr.pocketsphinx_asr import PocketSphinxTranscriber
-from werest.cli import _quote
-from werest.config import compose
+from werest.cli.config import compose
+from werest.cli.main import _quote
 from werest.errors import ConfigError, InputError
-from werest.table import read_table, write_table
+from werest.ingest.asr.pocketsphinx_asr import PocketSphinxTranscriber
+from werest.ingest.table import read_table, write_table
 
 distributed = pytest.importorskip("distributed", reason="needs werest[cluster] (dask)")
 from tests.cluster_helpers import KillOnce  # noqa: E402
@@ -42,21 +42,21 @@ def utterances(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def client():
-    from werest.cluster import dask_client
+    from werest.partition.cluster import dask_client
 
     with dask_client("local", workers=2) as client:
         yield client
 
 
 def transcribe(utterances: Path, out: Path, *overrides: str) -> pd.DataFrame:
-    from werest.commands.transcribe import run
+    from werest.cli.commands.transcribe import run
 
     args = [f"input={_quote(str(utterances))}", f"out={_quote(str(out))}", "chunk_size=1"]
     return run(compose("transcribe", [*args, "asr=pocketsphinx", *overrides]))
 
 
 def embed(table: Path, out: Path, cache: Path | None, *overrides: str) -> pd.DataFrame:
-    from werest.commands.embed import run
+    from werest.cli.commands.embed import run
 
     cache_dir = f"cache_dir={_quote(str(cache))}" if cache else "cache_dir=null"
     args = [f"input={_quote(str(table))}", f"transcripts={_quote(str(table))}", cache_dir]
@@ -170,7 +170,7 @@ def _on_a_worker() -> bool:
 
 
 def test_a_backend_that_fails_on_the_workers_is_one_line(utterances, client, tmp_path, capsys):
-    from werest.cli import main
+    from werest.cli.main import main
 
     out = tmp_path / "asr.parquet"
     args = [f"input={utterances}", f"out={out}", f"asr._target_={__name__}.OnlyHere"]
@@ -189,7 +189,7 @@ def _refuses(item: int, calls: Path) -> None:
 def test_a_users_error_on_a_worker_is_raised_at_once_without_a_worker_traceback(client, tmp_path):
     """A user's error is the same on every retry: raised once, as it was raised on the
     worker, and the worker does not log Dask's "Compute Failed" traceback for it."""
-    from werest.cluster import map_on_cluster
+    from werest.partition.cluster import map_on_cluster
 
     calls = tmp_path / "calls.txt"
     expected = "in.csv, row 3, column 'quality': expected a number, got 'x'"
@@ -204,8 +204,8 @@ def test_a_users_error_on_a_worker_is_raised_at_once_without_a_worker_traceback(
 
 
 def test_a_backend_is_built_once_per_config_and_thread():
-    from werest.asr import Transcriber
     from werest.build import instantiate_once
+    from werest.ingest.asr import Transcriber
 
     cfg = {"_target_": f"{__name__}.CountingSphinx"}
     CountingSphinx.built = 0
@@ -219,7 +219,7 @@ def test_a_backend_is_built_once_per_config_and_thread():
 
 
 def test_the_cli_starts_its_own_local_cluster(utterances, local_run, tmp_path):
-    from werest.cli import main
+    from werest.cli.main import main
 
     out = tmp_path / "asr.parquet"
     args = [f"input={utterances}", f"out={out}", "asr=pocketsphinx", "chunk_size=2"]
@@ -230,7 +230,7 @@ def test_the_cli_starts_its_own_local_cluster(utterances, local_run, tmp_path):
 
 
 def test_a_worker_killed_mid_transcription_changes_nothing(utterances, local_run, tmp_path):
-    from werest.cluster import dask_client
+    from werest.partition.cluster import dask_client
 
     marker = tmp_path / "killed"
     out = tmp_path / "asr.parquet"
@@ -312,7 +312,7 @@ def test_likelihood_on_a_cluster_equals_a_local_run(scored_locally, client, tmp_
     "(stop 23 note); not caused by the estimate, not yet explained",
 )
 def test_a_worker_killed_mid_scoring_changes_nothing(scored_locally, tmp_path):
-    from werest.cluster import dask_client
+    from werest.partition.cluster import dask_client
 
     transcripts, local = scored_locally
     marker = tmp_path / "killed"

@@ -13,16 +13,16 @@ import pandas as pd
 import pytest
 
 from tests.conftest import REPO
-from werest.cli import main
-from werest.commands.estimate import run as estimate
-from werest.config import compose
+from werest.cli.commands.estimate import run as estimate
+from werest.cli.config import compose
+from werest.cli.main import main
 from werest.demo import demo_table_path
-from werest.model import save_model
-from werest.proxy import rank_on
-from werest.regressor import StackedWerRegressor
-from werest.table import read_table, write_table
+from werest.features.proxy import rank_on
+from werest.ingest.table import read_table, write_table
+from werest.model.files import save_model
+from werest.model.regressor import StackedWerRegressor
+from werest.model.training import fit_model, training_frame
 from werest.text import Normaliser
-from werest.training import fit_model, training_frame
 
 pytestmark = [pytest.mark.shared, pytest.mark.audio]
 
@@ -180,7 +180,7 @@ def test_demo_runs_from_a_copy_without_shared(tmp_path):
     assert not (tmp_path / "shared").exists()
     env = {**os.environ, "PYTHONPATH": str(clone / "src")}
     result = subprocess.run(
-        [sys.executable, "-m", "werest.cli", "demo"],
+        [sys.executable, "-m", "werest.cli.main", "demo"],
         cwd=clone,
         env=env,
         capture_output=True,
@@ -217,7 +217,7 @@ def test_real_an4_chain_on_a_handful_of_files(tmp_path):
     )
     table = read_table(transcripts)
     assert sorted(table["system"].unique()) == ["pocketsphinx-an4", "pocketsphinx-en-us"]
-    from werest.scoring import corpus_scores, score_utterances
+    from werest.text.scoring import corpus_scores, score_utterances
 
     truth = corpus_scores(score_utterances(table)).set_index("system")["wer"]
     for target, proxy in [

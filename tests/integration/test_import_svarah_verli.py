@@ -20,7 +20,7 @@ import pytest
 
 from tests.conftest import shared_path
 from werest.errors import InputError
-from werest.importers import import_table
+from werest.ingest.importers import import_table
 
 pytestmark = [pytest.mark.shared]
 
@@ -460,7 +460,7 @@ def tiny_verli(root: Path) -> Path:
 
 def test_verli_tiny_layout(tmp_path, caplog):
     root = tiny_verli(tmp_path / "verli")
-    with caplog.at_level("WARNING", logger="werest.importers.verli"):
+    with caplog.at_level("WARNING", logger="werest.ingest.importers.verli"):
         table = import_table("verli", [root], reference=str(root / "refs"))
     rows = {(r["system"], r["utt_id"]): r for r in table.to_dict(orient="records")}
     assert sorted(rows) == [
@@ -561,7 +561,7 @@ def test_verli_bad_latency_file_names_it(tmp_path):
 def shared_sources(formats: set[str]) -> dict:
     """conf/data/all_shared.yaml's data block with only ``formats``' sources, its
     ``../shared/data`` paths resolved beside this repository (as conftest.shared_path)."""
-    from werest.config import compose
+    from werest.cli.config import compose
 
     def resolve(value: str) -> str:
         prefix = "../shared/data/"
@@ -584,8 +584,8 @@ def shared_sources(formats: set[str]) -> dict:
 
 
 def test_all_shared_lists_svarah_and_verli_with_a_domain():
-    from werest.config import compose
-    from werest.training import domain_of
+    from werest.cli.config import compose
+    from werest.model.training import domain_of
 
     data = compose("train", ["data=all_shared"]).data
     formats = {s.get("format"): s for s in data.sources}
@@ -600,7 +600,7 @@ def test_all_shared_lists_svarah_and_verli_with_a_domain():
 def test_librispeech_joined_from_dighr_afrispeech_and_verli():
     """The three LibriSpeech test-clean sources of all_shared, loaded as `werest train` does:
     one dataset, every utterance and every system once, every row with the reference."""
-    from werest.training import load_sources
+    from werest.model.training import load_sources
 
     table = load_sources(shared_sources({"dighr", "afrispeech", "verli"}))
     libri = table[table["dataset"] == "librispeech-test-clean"]
@@ -627,7 +627,7 @@ def test_librispeech_joined_from_dighr_afrispeech_and_verli():
 
 def test_label_free_verli_takes_the_joined_sources_reference():
     """Without reference=, verli's rows take the reference dighr gives the same utterance."""
-    from werest.training import load_sources
+    from werest.model.training import load_sources
 
     data = {
         "sources": [
@@ -643,7 +643,7 @@ def test_label_free_verli_takes_the_joined_sources_reference():
 
 
 def test_join_references_fills_and_settles_disagreements(caplog):
-    from werest.training import join_references
+    from werest.model.training import join_references
 
     table = pd.DataFrame(
         {
@@ -654,7 +654,7 @@ def test_join_references_fills_and_settles_disagreements(caplog):
             "source": [0, 1, 0, 1, 0, 0],
         }
     )
-    with caplog.at_level("WARNING", logger="werest.training"):
+    with caplog.at_level("WARNING", logger="werest.model.training"):
         joined = join_references(table, "source")
     # d has two sources: u1 filled, u2 takes the first source's; e has one: left as it is
     assert list(joined["reference"]) == ["ONE", "ONE", "TWO", "TWO", "X", "Y"]
@@ -663,7 +663,7 @@ def test_join_references_fills_and_settles_disagreements(caplog):
 
 def test_unknown_source_key_is_a_config_error():
     from werest.errors import ConfigError
-    from werest.training import load_sources
+    from werest.model.training import load_sources
 
     data = {"sources": [{"format": "verli", "paths": ["x"], "refrence": "y"}]}
     with pytest.raises(ConfigError, match=r"data.sources\[0\]: unknown key\(s\) refrence"):

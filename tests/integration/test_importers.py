@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import shared_path
 from werest.errors import ConfigError, InputError, WerestError
-from werest.importers import import_table
+from werest.ingest.importers import import_table
 
 pytestmark = [pytest.mark.shared]
 

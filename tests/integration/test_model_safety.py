@@ -26,8 +26,9 @@ import skops.io as sio
 from sklearn.svm import SVR
 
 from tests.helpers import SMALL, assert_one_line_error, run_cli
-from werest.convert import convert_model
-from werest.model import (
+from werest.features.proxy import Ranking
+from werest.model.convert import convert_model
+from werest.model.files import (
     ModelError,
     TrainedModel,
     card_path,
@@ -36,8 +37,7 @@ from werest.model import (
     save_model,
     sha256_of,
 )
-from werest.proxy import Ranking
-from werest.regressor import StackedWerRegressor, linear_model
+from werest.model.regressor import StackedWerRegressor, linear_model
 
 pytestmark = [pytest.mark.sonar]
 
@@ -117,13 +117,13 @@ def test_saved_and_loaded_again_gives_identical_predictions(kind, stack_model, t
 
 def test_loading_a_model_does_not_import_torch_and_torch_still_imports_after():
     """skops' import walks every scikit-learn package, torch's array-api wrapper included;
-    werest hides torch during that import (``werest.model.skops_io``). In a fresh process:
+    werest hides torch during that import (``werest.model.files.skops_io``). In a fresh process:
     the shipped model loads and predicts without torch imported, then torch imports."""
     pytest.importorskip("torch", reason="torch is not installed (the sonar extra)")
     script = (
         "import sys\n"
-        "from werest.estimate import default_model_path\n"
-        "from werest.model import load_model\n"
+        "from werest.estimation.estimate import default_model_path\n"
+        "from werest.model.files import load_model\n"
         "model = load_model(default_model_path())\n"
         "assert model.feature_names\n"
         "print('torch' in sys.modules)\n"
@@ -137,7 +137,7 @@ def test_loading_a_model_does_not_import_torch_and_torch_still_imports_after():
 
 
 def test_the_shipped_model_is_skops_and_matches_its_card():
-    from werest.estimate import default_model_path
+    from werest.estimation.estimate import default_model_path
 
     path = default_model_path()
     assert path.suffix == ".skops" and zipfile.is_zipfile(path)

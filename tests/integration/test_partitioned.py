@@ -9,19 +9,19 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from werest import partitioned
-from werest.cli import main
+from werest.cli.main import main
 from werest.demo import demo_table_path
-from werest.estimate import default_model_path, estimate_table, write_outputs
+from werest.estimation.estimate import default_model_path, estimate_table, write_outputs
 from werest.features.agreement import CONTEXT_FEATURES
-from werest.model import Models, load_model
-from werest.partitioned import (
+from werest.ingest.table import read_table
+from werest.model.files import Models, load_model
+from werest.partition import estimate as partitioned
+from werest.partition.estimate import (
     MIN_PARTITIONS,
     automatic_partitions,
     estimate_partitioned,
     partition_of,
 )
-from werest.table import read_table
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +99,7 @@ def shared_hive_folder(dighr_table, thennal10_table, folder: Path) -> Path:
 
 def read_table_folder(folder: Path) -> pd.DataFrame:
     """The hive folder as one validated table (the in-memory run's input)."""
-    from werest.table import validate_table
+    from werest.ingest.table import validate_table
 
     frames = [
         pd.read_parquet(file).assign(dataset=file.parent.name.split("=", 1)[1])
@@ -109,8 +109,8 @@ def read_table_folder(folder: Path) -> pd.DataFrame:
 
 
 def estimate_order(models, table):
-    from werest.estimate import choose_ranking
-    from werest.guards import sample_pairs
+    from werest.estimation.estimate import choose_ranking
+    from werest.estimation.guards import sample_pairs
 
     pairs = sample_pairs(table, normaliser=models.normaliser)
     return choose_ranking(models, table, pairs=pairs)
@@ -240,14 +240,14 @@ pytestmark = [pytest.mark.shared, pytest.mark.cluster]
 
 @pytest.fixture(scope="module")
 def client():
-    from werest.cluster import dask_client
+    from werest.partition.cluster import dask_client
 
     with dask_client("local", workers=2) as client:
         yield client
 
 
 def test_a_local_cluster_gives_the_in_memory_summary(client, models, tmp_path):
-    from werest.cluster import dask_runner
+    from werest.partition.cluster import dask_runner
 
     _, records, warnings = estimate_table(read_table(demo_table_path()), models)
     result = estimate_partitioned(
@@ -275,7 +275,7 @@ def test_the_cli_joins_a_running_scheduler_by_address(client, tmp_path, capsys):
 
 
 def test_a_worker_killed_mid_run_has_its_partitions_retried(models, tmp_path):
-    from werest.cluster import dask_client, dask_runner
+    from werest.partition.cluster import dask_client, dask_runner
 
     clean = estimate_partitioned(demo_table_path(), models, tmp_path / "clean", n_partitions=4)
     marker = tmp_path / "killed"

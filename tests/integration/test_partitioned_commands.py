@@ -9,16 +9,16 @@ import pandas as pd
 import pytest
 
 from tests.integration.test_partitioned import read_table_folder, shared_hive_folder
-from werest.cli import main
+from werest.cli.main import main
 from werest.demo import demo_table_path
 from werest.features.agreement import agreement_features
-from werest.partitioned import child_process_runner
-from werest.partitioned_features import RANKING_ALTERNATIVES, features_partitioned
-from werest.partitioned_score import score_partitioned
-from werest.proxy import Ranking, choose_proxies, rank_systems, references_ranking
-from werest.scoring import corpus_scores, readable_scores, score_utterances
-from werest.table import KEY, read_table, write_table
+from werest.features.proxy import Ranking, choose_proxies, rank_systems, references_ranking
+from werest.ingest.table import KEY, read_table, write_table
+from werest.partition.estimate import child_process_runner
+from werest.partition.features import RANKING_ALTERNATIVES, features_partitioned
+from werest.partition.score import score_partitioned
 from werest.text import AUTO
+from werest.text.scoring import corpus_scores, readable_scores, score_utterances
 
 pytestmark = [pytest.mark.shared, pytest.mark.cluster]
 
@@ -164,7 +164,7 @@ def test_systems_missing_from_the_ranking_are_reported_once_and_ranked_last(
     assert result.n_partitions == 4
     message = "systems not in the ranking, ranked last: ['edge-kws', 'tiny']"
     assert [r.getMessage() for r in caplog.records] == [message]  # the driver's
-    assert f"werest.proxy: {message}" not in capfd.readouterr().err  # no child's line
+    assert f"werest.features.proxy: {message}" not in capfd.readouterr().err  # no child's line
     pd.testing.assert_frame_equal(
         _read_features(tmp_path / "f"), _features_in_memory(table, ranking)
     )
@@ -218,7 +218,7 @@ distributed = pytest.importorskip("distributed", reason="needs werest[cluster] (
 
 @pytest.fixture(scope="module")
 def client():
-    from werest.cluster import dask_client
+    from werest.partition.cluster import dask_client
 
     with dask_client("local", workers=2) as client:
         yield client
@@ -247,7 +247,7 @@ def test_a_local_cluster_and_a_killed_worker_give_the_in_memory_scores(client, t
 
 def test_features_on_a_local_cluster_equal_the_in_memory_table(client, tmp_path):
     """Both passes on the workers: the ranking on the references, then the features."""
-    from werest.cluster import dask_runner
+    from werest.partition.cluster import dask_runner
 
     table = read_table(demo_table_path())
     result = features_partitioned(

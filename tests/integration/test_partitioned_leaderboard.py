@@ -9,15 +9,15 @@ import pytest
 
 from tests.integration.test_partitioned import read_table_folder, shared_hive_folder
 from tests.unit.test_leaderboard import toy_table
-from werest.cli import main
+from werest.cli.main import main
 from werest.demo import demo_table_path
-from werest.estimate import load_models
-from werest.fairness import FairnessSettings
-from werest.leaderboard import Leaderboard, build, select_datasets
-from werest.partitioned import run_locally
-from werest.partitioned_leaderboard import leaderboard_partitioned
+from werest.estimation.estimate import load_models
+from werest.evaluation.fairness import FairnessSettings
+from werest.ingest.table import read_table
+from werest.partition.estimate import run_locally
+from werest.partition.leaderboard import leaderboard_partitioned
+from werest.report.leaderboard import Leaderboard, build, select_datasets
 from werest.stats import Bootstrap
-from werest.table import read_table
 
 BOOT = Bootstrap(200, 0.95, 0)
 #: What the CLI writes that must not differ (the page differs only in the SVG's date).

@@ -1,4 +1,4 @@
-"""The prediction-powered ratio estimator (werest.ppi): ppi_py's mean case, exact limits,
+"""The prediction-powered ratio estimator (werest.estimation.ppi): ppi_py's mean case, exact limits,
 design weights and coverage by simulation."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from werest.ppi import (
+from werest.estimation.ppi import (
     DatasetDraws,
     dataset_frames,
     estimate_draws,

@@ -14,9 +14,9 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_estimator
 
 from werest.errors import ConfigError
-from werest.model import ModelError, Models, TrainedModel, load_model, save_model
-from werest.proxy import Ranking
-from werest.regressor import StackedWerRegressor
+from werest.features.proxy import Ranking
+from werest.model.files import ModelError, Models, TrainedModel, load_model, save_model
+from werest.model.regressor import StackedWerRegressor
 from werest.text import Normaliser
 
 pytestmark = [pytest.mark.slow]
@@ -182,7 +182,7 @@ def test_models_pair_targets_share_the_wer_models_normaliser_and_refuse_a_swappe
 def test_a_parameter_scikit_learn_rejects_is_a_config_error_and_bad_data_is_not():
     from sklearn.linear_model import Ridge
 
-    from werest.training import fit_model
+    from werest.model.training import fit_model
 
     frame = pd.DataFrame({"pwer": [0.1, 0.2, 0.3], "wer": [0.1, 0.25, 0.3]})
     with pytest.raises(ConfigError, match=r"model: The 'alpha' parameter of Ridge"):

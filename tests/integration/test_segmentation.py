@@ -9,9 +9,10 @@ import math
 import pandas as pd
 import pytest
 
-from werest.cli import main
+from werest.cli.main import main
 from werest.errors import InputError
-from werest.segmentation import (
+from werest.ingest.table import write_table
+from werest.text.segmentation import (
     BoundaryCounts,
     evaluate,
     match_boundaries,
@@ -22,7 +23,6 @@ from werest.segmentation import (
     words_from_table,
     write_json,
 )
-from werest.table import write_table
 
 pytestmark = [pytest.mark.audio]
 

@@ -18,12 +18,12 @@ import soundfile as sf
 from omegaconf import OmegaConf
 
 from tests.conftest import SHARED_DATA
-from werest.audio import AudioPolicy
 from werest.errors import ConfigError, InputError, WerestError
 from werest.features.cache import EmbeddingCache
 from werest.features.embedder import Embedder, build_embedder, cosine
 from werest.features.embedding import embed_audio_files
 from werest.features.similarity import add_similarity
+from werest.ingest.audio import AudioPolicy
 
 pytestmark = [pytest.mark.shared, pytest.mark.sonar, pytest.mark.cluster]
 
@@ -135,7 +135,7 @@ def test_add_similarity_matches_the_embeddings(tmp_path):
     transcripts, features = tables({"u1": clip})
     embedder = HashEmbedder()
     out = add_similarity(features, transcripts, embedder)
-    from werest.audio import load_audio
+    from werest.ingest.audio import load_audio
 
     speech = embedder.embed_speech(load_audio(clip).segments, "en")
     text = embedder.embed_text(["enter seven two", "go stop"], "en")
@@ -247,7 +247,7 @@ def tiny(tiny_assets):
 
 
 def clips_16k(paths) -> list[np.ndarray]:
-    from werest.audio import load_audio
+    from werest.ingest.audio import load_audio
 
     return [load_audio(p).segments[0] for p in paths]
 
@@ -382,7 +382,7 @@ def test_unconfigured_language_is_a_config_error(tiny):
 
 def tiny_embed_args(tiny_assets: Path, folder: Path, clips: int, out: str, cache: str) -> list:
     """``werest embed`` of AN4 clips (two systems each) with the tiny SONAR, from ``folder``."""
-    from werest.table import write_table
+    from werest.ingest.table import write_table
 
     transcripts, features = tables({p.stem: p for p in an4_clips(clips)})
     write_table(transcripts, folder / "transcripts.parquet")
@@ -402,8 +402,8 @@ def tiny_embed_args(tiny_assets: Path, folder: Path, clips: int, out: str, cache
 
 
 def test_werest_embed_command(tiny_assets, tmp_path, capsys):
-    from werest.cli import main
-    from werest.table import read_table
+    from werest.cli.main import main
+    from werest.ingest.table import read_table
 
     args = tiny_embed_args(tiny_assets, tmp_path, 3, "with_similarity.parquet", "cache")
     assert main(args) == 0
@@ -438,9 +438,9 @@ def test_werest_embed_on_a_local_cluster_equals_a_run_in_this_process(
     utterances: 3 tasks): the similarities of a run in this process, and the workers' cache
     shards serve a later run here, which embeds nothing again."""
     pytest.importorskip("distributed", reason="needs the [cluster] extra")
-    from werest.cli import main
+    from werest.cli.main import main
     from werest.features import similarity
-    from werest.table import read_table
+    from werest.ingest.table import read_table
 
     monkeypatch.setattr(similarity, "UTTERANCES_PER_TASK", 2)
     here = tiny_embed_args(tiny_assets, tmp_path, 5, "here.parquet", "cache_here")

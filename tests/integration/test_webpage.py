@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from tests.unit.test_leaderboard import models, toy_table  # noqa: F401  (the fixture)
-from werest.cli import main
-from werest.webpage import chromium, html_table, measure_tabs, screenshot
+from werest.cli.main import main
+from werest.report.webpage import chromium, html_table, measure_tabs, screenshot
 
 pytestmark = [pytest.mark.browser]
 
@@ -93,7 +93,7 @@ PLOT_DIV = re.compile(r'<div id="([^"]+)" class="plotly-graph-div"')
 
 def outside_plotly(page: str) -> str:
     """The page without the inlined plotly.js library (its own source names URLs)."""
-    from werest.webpage import plotly_js
+    from werest.report.webpage import plotly_js
 
     library = plotly_js()
     assert page.count(library) == 1  # inlined once, in the head
@@ -169,9 +169,9 @@ def test_page_is_self_contained(board_dir):
 
 def test_page_is_reproducible(board_dir, models):  # noqa: F811
     """The same leaderboard gives the same page, byte for byte (fixed chart ids)."""
-    from werest.leaderboard import build
+    from werest.report.leaderboard import build
+    from werest.report.webpage import write_page
     from werest.stats import Bootstrap
-    from werest.webpage import write_page
 
     table = toy_table(24)
     result = build(table, models, boot=Bootstrap(20, 0.95, 0), fairness=None)
@@ -223,9 +223,9 @@ def test_chromium_renders_the_table_and_plots(board_dir):
 
 
 def test_page_without_references_or_timings(models):  # noqa: F811
-    from werest.leaderboard import build
+    from werest.report.leaderboard import build
+    from werest.report.webpage import render
     from werest.stats import Bootstrap
-    from werest.webpage import render
 
     table = toy_table(24).drop(columns=["reference", "processing_seconds"])
     page = render(build(table, models, boot=Bootstrap(20, 0.95, 0), fairness=None))
@@ -245,9 +245,9 @@ def test_page_without_references_or_timings(models):  # noqa: F811
 
 
 def test_the_lid_message_names_what_is_missing(models):  # noqa: F811
-    from werest.leaderboard import build
+    from werest.report.leaderboard import build
+    from werest.report.webpage import render
     from werest.stats import Bootstrap
-    from werest.webpage import render
 
     table = toy_table(24).assign(language="en")
     page = render(build(table, models, boot=Bootstrap(20, 0.95, 0), fairness=None))
@@ -259,10 +259,11 @@ def test_the_lid_message_names_what_is_missing(models):  # noqa: F811
 
 
 def test_faas_explanation_matches_the_audit():
-    """The Metrics tab's FAAS range is what werest.fairness.faas computes: negative when the
+    """The Metrics tab's FAAS range is what werest.evaluation.fairness.faas computes: negative when
+    the
     overall score is below the WER fraction, about 27 for a fair system at 20 % WER."""
-    from werest.fairness import faas
-    from werest.webpage import METRICS
+    from werest.evaluation.fairness import faas
+    from werest.report.webpage import METRICS
 
     text = dict(METRICS)["FAAS est / true"]
     assert "10·log10(overall fairness score / WER)" in text

@@ -9,7 +9,7 @@ import pytest
 
 import werest
 from werest.demo import demo_table_path
-from werest.estimate import estimated_sample
+from werest.estimation.estimate import estimated_sample
 from werest.features.hallucination import (
     letter_script,
     pair_signals,
@@ -17,9 +17,9 @@ from werest.features.hallucination import (
     script_counts,
     script_mismatch,
 )
-from werest.intervals import ConformalInterval, calibrated_interval, calibration_from_cells
-from werest.regressor import AnchoredWerRegressor
-from werest.table import read_table
+from werest.ingest.table import read_table
+from werest.model.intervals import ConformalInterval, calibrated_interval, calibration_from_cells
+from werest.model.regressor import AnchoredWerRegressor
 from werest.text import Normaliser, count_errors, normalise_many
 
 
@@ -207,7 +207,7 @@ def test_the_shipped_model_estimates_a_system_in_another_script_above_90_percent
 
 
 def test_training_proxies_follow_each_domains_label_free_order():
-    from werest.training import label_free_proxies, training_frame
+    from werest.model.training import label_free_proxies, training_frame
 
     sentences = [f"the {w} sat on the mat near the door" for w in ("cat", "dog", "cow", "hen")]
     rows = []

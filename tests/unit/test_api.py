@@ -14,7 +14,7 @@ import pytest
 
 import werest
 from tests.conftest import REPO
-from werest.cli import main
+from werest.cli.main import main
 from werest.demo import demo_table_path
 
 
@@ -89,7 +89,7 @@ def test_estimate_with_labels_as_a_dataframe():
     (a census, min_labels lowered to 5) makes each estimate the true corpus WER, with
     method ppi and the pairs table; a label for an unknown utterance raises InputError."""
     from werest.errors import InputError
-    from werest.labels import LabelSettings
+    from werest.estimation.labels import LabelSettings
 
     table = werest.read_table(demo_table_path())
     labels = table.drop_duplicates(["dataset", "utt_id"])[["dataset", "utt_id", "reference"]]

@@ -17,7 +17,32 @@ from tests.conftest import REPO
 
 SOURCE = REPO / "src" / "werest"
 #: the command-line layer: composing configs, their types, help text and the commands
-CLI_LAYER = ("werest.cli", "werest.config", "werest.help", "werest.commands")
+CLI_LAYER = ("werest.cli",)
+#: the stages in data-flow order: a module may import its own stage and earlier ones only
+STAGES = (
+    ("base", ("werest.errors", "werest.io", "werest.logs", "werest.resources",
+              "werest.formatting", "werest.build", "werest.stats", "werest.demo")),
+    ("ingest", ("werest.ingest",)),
+    ("text", ("werest.text",)),
+    ("features", ("werest.features",)),
+    ("model", ("werest.model",)),
+    ("estimation", ("werest.estimation",)),
+    ("evaluation", ("werest.evaluation",)),
+    ("report", ("werest.report",)),
+    ("partition", ("werest.partition",)),
+    ("api", ("werest.api", "werest")),
+    ("cli", ("werest.cli",)),
+)  # fmt: skip
+
+
+def stage_of(name: str) -> int:
+    """The index in :data:`STAGES` of the stage holding module ``name``."""
+    for index, (_, prefixes) in enumerate(STAGES):
+        if any(name == p or name.startswith(f"{p}.") for p in prefixes if p != "werest"):
+            return index
+    if name == "werest":
+        return [stage for stage, _ in STAGES].index("api")
+    raise AssertionError(f"{name} is in no stage of STAGES: add it")
 
 
 def module_name(path: Path) -> str:
@@ -37,13 +62,35 @@ def imported(path: Path) -> set[str]:
     when that is a module, else ``werest.x``)."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
+        if dynamic := dynamic_import(node):
+            names.add(dynamic)
+        elif isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             for alias in node.names:
                 full = f"{node.module}.{alias.name}"
                 names.add(full if full in MODULES else node.module)
     return {name for name in names if name in MODULES}
+
+
+def dynamic_import(node: ast.AST) -> str | None:
+    """The werest module an ``importlib.import_module(...)`` call names: a string constant, or
+    the constant part of an f-string before its first field (``f"werest.cli.commands.{name}"``
+    imports one of that package's modules: the package stands for it)."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute | ast.Name)
+        and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id)
+        == "import_module"
+        and node.args
+    ):
+        return None
+    argument = node.args[0]
+    if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+        return argument.value
+    if isinstance(argument, ast.JoinedStr) and isinstance(argument.values[0], ast.Constant):
+        return str(argument.values[0].value).rstrip(".")
+    return None
 
 
 def graph() -> dict[str, set[str]]:
@@ -81,13 +128,43 @@ def test_the_graph_reads_real_imports():
     """The checker itself: it sees estimate's dependency on the agreement features, and
     finds a cycle where there is one."""
     edges = graph()
-    assert "werest.features.agreement" in edges["werest.estimate"]
+    assert "werest.features.agreement" in edges["werest.estimation.estimate"]
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 
 
 def test_no_import_cycle_within_werest():
     assert find_cycle(graph()) is None
+
+
+def test_importlib_imports_are_seen(tmp_path):
+    """``importlib.import_module`` with a constant or an f-string's constant prefix is an
+    import like any other (the CLI loads its commands that way)."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "import importlib\n"
+        "def f(name):\n"
+        "    importlib.import_module('werest.api')\n"
+        "    return importlib.import_module(f'werest.cli.commands.{name}')\n"
+    )
+    assert imported(sample) == {"werest.api", "werest.cli.commands"}
+    assert "werest.cli.commands" in graph()["werest.cli.main"]
+
+
+def test_no_module_imports_a_later_stage():
+    """Data flows from ingest to reports: a stage never imports a later one
+    (docs/architecture.md)."""
+    backward = sorted(
+        f"{name} ({STAGES[stage_of(name)][0]}) imports {dep} ({STAGES[stage_of(dep)][0]})"
+        for name, deps in graph().items()
+        for dep in deps
+        if stage_of(dep) > stage_of(name)
+    )
+    assert backward == []
+
+
+def test_every_module_is_in_a_stage():
+    assert all(stage_of(name) >= 0 for name in MODULES)
 
 
 def test_stage_modules_never_import_the_cli_layer():
@@ -127,7 +204,8 @@ def test_stage_module_has_no_omegaconf_and_no_print(name):
 
 def private_imports(path: Path) -> list[str]:
     """``module.name`` of each private name (``_x``) that ``path`` imports from another werest
-    module; a private *module* of its own package (``werest.importers._common``) is allowed."""
+    module; a private *module* of its own package (``werest.ingest.importers._common``) is
+    allowed."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("werest"):
@@ -141,7 +219,7 @@ def private_imports(path: Path) -> list[str]:
 
 def test_private_names_do_not_cross_modules():
     """A name another module needs is public; a private one is its module's own business."""
-    assert private_imports(SOURCE / "table.py") == []
+    assert private_imports(SOURCE / "ingest" / "table.py") == []
     crossing = {name: private_imports(path) for name, path in MODULES.items()}
     assert {name: found for name, found in crossing.items() if found} == {}
 
@@ -149,6 +227,7 @@ def test_private_names_do_not_cross_modules():
 def test_the_private_import_check_sees_one(tmp_path):
     sample = tmp_path / "sample.py"
     sample.write_text(
-        "from werest.table import _hidden, KEY\nfrom werest.importers import _common\n"
+        "from werest.ingest.table import _hidden, KEY\nfrom werest.ingest.importers import "
+        "_common\n"
     )
-    assert private_imports(sample) == ["werest.table._hidden"]
+    assert private_imports(sample) == ["werest.ingest.table._hidden"]

@@ -12,9 +12,9 @@ from omegaconf import OmegaConf
 
 import werest
 from tests.conftest import REPO
-from werest.cli import COMMANDS, main
-from werest.config import compose
-from werest.help import _flatten, yaml_comments
+from werest.cli.config import compose
+from werest.cli.help import _flatten, yaml_comments
+from werest.cli.main import COMMANDS, main
 
 
 def test_version(capsys):
@@ -72,7 +72,7 @@ def test_a_closed_pipe_is_not_a_traceback():
         [
             sys.executable,
             "-c",
-            "import sys; from werest.cli import main; sys.exit(main(['embed', '--cfg']))",
+            "import sys; from werest.cli.main import main; sys.exit(main(['embed', '--cfg']))",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -1,4 +1,4 @@
-"""The commands' schemas (werest.schema) and the YAML files agree key for key, for every
+"""The commands' schemas (werest.cli.schema) and the YAML files agree key for key, for every
 option of every config group, and a setting renamed on one side only is caught."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf, open_dict
 
-from werest.cli import COMMANDS
-from werest.config import check_settings, compose, conf_dir
+from werest.cli.config import check_settings, compose, conf_dir
+from werest.cli.main import COMMANDS
+from werest.cli.schema import SCHEMAS, settings_of
 from werest.errors import ConfigError
-from werest.schema import SCHEMAS, settings_of
 
 #: command -> the config groups its YAML chooses from
 GROUPS = {
@@ -56,7 +56,9 @@ def test_a_setting_renamed_in_the_yaml_alone_is_caught(monkeypatch):
     cfg = compose("estimate", ["input=x.csv"])
     with open_dict(cfg):
         cfg["chunk_rows"] = cfg.pop("chunk_utterances")
-    with pytest.raises(ConfigError, match=r"chunk_utterances: in werest.schema.EstimateSettings"):
+    with pytest.raises(
+        ConfigError, match=r"chunk_utterances: in werest.cli.schema.EstimateSettings"
+    ):
         check_settings("estimate", cfg)
     cfg = compose("estimate", ["input=x.csv"])
     with open_dict(cfg):
@@ -65,7 +67,7 @@ def test_a_setting_renamed_in_the_yaml_alone_is_caught(monkeypatch):
     with pytest.raises(ConfigError, match=r"no setting 'chunk_rows' \(did you mean chunk_utt"):
         check_settings("estimate", cfg)
     # the same key written in conf/estimate.yaml without a schema entry is the developer's
-    monkeypatch.setattr("werest.config._in_yaml", lambda command, key: True)
+    monkeypatch.setattr("werest.cli.config._in_yaml", lambda command, key: True)
     with pytest.raises(ConfigError, match=r"chunk_rows: a setting of conf/estimate.yaml"):
         check_settings("estimate", cfg)
 

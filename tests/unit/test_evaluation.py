@@ -1,4 +1,5 @@
-"""The four-case harness (werest.evaluation) on a small table whose answers are worked out by hand.
+"""The four-case harness (werest.evaluation.four_cases) on a small table whose answers are worked
+out by hand.
 
 Systems: ``perfect`` (hypothesis = reference on B), the source ``src`` and the target ``tgt``;
 ``newbie`` exists only in the wild dataset ``w1`` (and is perfect there), ``w2`` has no ``src``.
@@ -33,14 +34,14 @@ import pytest
 from omegaconf import OmegaConf
 
 from werest.errors import ConfigError
-from werest.evaluation import (
+from werest.evaluation.four_cases import (
     CSV_COLUMNS,
     MEAN_FOLD,
     Method,
     Protocol,
     evaluate_four_cases,
 )
-from werest.reports import bar_cells, write_four_case_reports
+from werest.report.reports import bar_cells, write_four_case_reports
 from werest.text import Normaliser
 
 REF_1 = "alpha bravo charlie delta"
@@ -276,7 +277,7 @@ def test_werest_evaluate_runs_end_to_end(table, tmp_path):
     table.to_csv(source, index=False)
     out = tmp_path / "out"
     script = Path(sys.executable).with_name("werest")
-    command = [str(script)] if script.is_file() else [sys.executable, "-m", "werest.cli"]
+    command = [str(script)] if script.is_file() else [sys.executable, "-m", "werest.cli.main"]
     result = subprocess.run(
         [
             *command,
@@ -324,7 +325,7 @@ def test_werest_evaluate_rejects_a_wild_benchmark(table, tmp_path):
     source = tmp_path / "tiny.csv"
     table.to_csv(source, index=False)
     script = Path(sys.executable).with_name("werest")
-    command = [str(script)] if script.is_file() else [sys.executable, "-m", "werest.cli"]
+    command = [str(script)] if script.is_file() else [sys.executable, "-m", "werest.cli.main"]
     result = subprocess.run(
         [
             *command,

@@ -16,7 +16,7 @@ import pytest
 from scipy.stats import chi2
 
 from werest.errors import ConfigError, InputError
-from werest.fairness import (
+from werest.evaluation.fairness import (
     POOLED,
     FairnessSettings,
     audit,

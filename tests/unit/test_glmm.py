@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from scipy import integrate, stats
 
-from werest.fairness import FairnessSettings, audit_category
-from werest.glmm import cluster_integrals, fit_poisson_glmm, marginal_loglik
+from werest.evaluation.fairness import FairnessSettings, audit_category
+from werest.evaluation.glmm import cluster_integrals, fit_poisson_glmm, marginal_loglik
 
 
 @pytest.mark.parametrize(
@@ -120,7 +120,7 @@ def test_settings_refuse_an_unknown_model():
 def test_gradient_matches_finite_differences():
     from scipy import optimize
 
-    from werest.glmm import _loglik_and_gradient
+    from werest.evaluation.glmm import _loglik_and_gradient
 
     y, x, words, speaker, _ = simulated(seed=3, speakers=40, per_speaker=5)
     codes = pd.factorize(speaker)[0]

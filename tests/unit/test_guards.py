@@ -10,15 +10,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from werest.cli import main
-from werest.commands.estimate import run as estimate
-from werest.config import compose
+from werest.cli.commands.estimate import run as estimate
+from werest.cli.config import compose
+from werest.cli.main import main
 from werest.demo import demo_table_path
 from werest.errors import ConfigError
-from werest.estimate import choose_ranking, default_model_path, load_models
-from werest.guards import sample_keys
-from werest.proxy import consensus_order
-from werest.table import read_table, write_table
+from werest.estimation.estimate import choose_ranking, default_model_path, load_models
+from werest.estimation.guards import sample_keys
+from werest.features.proxy import consensus_order
+from werest.ingest.table import read_table, write_table
 from werest.text import Normaliser
 
 WORDS = [
@@ -180,7 +180,7 @@ def test_the_leaderboard_carries_the_same_warnings(tmp_path, capsys):
 def test_two_system_warning_names_the_audio_evidence_when_the_model_has_it(tmp_path):
     """With audio scores, the two sides of a disagreement are no longer indistinguishable:
     the warning says what tells them apart instead of "nothing"."""
-    from werest.guards import guard_warnings, sample_pairs
+    from werest.estimation.guards import guard_warnings, sample_pairs
 
     table = read_table(demo_table_path())
     two = table[table["system"].isin(["tiny", "edge-kws"])]

@@ -18,8 +18,8 @@ import pytest
 
 from tests.conftest import shared_path
 from werest.errors import InputError
-from werest.importers import import_table
-from werest.importers.afrispeech import SYSTEMS
+from werest.ingest.importers import import_table
+from werest.ingest.importers.afrispeech import SYSTEMS
 
 NORMALIZED_HEADER = [
     "idx",
@@ -199,7 +199,7 @@ def test_disagreeing_references_use_the_first_systems_with_a_warning(tmp_path, c
     root = tiny_tree(tmp_path)
     path = next((root / "results" / "normalized").glob("*medium_all*"))
     path.write_text(path.read_text().replace("hello there.,hello there", "hullo.,hello there"))
-    with caplog.at_level(logging.WARNING, logger="werest.importers"):
+    with caplog.at_level(logging.WARNING, logger="werest.ingest.importers"):
         table = import_table("afrispeech", [root])
     general = table[table["dataset"] == "afrispeech-test-general"]
     # openai_whisper_large sorts before openai_whisper_medium_all: its reference wins
@@ -215,7 +215,7 @@ def test_unknown_stems_are_named_safely(tmp_path, caplog):
     write_csv(
         normalized / "intron-open-dev-foo_bar_clinical-wer-0.1-1.csv", NORMALIZED_HEADER, rows
     )
-    with caplog.at_level(logging.WARNING, logger="werest.importers"):
+    with caplog.at_level(logging.WARNING, logger="werest.ingest.importers"):
         table = import_table("afrispeech", [tmp_path])
     names = dict(zip(table["system"], table["fine_tuned_on"], strict=True))
     # an org/model name column is used; otherwise the stem with '-' for '_'

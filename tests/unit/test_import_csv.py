@@ -13,8 +13,8 @@ import pytest
 from tests.conftest import shared_path
 from tests.helpers import WEREST
 from werest.errors import ConfigError, InputError
-from werest.importers import import_table
-from werest.table import read_table
+from werest.ingest.importers import import_table
+from werest.ingest.table import read_table
 
 
 def write(path: Path, rows: list[list[str]], delimiter: str = ",") -> Path:

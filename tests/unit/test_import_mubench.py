@@ -15,8 +15,8 @@ import pytest
 
 from tests.conftest import shared_path
 from werest.errors import InputError
-from werest.importers import import_table
-from werest.table import KEY
+from werest.ingest.importers import import_table
+from werest.ingest.table import KEY
 
 
 def utterance(uid, locale, conv, turn, transcript, duration=1.5):

@@ -10,18 +10,18 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import Ridge
 
-from werest.cli import main
-from werest.commands.estimate import run as estimate
-from werest.config import compose
+from werest.cli.commands.estimate import run as estimate
+from werest.cli.config import compose
+from werest.cli.main import main
 from werest.demo import demo_table_path
 from werest.errors import ConfigError, InputError
 from werest.features.inputs import input_columns, join_input_features, with_feature_table
-from werest.model import load_model, save_model
-from werest.proxy import rank_on
-from werest.scoring import score_utterances
-from werest.table import read_table, write_table
+from werest.features.proxy import rank_on
+from werest.ingest.table import read_table, write_table
+from werest.model.files import load_model, save_model
+from werest.model.training import fit_model, training_frame
 from werest.text import Normaliser
-from werest.training import fit_model, training_frame
+from werest.text.scoring import score_utterances
 
 
 def test_input_columns_are_the_bases_of_what_text_does_not_give():

@@ -151,7 +151,7 @@ def test_design_weights_from_the_sheet():
     """An actively drawn sheet's expected_draws become weights 1 / (N p), p = expected_draws /
     Σ draws; a sheet without them is a simple random sample (weights 1); an utterance drawn
     twice counts twice."""
-    from werest.labels import design_rows
+    from werest.estimation.labels import design_rows
 
     frame = pd.Index([f"u{i}" for i in range(10)])
     sheet = pd.DataFrame({"utt_id": ["u1", "u4"], "draws": [2, 1], "expected_draws": [0.6, 0.3]})

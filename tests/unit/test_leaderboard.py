@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 
 from tests.conftest import shared_path
-from werest.cli import main
+from werest.cli.main import main
 from werest.errors import ConfigError
-from werest.estimate import load_models
-from werest.fairness import FairnessSettings
-from werest.leaderboard import build, select_datasets
+from werest.estimation.estimate import load_models
+from werest.evaluation.fairness import FairnessSettings
+from werest.report.leaderboard import build, select_datasets
 from werest.stats import (
     Bootstrap,
     RateSample,
@@ -104,7 +104,7 @@ def test_latency_and_rtfx():
 
 
 def test_round_trip_latency_stands_in_for_processing_time():
-    from werest.leaderboard import timed
+    from werest.report.leaderboard import timed
 
     rows = pd.DataFrame({"duration": [2.0, 4.0], "latency_ms": [500.0, 1500.0]})
     assert list(timed(rows)["processing_seconds"]) == [0.5, 1.5]
@@ -272,7 +272,7 @@ def test_select_datasets_needs_two_systems():
 
 @pytest.mark.shared
 def test_dighr_190301_true_and_estimated_audits(models):
-    from werest.importers import import_table
+    from werest.ingest.importers import import_table
 
     table = import_table("dighr", [shared_path("dighr", "en", "190301")])
     settings = FairnessSettings(categories=("gender", "age", "accent"), min_group_size=30)
@@ -320,7 +320,7 @@ def test_ranking_on_common_ground():
     rank first; filled by the multiplicative fit, its hard cell is about 3 × 6 % = 18 % (A's
     ratio of hard to easy is 4), so over both datasets C (about 15 %) ranks between A (12.5 %)
     and B (25 %). D shares no dataset with anyone: nothing compares it, it keeps its own."""
-    from werest.leaderboard import common_ground, filled_macro
+    from werest.report.leaderboard import common_ground, filled_macro
 
     per_dataset = pd.DataFrame(
         [

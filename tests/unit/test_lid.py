@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from tests.unit.test_leaderboard import models, toy_table  # noqa: F401  (the fixture)
-from werest.leaderboard import build
-from werest.lid import confusion_matrix, has_lid, lid_report, normalise_language
+from werest.report.leaderboard import build
 from werest.stats import Bootstrap
+from werest.text.lid import confusion_matrix, has_lid, lid_report, normalise_language
 
 
 def lid_table() -> pd.DataFrame:
@@ -61,7 +61,7 @@ def test_leaderboard_reports_lid(models):  # noqa: F811
     result = build(table, models, boot=Bootstrap(20, 0.95, 0), fairness=None)
     overall = result.lid.accuracy[result.lid.accuracy["language"] == "all"]
     assert list(overall["accuracy"]) == pytest.approx([23 / 24] * 3)
-    from werest.webpage import render
+    from werest.report.webpage import render
 
     page = render(result)
     assert "Confusion: good" in page and ">Language ID</button>" in page

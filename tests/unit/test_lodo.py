@@ -12,7 +12,7 @@ from omegaconf import OmegaConf
 from tests.conftest import shared_path
 from werest.errors import ConfigError
 from werest.features.agreement import agreement_features, pairwise_agreement, triangulated_errors
-from werest.proxy import Ranking, choose_proxies
+from werest.features.proxy import Ranking, choose_proxies
 from werest.text import Normaliser, get_normaliser, normalise_many, scoring_unit
 
 KEY = ["dataset", "utt_id", "system"]
@@ -114,7 +114,7 @@ def test_normalise_many_takes_a_normaliser_not_a_name():
 
 
 def test_score_reports_character_unit(tmp_path):
-    from werest.scoring import corpus_scores, score_utterances
+    from werest.text.scoring import corpus_scores, score_utterances
 
     table = pd.DataFrame(
         {
@@ -136,8 +136,8 @@ def test_score_reports_character_unit(tmp_path):
 
 
 def test_check_normaliser_accepts_equivalents_and_refuses_others():
-    from werest.estimate import check_normaliser
-    from werest.model import Models, TrainedModel
+    from werest.estimation.estimate import check_normaliser
+    from werest.model.files import Models, TrainedModel
 
     english = pd.DataFrame({"language": ["en", "en-US"]})
     mixed = pd.DataFrame({"language": ["en", "es"]})
@@ -153,7 +153,7 @@ def test_check_normaliser_accepts_equivalents_and_refuses_others():
 
 
 def test_domains_families_and_balanced_sample():
-    from werest.training import balanced_sample, domain_of, system_family
+    from werest.model.training import balanced_sample, domain_of, system_family
 
     datasets = pd.Series(["afrispeech-dev-clinical", "afrispeech-test-clinical", "mubench-en-US"])
     domains = domain_of(datasets, {"clinical": ["afrispeech-*-clinical"]})
@@ -179,7 +179,7 @@ def test_domains_families_and_balanced_sample():
 
 
 def test_weighted_quantile_and_conformal_interval():
-    from werest.intervals import conformal_interval, domain_weights, weighted_quantile
+    from werest.model.intervals import conformal_interval, domain_weights, weighted_quantile
 
     values = np.array([0.1, 0.2, 0.3, 0.4])
     # Equal weights, level 0.5: target share 0.5 * 5/4 = 0.625 -> the 3rd value (share 0.75).
@@ -196,9 +196,9 @@ def test_weighted_quantile_and_conformal_interval():
 
 
 def test_interval_settings_are_checked_and_reach_the_calibration(tmp_path):
-    from werest.intervals import ConformalInterval
-    from werest.lodo import LodoSettings
-    from werest.training import read_calibration
+    from werest.evaluation.lodo import LodoSettings
+    from werest.model.intervals import ConformalInterval
+    from werest.model.training import read_calibration
 
     cells = tmp_path / "cells.csv"
     pd.DataFrame({"domain": ["a", "b"], "wer": [0.1, 0.3], "awer": [0.2, 0.2]}).to_csv(
@@ -220,8 +220,8 @@ def test_interval_settings_are_checked_and_reach_the_calibration(tmp_path):
 def test_all_shared_joins_librispeech_and_groups_domains():
     shared_path("afrispeech")
     shared_path("mubench")
-    from werest.config import compose
-    from werest.training import domain_of, load_sources
+    from werest.cli.config import compose
+    from werest.model.training import domain_of, load_sources
 
     cfg = compose("train", ["data=all_shared"])
     table = load_sources(cfg.data)
@@ -238,7 +238,7 @@ def test_all_shared_joins_librispeech_and_groups_domains():
 def test_lodo_cli_on_thennal10(tmp_path):
     """werest evaluate experiment=lodo on the three thennal10 languages (a cheap real run)."""
     shared_path("thennal10")
-    from werest.cli import main
+    from werest.cli.main import main
 
     argv = [
         "evaluate",

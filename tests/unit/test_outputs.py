@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 import werest
-from werest.cli import main
+from werest.cli.main import main
 from werest.demo import demo_table_path
-from werest.guards import count_missing_as_deletions
+from werest.estimation.guards import count_missing_as_deletions
 
 CALLS = ["c01", "c02", "c03", "c04", "c05", "c06"]
 

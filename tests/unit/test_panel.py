@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from werest.features.agreement import Panel, agreement_features, pair_distances, pairwise_agreement
-from werest.proxy import Ranking, choose_proxies
-from werest.table import KEY
+from werest.features.proxy import Ranking, choose_proxies
+from werest.ingest.table import KEY
 from werest.text import Normaliser
 
 NONE = Normaliser("none")

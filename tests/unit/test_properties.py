@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from werest.errors import WerestError
-from werest.estimate import default_model_path, estimate_utterances
-from werest.importers import import_table
-from werest.model import Models, load_model
-from werest.proxy import Ranking
-from werest.regressor import StackedWerRegressor
-from werest.table import read_table
+from werest.estimation.estimate import default_model_path, estimate_utterances
+from werest.features.proxy import Ranking
+from werest.ingest.importers import import_table
+from werest.ingest.table import read_table
+from werest.model.files import Models, load_model
+from werest.model.regressor import StackedWerRegressor
 from werest.text import Normaliser, corpus_rate, count_errors, error_rate, normalise_many
 
 FEW = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -8,10 +8,10 @@ import pytest
 
 from werest.errors import ConfigError, InputError
 from werest.features.agreement import AGREEMENT_FEATURES, STATUS_NO_PROXY, agreement_features
-from werest.proxy import Ranking, choose_proxies, rank_systems
-from werest.scoring import corpus_scores, score_utterances
-from werest.table import validate_table
+from werest.features.proxy import Ranking, choose_proxies, rank_systems
+from werest.ingest.table import validate_table
 from werest.text import Normaliser
+from werest.text.scoring import corpus_scores, score_utterances
 
 
 def _table(rows):
@@ -178,7 +178,7 @@ def test_consensus_and_proxy_quality_features_by_hand():
 
 def test_two_system_view_keeps_only_the_target_and_its_proxy():
     from werest.features.agreement import two_system_view
-    from werest.training import training_frame
+    from werest.model.training import training_frame
 
     proxies = choose_proxies(TABLE, Ranking.from_order(["good", "fair", "poor"]))
     features = agreement_features(TABLE, proxies).set_index(["dataset", "utt_id", "system"])

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from tests.conftest import REPO
-from werest.cli import main as werest
+from werest.cli.main import main as werest
 from werest.demo import demo_table_path
 
 README = REPO / "README.md"

@@ -1,4 +1,4 @@
-"""``werest sample`` and :mod:`werest.sampling`: the labelling sheet records a design an
+"""``werest sample`` and :mod:`werest.estimation.sampling`: the labelling sheet records a design an
 estimator can undo.
 
 The statistical checks run many seeds on a fixed population and compare what was drawn with
@@ -14,10 +14,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from werest.cli import main
+from werest.cli.main import main
+from werest.cli.schema import SampleSettings, settings_of
 from werest.demo import demo_table_path
 from werest.errors import ConfigError, InputError
-from werest.sampling import (
+from werest.estimation.sampling import (
     ACTIVE_FLOOR,
     SHEET_COLUMNS,
     STRATEGIES,
@@ -29,8 +30,7 @@ from werest.sampling import (
     stratum_labels,
     utterance_list,
 )
-from werest.schema import SampleSettings, settings_of
-from werest.table import read_table
+from werest.ingest.table import read_table
 
 N = 30
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from werest.errors import InputError
-from werest.table import read_table, validate_table, write_table
+from werest.ingest.table import read_table, validate_table, write_table
 
 ROWS = [
     {
@@ -159,7 +159,7 @@ def test_keys_are_stripped_and_validate_accepts_frames():
 def test_bare_carriage_return_in_a_field_is_a_one_line_error(tmp_path):
     """Found by the property tests: csv raises its own error on a lone '\\r' in an unquoted
     field; it must become an InputError naming the file and record."""
-    from werest.table import read_raw_csv
+    from werest.ingest.table import read_raw_csv
 
     path = tmp_path / "azure.csv"
     path.write_bytes(b"files,actual,transcription_en-US\n\r\x01")

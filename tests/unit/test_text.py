@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import shared_path
-from werest.english import FastEnglishTextNormalizer
 from werest.errors import ConfigError
 from werest.stats import bootstrap_ci
 from werest.text import (
@@ -27,6 +26,7 @@ from werest.text import (
     measure,
     normalise_many,
 )
+from werest.text.english import FastEnglishTextNormalizer
 
 # --------------------------------------------------------------------------- normalisers
 
@@ -247,7 +247,7 @@ def test_fast_english_normaliser_equals_the_reference_on_the_shared_transcripts(
     """Every distinct dighr and thennal10 English string and 20,000 afrispeech ones."""
     from whisper_normalizer.english import EnglishTextNormalizer
 
-    from werest.importers import import_table
+    from werest.ingest.importers import import_table
 
     afrispeech = import_table("afrispeech", [shared_path("afrispeech")])
     english = thennal10_table.loc[thennal10_table["language"] == "en"]

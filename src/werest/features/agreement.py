@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from werest.features.hallucination import HALLUCINATION_FEATURES, pair_signals
-from werest.table import KEY, UTTERANCE, row_codes
+from werest.ingest.table import KEY, UTTERANCE, row_codes
 from werest.text import AUTO, Normaliser, coded_distances, count_errors, normalised_columns
 
 log = logging.getLogger(__name__)
@@ -285,7 +285,7 @@ def agreement_features(
     Parameters
     ----------
     table : the transcripts table holding the targets' and the other systems' hypotheses.
-    proxies : ``dataset, utt_id, system, proxy`` (:func:`werest.proxy.choose_proxies`).
+    proxies : ``dataset, utt_id, system, proxy`` (:func:`werest.features.proxy.choose_proxies`).
     normaliser : the text :class:`~werest.text.Normaliser`.
     n_jobs : processes for normalisation and alignments.
     pairs : :func:`pairwise_agreement` of a table holding ``table`` (computed once and reused

@@ -2,7 +2,7 @@
 in batches, through the :class:`~werest.features.cache.EmbeddingCache`.
 
 An audio file is keyed by the SHA-256 of its bytes and the audio policy, decoded with the
-long-clip rule of :mod:`werest.audio` (a split clip's vector is the duration-weighted mean of
+long-clip rule of :mod:`werest.ingest.audio` (a split clip's vector is the duration-weighted mean of
 its segments'); a text by its normalised form. Misses are embedded and cached a chunk at a
 time, so an interrupted run keeps every finished chunk.
 """
@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from werest.audio import AudioPolicy, AudioStatus, LoadedAudio, load_audio
 from werest.features.cache import EmbeddingCache, file_key, normalise_text, text_key
 from werest.features.embedder import Embedder
+from werest.ingest.audio import AudioPolicy, AudioStatus, LoadedAudio, load_audio
 
 log = logging.getLogger(__name__)
 

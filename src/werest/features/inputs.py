@@ -38,7 +38,7 @@ from werest.features.agreement import (
     add_dataset_context,
     agreement_features,
 )
-from werest.table import KEY, UTTERANCE
+from werest.ingest.table import KEY, UTTERANCE
 from werest.text import Normaliser
 
 VS_PROXY = "_vs_proxy"

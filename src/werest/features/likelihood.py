@@ -79,12 +79,12 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from werest.audio import AudioPolicy, load_audio
 from werest.build import instantiate_once, kept
 from werest.errors import ConfigError, InputError
 from werest.features.cache import EmbeddingCache, file_key, normalise_text
 from werest.features.inputs import join_input_features
-from werest.table import KEY, UTTERANCE
+from werest.ingest.audio import AudioPolicy, load_audio
+from werest.ingest.table import KEY, UTTERANCE
 from werest.text import AUTO, count_errors, error_rate, normalise_many
 
 log = logging.getLogger(__name__)
@@ -207,7 +207,7 @@ class WhisperLikelihood:
         batch_size: int = 16,
         chunk_seconds: float = 30.0,
     ) -> None:
-        from werest.asr.faster_whisper_asr import load_whisper, whisper_model_path
+        from werest.ingest.asr.faster_whisper_asr import load_whisper, whisper_model_path
 
         if text_form not in TEXT_FORMS:
             raise ConfigError(f"embedder.text_form={text_form!r}: one of {', '.join(TEXT_FORMS)}")

@@ -23,14 +23,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from werest.audio import AudioPolicy, LoadedAudio
 from werest.build import instantiate_once, kept
 from werest.errors import ConfigError, InputError
 from werest.features.cache import EmbeddingCache, normalise_text
 from werest.features.embedder import Embedder, cosine
 from werest.features.embedding import embed_audio_files, embed_texts
 from werest.features.sonar import SonarEmbedder
-from werest.table import KEY
+from werest.ingest.audio import AudioPolicy, LoadedAudio
+from werest.ingest.table import KEY
 
 __all__ = ["SIMILARITY_COLUMNS", "SonarEmbedder", "add_similarity", "no_similarity"]
 # SonarEmbedder stays importable here: run configs saved before the split name it as
@@ -78,7 +78,7 @@ def add_similarity(
         ``language`` (ISO 639-1; ``default_language`` fills gaps).
     embedder : an :class:`Embedder`.
     cache : where embeddings are kept (memory only when None).
-    policy : the audio policy (the long-clip rule of :mod:`werest.audio`).
+    policy : the audio policy (the long-clip rule of :mod:`werest.ingest.audio`).
     run_chunks : embeds :data:`UTTERANCES_PER_TASK` utterances' rows per task elsewhere (a
         Dask cluster, :func:`similarity_on_worker`) and gives them back in any order; the
         workers build the embedder, so ``embedder`` is then unused (None).

@@ -1,0 +1,95 @@
+"""``werest embed input=F transcripts=T [out=O] [embedder=sonar] [cache_dir=D]``.
+
+Adds SONAR speech–text similarity (:mod:`werest.features.similarity`) or, with
+``embedder=whisper_likelihood``, the Whisper likelihood of each hypothesis
+(:mod:`werest.features.likelihood`) to a feature table; with ``cluster=local`` or
+``cluster.address=…`` its clips (likelihood) or utterances (SONAR) are scored on a Dask
+cluster (:mod:`werest.partition.cluster`), whose workers build the backend.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pandas as pd
+from omegaconf import DictConfig
+
+from werest.cli.commands._common import built, plain
+from werest.errors import InputError
+from werest.features.agreement import AGREEMENT_FEATURES
+from werest.features.cache import EmbeddingCache
+from werest.features.embedder import build_embedder, likelihood_scorer
+from werest.features.likelihood import (
+    LIKELIHOOD_FEATURES,
+    ScoringJob,
+    add_likelihood,
+    no_likelihood,
+    score_clips_on_worker,
+)
+from werest.features.similarity import (
+    SimilarityJob,
+    add_similarity,
+    no_similarity,
+    similarity_on_worker,
+)
+from werest.ingest.audio import AudioPolicy
+from werest.ingest.table import KEY, read_table, write_table
+from werest.partition.cluster import cluster_client, cluster_named, cluster_runner
+
+log = logging.getLogger("werest.features")
+
+
+def run(cfg: DictConfig) -> pd.DataFrame:
+    """Add the embedder's columns to the feature table and write it (``out``, else in place)."""
+    scorer = likelihood_scorer(cfg.embedder)
+    cluster = cfg.get("cluster")
+    columns = (*AGREEMENT_FEATURES, *(LIKELIHOOD_FEATURES if scorer else ("similarity",)))
+    features = read_table(cfg.input, required=tuple(KEY), numeric=(*columns, "audio_duration"))
+    transcripts = read_table(cfg.transcripts)
+    cache = EmbeddingCache(cfg.cache_dir) if cfg.get("cache_dir") else EmbeddingCache(None)
+    if scorer is not None:
+        add, backend, column, failed = add_likelihood, scorer, "wl_mean_logprob", no_likelihood
+    else:  # on a cluster, the workers build the embedder (a model the driver need not load)
+        embedder = None if cluster_named(cluster) else build_embedder(cfg.embedder)
+        add, backend, column, failed = add_similarity, embedder, "similarity", no_similarity
+    policy = built(cfg, "audio", AudioPolicy)
+    with cluster_client(cluster) as client:
+        table = add(
+            features,
+            transcripts,
+            backend,
+            cache,
+            policy,
+            text_column=cfg.get("text_column", "hypothesis"),
+            default_language=cfg.get("default_language"),
+            **_on_cluster(client, cfg, policy, likelihood=scorer is not None),
+        )
+    ok = int(table[column].notna().sum())
+    if len(table) and not ok:
+        raise InputError(failed(table), path=cfg.input)  # nothing written
+    out = cfg.get("out") or cfg.input
+    write_table(table, out)
+    log.info("wrote %s: %d rows, %d with %s", out, len(table), ok, column)
+    return table
+
+
+def _on_cluster(client, cfg: DictConfig, policy: AudioPolicy, *, likelihood: bool) -> dict:
+    """``add_likelihood``'s ``run_clips`` or ``add_similarity``'s ``run_chunks`` on the
+    cluster's workers (none without a cluster): the backend's description, the cache folder
+    and the policy go to every worker once."""
+    cache_dir = cfg.get("cache_dir")
+    cache_dir = str(Path(cache_dir).resolve()) if cache_dir else None
+    if likelihood:
+        job = ScoringJob(plain(cfg.embedder), cache_dir, policy)
+        runner = cluster_runner(client, score_clips_on_worker, cfg.get("cluster"), job=job)
+        return {"run_clips": runner} if runner else {}
+    job = SimilarityJob(
+        plain(cfg.embedder),
+        cache_dir,
+        policy,
+        cfg.get("text_column", "hypothesis"),
+        cfg.get("default_language"),
+    )
+    runner = cluster_runner(client, similarity_on_worker, cfg.get("cluster"), job=job)
+    return {"run_chunks": runner} if runner else {}

@@ -1,0 +1,26 @@
+"""``werest import FORMAT PATH... --out table.parquet``: real layouts -> one transcripts table."""
+
+from __future__ import annotations
+
+import logging
+
+import pandas as pd
+from omegaconf import DictConfig
+
+from werest.cli.commands._common import require, save_config, show
+from werest.ingest.importers import OPTIONS, import_table, summarise
+from werest.ingest.table import write_table
+
+log = logging.getLogger("werest.ingest.importers")
+
+
+def run(cfg: DictConfig) -> pd.DataFrame:
+    """Write the imported table and its config beside it; show rows per dataset and system."""
+    require(cfg, "out", "add --out table.parquet (or out=table.parquet)")
+    options = {k: cfg[k] for k in OPTIONS if k in cfg}
+    table = import_table(cfg.format, list(cfg.paths), **options)
+    out = write_table(table, cfg.out)
+    save_config(cfg, out)
+    log.info("wrote %s: %d rows", out, len(table))
+    show(summarise(table).to_string(index=False))
+    return table

@@ -1,0 +1,82 @@
+"""``werest sample input=T budget=N out=to_label.csv [strategy=...]``: utterances to transcribe.
+
+Draws ``budget`` utterances per dataset of the transcripts table (:func:`werest.estimation.sampling.
+draw_sample`) and writes the labelling sheet, CSV, with ``<out>.config.yaml`` beside it.
+``stratified`` and ``active`` need the model's per-utterance predictions, so they run
+:func:`werest.estimation.estimate.estimate_table` on every system first (at least two systems);
+``random`` needs no model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from omegaconf import DictConfig
+
+from werest.cli.commands._common import int_setting, save_config, show
+from werest.errors import InputError
+from werest.estimation.estimate import estimate_table, input_features, load_models
+from werest.estimation.sampling import (
+    check_design,
+    draw_sample,
+    labelling_scores,
+    mean_predicted_wer,
+    utterance_list,
+)
+from werest.ingest.table import read_table
+from werest.io import atomic_path
+
+
+def run(cfg: DictConfig) -> pd.DataFrame:
+    """Draw, write the sheet and its config, show a line per dataset; returns the sheet."""
+    strategy = cfg.strategy
+    draw = {
+        "budget": int_setting(cfg, "budget"),
+        "strategy": strategy,
+        "seed": int_setting(cfg, "seed"),
+        "uniform_share": float(cfg.uniform_share),
+        "strata": int_setting(cfg, "strata"),
+    }
+    check_design(**draw)  # a bad setting fails before the model and the table load
+    if strategy == "random":
+        table = read_table(cfg.input)
+        scores = None
+    else:
+        models = load_models(cfg.get("model_path"), trust_model=bool(cfg.get("trust_model")))
+        table = read_table(cfg.input, numeric=input_features(models))
+        _check_systems(table, strategy, cfg.input)
+        estimated, _, _ = estimate_table(
+            table, models, target=None, n_jobs=int_setting(cfg, "n_jobs"), source=cfg.input
+        )
+        score = mean_predicted_wer if strategy == "stratified" else labelling_scores
+        scores = score(estimated)
+    sheet = draw_sample(utterance_list(table), scores=scores, **draw)
+    with atomic_path(cfg.out) as tmp:
+        sheet.to_csv(tmp, index=False)
+    save_config(cfg, Path(cfg.out))
+    hint = f"fill the reference column, then: werest estimate input={cfg.input} labels={cfg.out}"
+    show(format_draw(sheet), hint)
+    return sheet
+
+
+def _check_systems(table: pd.DataFrame, strategy: str, source) -> None:
+    systems = sorted(table["system"].unique())
+    if len(systems) < 2:
+        raise InputError(
+            f"the input holds one system ({systems[0]}): strategy={strategy} needs the model's "
+            "predictions, which need at least two systems' hypotheses of the same utterances; "
+            "use strategy=random",
+            path=source,
+        )
+
+
+def format_draw(sheet: pd.DataFrame) -> str:
+    """One line per dataset: its utterances N, the draws and the distinct utterances drawn."""
+    lines = []
+    for dataset, rows in sheet.groupby("dataset", sort=True):
+        lines.append(
+            f"{dataset}: N={int(rows['n_utterances'].iat[0])}, drawn {int(rows['draws'].sum())}, "
+            f"distinct {len(rows)} ({rows['strategy'].iat[0]})"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,65 @@
+"""``werest train [data=…] [features=text] [model=stack] [name=…]``: the aWER regressor.
+
+Reads the configured sources (:func:`werest.model.training.load_sources`), fits
+(:func:`werest.model.training.train`) and writes ``<output_dir>/<name>.skops`` with its JSON card
+(the data's licences and use, the calibration, the whole config) and the config.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from werest.cli.commands._common import (
+    built,
+    int_setting,
+    labelled_table,
+    names,
+    normaliser_setting,
+    plain,
+    save_config,
+    show,
+)
+from werest.model.files import TrainedModel, save_model
+from werest.model.intervals import ConformalInterval
+from werest.model.training import build_regressor, read_calibration, train
+
+log = logging.getLogger("werest.model.training")
+
+
+def run(cfg: DictConfig) -> TrainedModel:
+    """Fit on the configured data; write the model, its card and the config."""
+    # built before the fit, so that a bad interval fails at once, not after training
+    interval = built(cfg, "interval", ConformalInterval) if cfg.get("calibration") else None
+    data = plain(cfg.data)
+    columns = list(cfg.features.columns)
+    model = train(
+        labelled_table(cfg, columns),
+        columns,
+        build_regressor(cfg.model),
+        target=cfg.target,
+        normaliser=normaliser_setting(cfg),
+        train_systems=names(cfg.get("train_systems")),
+        two_system_views=bool(cfg.two_system_views),
+        data=data,
+        seed=int_setting(cfg, "seed"),
+        n_jobs=int_setting(cfg, "n_jobs"),
+        proxy_choice=str(cfg.proxies),
+    )
+    for key in ("licences", "use"):
+        if data.get(key):
+            value = data[key]
+            model.info[f"data_{key}"] = value if isinstance(value, list | dict) else str(value)
+    if interval is not None:
+        model.info["calibration"] = read_calibration(cfg.calibration, interval)
+    model.info["config"] = OmegaConf.to_container(cfg, resolve=True)
+    path = save_model(model, Path(cfg.output_dir) / f"{cfg.name}.skops")
+    save_config(cfg, path.with_suffix(".yaml"))
+    log.info("cv: %s", model.info["cv"])
+    show(
+        f"model {path.name} ({path.stat().st_size / 1e6:.1f} MB); fit "
+        f"{model.info['training']['fit_seconds']} s on {model.info['training']['rows']} rows"
+    )
+    return model

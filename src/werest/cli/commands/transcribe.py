@@ -1,0 +1,106 @@
+"""``werest transcribe input=T|DIR asr=pocketsphinx out=T2``: a recogniser's hypotheses + RTFx.
+
+``cluster=local`` or ``cluster.address=…`` transcribes the chunks as tasks on a Dask cluster
+(:mod:`werest.partition.cluster`); each worker builds the recogniser once from the broadcast
+``asr``.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pandas as pd
+from omegaconf import DictConfig
+
+from werest.cli.commands._common import built, int_setting, names, plain, require, save_config, show
+from werest.errors import ConfigError, InputError
+from werest.ingest.asr.base import build_transcriber
+from werest.ingest.asr.transcribe import (
+    AUDIO_SUFFIXES,
+    ChunkJob,
+    all_failed,
+    existing_rows,
+    format_summary,
+    has_rows,
+    log_failures,
+    pending,
+    read_source,
+    rtfx_summary,
+    select,
+    transcribe_chunk_on_worker,
+    transcribe_pending,
+    write_failures,
+    write_rtfx,
+)
+from werest.ingest.audio import AudioPolicy
+from werest.ingest.table import write_table
+from werest.partition.cluster import cluster_client, cluster_runner
+from werest.resources import ResourceMonitor
+
+log = logging.getLogger("werest.ingest.asr.transcribe")
+
+
+def run(cfg: DictConfig) -> pd.DataFrame | None:
+    """Transcribe what ``out`` lacks; write the table, its failures, RTFx and config.
+
+    Returns the output table (None when there is nothing in it).
+    """
+    source_path, out, limit, chunk_size = _settings(cfg)
+    datasets = names(cfg.get("dataset"))
+    is_folder = source_path.is_dir()
+    if is_folder and datasets and len(datasets) > 1:
+        raise ConfigError("dataset= names one dataset for a folder input")
+    suffixes = [str(s) for s in cfg.get("audio_suffixes") or AUDIO_SUFFIXES]
+    source = read_source(source_path, suffixes, dataset=datasets[0] if datasets else None)
+    utterances = select(source.utterances, None if is_folder else datasets, limit)
+    base = existing_rows(source, out)
+    policy = built(cfg, "audio", AudioPolicy)
+    transcriber = build_transcriber(cfg.asr)
+    system = str(cfg.get("system") or transcriber.name)
+    todo = pending(utterances, base, system)
+    log.info(
+        "%s: %d utterance(s), %d already transcribed, %d to transcribe",
+        system,
+        len(utterances),
+        len(utterances) - len(todo),
+        len(todo),
+    )
+    cluster = cfg.get("cluster") if len(todo) else None  # nothing to do: no cluster started
+    with ResourceMonitor() as monitor, cluster_client(cluster) as client:
+        job = ChunkJob(plain(cfg.asr), policy)  # a worker builds its recogniser from this
+        table, failed = transcribe_pending(
+            todo,
+            transcriber,
+            system,
+            base=base,
+            out=out,
+            policy=policy,
+            chunk_size=chunk_size,
+            run_chunks=cluster_runner(client, transcribe_chunk_on_worker, cluster, job=job),
+        )
+    if len(todo) and len(failed) == len(todo) and not has_rows(table, system):
+        raise InputError(all_failed(failed), path=source_path)  # nothing written
+    if table is None:
+        raise InputError("nothing to transcribe (limit=0?)", path=source_path)
+    failures_path = write_failures(out, system, failed)
+    log_failures(failed, failures_path)
+    if source.transcripts is not None or not out.exists():
+        write_table(table, out)  # the input's rows even when nothing new was added
+    summary = rtfx_summary(table, system) | {"resources": monitor.summary}
+    rtfx_path = write_rtfx(out, summary)
+    save_config(cfg, out)
+    show(format_summary(summary, len(todo) - len(failed), len(failed)))
+    log.info("wrote %s; RTFx %s in %s", out, summary["rtfx"], rtfx_path)
+    return table
+
+
+def _settings(cfg: DictConfig) -> tuple[Path, Path, int | None, int]:
+    """(input, out, limit, chunk_size), each checked."""
+    for key in ("input", "out"):
+        require(cfg, key, "werest transcribe input=PATH out=table.parquet")
+    limit = int_setting(cfg, "limit") if cfg.get("limit") is not None else None
+    chunk_size = int_setting(cfg, "chunk_size")
+    if chunk_size < 1 or (limit is not None and limit < 0):
+        raise ConfigError("chunk_size must be at least 1 and limit at least 0")
+    return Path(cfg.input), Path(cfg.out), limit, chunk_size

@@ -1,0 +1,257 @@
+"""The commands' Hydra configs: composing ``conf/<command>.yaml`` and checking setting types."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+from omegaconf import DictConfig, ListConfig, OmegaConf
+
+from werest.cli.schema import SCHEMAS, Setting, entries, register, settings_of
+from werest.errors import ConfigError
+from werest.io import shipped
+
+
+def check_settings(command: str, cfg: DictConfig) -> DictConfig:
+    """Check ``cfg`` against the command's schema (:mod:`werest.cli.schema`) and coerce, in place,
+    every typed setting.
+
+    The keys must match the schema's both ways (outside the open blocks that config groups
+    fill), so a setting renamed in the YAML or the schema alone fails here instead of losing
+    its check. Numbers written as text (``n_jobs='2'``) become numbers, whole floats become
+    ints, names and paths given as numbers (``target=1``) become text. Anything else of the
+    wrong type is a ConfigError whose one line names the key, the value and what it should be.
+    """
+    from omegaconf import open_dict
+
+    schema = SCHEMAS.get(command)
+    if schema is None:
+        return cfg
+    check_keys(command, cfg, schema)
+    for key, setting in settings_of(command).items():
+        if OmegaConf.select(cfg, key, default=_ABSENT, throw_on_missing=False) is _ABSENT:
+            continue
+        value = OmegaConf.select(cfg, key, throw_on_missing=False)
+        if value == "???":
+            continue
+        coerced = _coerce(key, value, setting)
+        if _changed(value, coerced):
+            with open_dict(cfg):
+                OmegaConf.update(cfg, key, coerced, merge=False)
+    return cfg
+
+
+def check_keys(command: str, cfg: DictConfig, schema: type) -> None:
+    """ConfigError when the composed config and the schema disagree on a key: one that the
+    config holds and the schema lacks (in the top level or a closed block), or one that the
+    schema types and the config lacks (outside open and optional blocks)."""
+    where = f"werest.cli.schema.{schema.__name__}"
+    closed: dict[str, DictConfig] = {"": cfg}  # blocks whose keys must match the schema's
+    known = set()
+    for entry in entries(schema):
+        parent, _, name = entry.key.rpartition(".")
+        known.add(entry.key)
+        container = closed.get(parent) if parent in closed else _block(cfg, parent)
+        # `key in cfg` is False for a required (???) value; its keys() hold it
+        present = isinstance(container, DictConfig) and name in set(container.keys())
+        if not present and (parent in closed and not entry.optional):
+            raise ConfigError(f"{entry.key}: in {where} but not in conf/{command}.yaml")
+        if entry.setting is None and present and not entry.open:
+            node = container._get_node(name)
+            if isinstance(node, DictConfig):
+                closed[entry.key] = node
+    for parent, node in closed.items():
+        for key in node:
+            dotted = f"{parent}.{key}" if parent else str(key)
+            if dotted not in known:
+                if not parent and not _in_yaml(command, dotted):  # the user's "+key=value"
+                    hint = closest_setting(command, dotted)
+                    raise ConfigError(
+                        f"werest {command} has no setting {dotted!r}"
+                        f"{' (' + hint + ')' if hint else ''}; werest {command} --help lists them"
+                    )
+                raise ConfigError(
+                    f"{dotted}: a setting of conf/{command}.yaml that {where} does not type; "
+                    "add it there"
+                )
+
+
+def _block(cfg: DictConfig, key: str):
+    node = OmegaConf.select(cfg, key, default=None, throw_on_missing=False)
+    return node if isinstance(node, DictConfig) else None
+
+
+_ABSENT = object()
+
+
+def _changed(value, coerced) -> bool:
+    if isinstance(value, ListConfig):
+        value = OmegaConf.to_container(value, resolve=True)
+    return type(value) is not type(coerced) or value != coerced
+
+
+def _coerce(key: str, value, setting: Setting):
+    """``value`` as ``setting`` asks, or a ConfigError naming ``key``."""
+    if value is None:
+        if setting.nullable:
+            return None
+        raise ConfigError(f"{key} must be set (got null)")
+    kind = setting.kind
+    if kind == "any":
+        return value
+    if kind in ("names", "list"):
+        return _names(key, value, single_ok=kind == "names")
+    if isinstance(value, ListConfig | DictConfig | list | dict):
+        raise ConfigError(f"{key} must be {_describe(setting)}, got {_shown(value)}")
+    if kind == "path":
+        return value if isinstance(value, str) else str(value)
+    if kind is bool:
+        return _boolean(key, value, setting)
+    if kind is str:
+        return _choice(key, value if isinstance(value, str) else str(value), setting)
+    number = _number(key, value, setting)
+    _check_range(key, number, setting)
+    return number
+
+
+def _describe(setting: Setting) -> str:
+    kind = setting.kind
+    text = {
+        int: "a whole number",
+        float: "a number",
+        bool: "true or false",
+        str: "text",
+        "path": "a path",
+    }.get(kind, "a name or a list of names")
+    if setting.minimum is not None:
+        text += f" >= {setting.minimum:g}"
+    if setting.nonzero:
+        text += " other than 0"
+    if setting.choices:
+        text = f"one of {', '.join(setting.choices)}"
+    return text + (" or null" if setting.nullable else "")
+
+
+def _shown(value) -> str:
+    if isinstance(value, ListConfig | DictConfig):
+        value = OmegaConf.to_container(value)
+    return f"{value!r:.60}"
+
+
+def _names(key: str, value, *, single_ok: bool):
+    if isinstance(value, ListConfig | list | tuple):
+        items = list(value)
+        if any(isinstance(v, ListConfig | DictConfig | list | dict) or v is None for v in items):
+            raise ConfigError(f"{key} must be a list of names, got {_shown(value)}")
+        return [v if isinstance(v, str) else str(v) for v in items]
+    if isinstance(value, DictConfig | dict) or not single_ok:
+        raise ConfigError(f"{key} must be a list of names, e.g. {key}=[a,b], got {_shown(value)}")
+    return value if isinstance(value, str) else str(value)
+
+
+def _boolean(key: str, value, setting: Setting) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ConfigError(f"{key} must be {_describe(setting)}, got {_shown(value)}")
+
+
+def _choice(key: str, value: str, setting: Setting) -> str:
+    if setting.choices is None:
+        return value
+    for choice in setting.choices:
+        if value.lower() == choice.lower():
+            return choice
+    raise ConfigError(f"{key} must be {_describe(setting)}, got {_shown(value)}")
+
+
+def _number(key: str, value, setting: Setting) -> int | float:
+    wrong = ConfigError(f"{key} must be {_describe(setting)}, got {_shown(value)}")
+    if isinstance(value, bool):
+        raise wrong
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise wrong from None
+    if not math.isfinite(number):
+        raise wrong
+    if setting.kind is int:
+        if not number.is_integer():
+            raise wrong
+        return int(number)
+    return number
+
+
+def _check_range(key: str, number: float, setting: Setting) -> None:
+    if (setting.minimum is not None and number < setting.minimum) or (
+        setting.nonzero and number == 0
+    ):
+        raise ConfigError(f"{key} must be {_describe(setting)}, got {number!r}")
+
+
+def _in_yaml(command: str, key: str) -> bool:
+    """Whether ``key`` is a top-level key of ``conf/<command>.yaml`` itself."""
+    path = conf_dir() / f"{command}.yaml"
+    return path.is_file() and key in (OmegaConf.load(path) or {})
+
+
+def conf_dir() -> Path:
+    """The directory holding the Hydra configs (inside the wheel, or the repo's ``conf/``)."""
+    return shipped("conf")
+
+
+def compose(command: str, overrides: Sequence[str] = ()) -> DictConfig:
+    """Compose ``conf/<command>.yaml`` with ``overrides``; a bad override is a ConfigError."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    register()
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+            return hydra_compose(config_name=command, overrides=list(overrides))
+    except (HydraException, OmegaConfBaseException) as error:
+        message = hydra_message(error)
+        if message.startswith("Could not override"):
+            head, _, hint = message.partition("; ")
+            key = head.split("'")[1] if head.count("'") >= 2 else ""
+            if "." not in key:  # a top-level setting: "+key" would not be typed either
+                hint = closest_setting(command, key)
+            message = (
+                f"{head}: werest {command} has no such setting (werest {command} --help lists "
+                f"them){'; ' + hint if hint else ''}"
+            )
+        raise ConfigError(f"bad configuration for 'werest {command}': {message}") from None
+
+
+def closest_setting(command: str, key: str) -> str:
+    """ "did you mean X?" for a mistyped top-level setting of ``command`` ('' if none is close)."""
+    import difflib
+
+    from werest.cli.schema import SCHEMAS, entries
+
+    schema = SCHEMAS.get(command)
+    names = sorted({entry.key.split(".")[0] for entry in entries(schema)}) if schema else []
+    close = difflib.get_close_matches(key, names, n=2, cutoff=0.6)
+    return f"did you mean {' or '.join(close)}?" if close else ""
+
+
+def hydra_message(error: BaseException) -> str:
+    """Hydra's message on one line, with its hints ("use key=[value1,value2]", "+key=value",
+    the available options of a config group) and without what does not apply to werest
+    (``--multirun`` sweeps, the config search path)."""
+    lines = [line.strip() for line in str(error).splitlines()]
+    kept: list[str] = []
+    for line in lines:
+        if line.startswith("Config search path"):
+            break
+        if not line or "--multirun" in line or set(line) <= {"^", " "}:
+            continue
+        if kept and kept[-1].endswith(":") and kept[-1].startswith("Available options"):
+            kept[-1] += f" {line}"
+        elif kept and kept[-1].startswith("Available options"):
+            kept[-1] += f", {line}"
+        else:
+            kept.append(line)
+    return "; ".join(part.rstrip(".;") for part in kept) or repr(error)

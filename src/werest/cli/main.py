@@ -1,0 +1,177 @@
+"""`werest <command> [key=value ...]`: one thin entry point per command.
+
+Each command composes its Hydra config from ``conf/<command>.yaml`` (plus any config groups it
+names), applies the ``key=value`` overrides from the command line, and calls the command's
+``run(cfg)`` function. Every setting's type is checked once, right after composition
+(:func:`werest.cli.config.check_settings`), before any work starts. Errors a user can cause
+(:class:`werest.errors.WerestError`, a bad override) print as one line, always the last line
+of stderr, and exit with status 2; there is no traceback for them. Commands log at WARNING by
+default (``log_level=INFO`` shows progress), so a failing run's stderr is normally that one
+line.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import re
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from werest import logs
+from werest.cli.config import check_settings, compose, conf_dir
+from werest.errors import ConfigError, WerestError
+from werest.io import recorded_writes
+
+log = logging.getLogger("werest")
+
+# command -> (its module in werest.cli.commands, whose run() takes the composed config; about)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "import": ("import_table", "Import real transcript layouts into one transcripts table."),
+    "score": ("score", "Corpus WER/CER with CIs per dataset and system; the ranking."),
+    "features": ("features", "Choose proxies; compute pWER/pCER features."),
+    "embed": ("embed", "Add SONAR similarity or Whisper likelihood features."),
+    "transcribe": ("transcribe", "Run an ASR system over audio; add its hypotheses and RTFx."),
+    "estimate": ("estimate", "Estimate WER of target systems without references."),
+    "sample": ("sample", "Choose utterances to transcribe for a few-label estimate."),
+    "leaderboard": ("leaderboard", "Rank systems by label-free WER; CIs, tests, fairness."),
+    "train": ("train", "Fit the aWER regressor and write the model with its card."),
+    "convert-model": ("convert_model", "Convert an old pickle model you trust to skops."),
+    "evaluate": ("evaluate", "The four evaluation cases, baselines and ablation."),
+    "demo": ("demo", "Run the main job on the embedded example (no ../shared needed)."),
+    "segmentation": ("segmentation", "Word-boundary P/R/F1, OS, R-value of word timings."),
+}
+
+
+def _import_argv(argv: list[str]) -> list[str]:
+    """Translate ``import FORMAT PATH... [--out FILE]`` into Hydra overrides."""
+    overrides: list[str] = []
+    positional: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        if arg in ("--out", "-o"):
+            value = next(args, None)
+            if value is None:
+                raise ConfigError("--out needs a file name, e.g. --out table.parquet")
+            overrides.append(f"out={_quote(value)}")
+        elif arg.startswith("--out="):
+            overrides.append(f"out={_quote(arg.split('=', 1)[1])}")
+        elif "=" in arg and not Path(arg).exists():
+            overrides.append(arg)
+        else:
+            positional.append(arg)
+    if positional:
+        overrides.insert(0, f"format={positional[0]}")
+    if len(positional) > 1:
+        paths = ",".join(_quote(p) for p in positional[1:])
+        overrides.insert(1, f"paths=[{paths}]")
+    return overrides
+
+
+def _quote(value: str) -> str:
+    """Quote a value for a Hydra override so paths with odd characters stay one string."""
+    escaped = re.sub(r"(\\+)(?='|$)", lambda m: m.group(1) * 2, value)
+    escaped = escaped.replace("'", "\\'").replace("${", "\\${")
+    return f"'{escaped}'"
+
+
+def _usage() -> str:
+    width = max(len(name) for name in COMMANDS)
+    lines = ["usage: werest <command> [key=value ...]", "", "commands:"]
+    lines += [f"  {name:<{width}}  {about}" for name, (_, about) in COMMANDS.items()]
+    lines += [
+        "",
+        "Each command composes conf/<command>.yaml; `werest <command> --help` lists its",
+        "settings with their comments, `werest <command> --cfg` prints the composed config.",
+        "`werest --version` prints the version.",
+    ]
+    return "\n".join(lines)
+
+
+def _wrote(paths: list[Path]) -> str:
+    """One "wrote ..." line for the files a command wrote (grouped by folder when many)."""
+    unique = list(dict.fromkeys(paths))
+    if len(unique) <= 4:
+        return "wrote " + ", ".join(str(p) for p in unique)
+    folders = dict.fromkeys(p.parent for p in unique)
+    return "wrote " + "; ".join(
+        f"{sum(p.parent == f for p in unique)} files in {f}" for f in folders
+    )
+
+
+def _runner(command: str) -> Callable[[DictConfig], object]:
+    module = importlib.import_module(f"werest.cli.commands.{COMMANDS[command][0]}")
+    return module.run
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point; returns the exit status (0 ok, 2 user error)."""
+    try:
+        status = _main(list(sys.argv[1:] if argv is None else argv))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`werest embed --cfg | head`): not an error of werest's.
+        # Point stdout at devnull so the interpreter's final flush does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a process killed by the signal returns
+    return status
+
+
+def _main(args: list[str]) -> int:
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(_usage())
+        return 0 if args else 2
+    if args[0] in ("--version", "-V", "version"):
+        from werest import __version__
+
+        print(f"werest {__version__}")
+        return 0
+    command, rest = args[0], args[1:]
+    if command not in COMMANDS:
+        print(
+            f"werest: error: unknown command {command!r}; commands: {', '.join(COMMANDS)}",
+            file=sys.stderr,
+        )
+        return 2
+    show_config = "--cfg" in rest
+    show_help = "--help" in rest or "-h" in rest
+    rest = [arg for arg in rest if arg not in ("--cfg", "--help", "-h")]
+    try:
+        overrides = _import_argv(rest) if command == "import" else rest
+        cfg = compose(command, overrides)
+        if show_help:
+            from werest.cli.help import command_help
+
+            print(command_help(command, COMMANDS[command][1], cfg, conf_dir(), overrides))
+            return 0
+        missing = sorted(OmegaConf.missing_keys(cfg))
+        if missing and not show_config:
+            raise ConfigError(
+                f"missing required setting(s) {', '.join(missing)}, e.g. {missing[0]}=... "
+                f"(werest {command} --help lists the settings)"
+            )
+        if show_config:
+            print(OmegaConf.to_yaml(cfg))
+            return 0
+        check_settings(command, cfg)
+        logs.setup(cfg.get("log_level", "WARNING"))
+        with recorded_writes() as written:
+            _runner(command)(cfg)
+        if written:
+            print(_wrote(written))
+    except WerestError as error:
+        print(f"werest {command}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"werest {command}: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,2 @@
+"""Estimation: guards, the label-free estimate, labels, prediction-powered inference and
+sampling."""

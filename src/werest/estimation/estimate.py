@@ -1,0 +1,691 @@
+"""``werest estimate``: label-free WER of target systems on a transcripts table.
+
+    werest estimate input=PATH target=SYSTEM [proxy=SYSTEM] [model_path=PATH] output_dir=DIR
+
+For each target row the proxy is the explicit ``proxy``, else the best system of the model's
+saved ranking that transcribed the utterance, else (a model without a ranking) the best system
+on the input's own references. When the input holds systems the ranking has never seen, a
+labelled ranking cannot place them, so all systems are ordered label-free by their agreement
+with each other (:func:`werest.features.proxy.consensus_order`) and a warning says so.
+
+The agreement features are computed against the proxy and the other systems, and the model
+predicts the utterance WER. Hypotheses are normalised once (each distinct string once), then
+utterances are processed in chunks, so features are held for one chunk at a time.
+
+Outputs (written atomically): ``DIR/utterances.csv`` (one row per target utterance: key,
+proxy, features, ``predicted_wer`` [and ``predicted_cer``], ``status``), ``DIR/summary.json``
+(per dataset and system: ``estimated_wer`` with a bootstrap 95 % CI, counts, and the true WER
+when the input has references), ``DIR/resources.json`` (the run's CPU %, memory and GPU use:
+:mod:`werest.resources`) and ``DIR/config.yaml``.
+
+A corpus estimate weights utterances by their proxy's length n (``proxy_words``):
+Σ(predicted WER · n) / Σ n. With the predictions equal to each utterance's pWER, that is raw
+corpus pWER (:func:`estimated_sample`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from werest.errors import ConfigError, InputError
+from werest.estimation.guards import (
+    PAIR_ROWS,
+    attach_warnings,
+    count_missing_as_deletions,
+    guard_warnings,
+    sample_pairs,
+    unestimated_warnings,
+)
+from werest.features.agreement import (
+    PANEL_SIZE,
+    STATUS_NO_PROXY,
+    STATUS_OK,
+    Panel,
+    add_dataset_context,
+)
+from werest.features.inputs import (
+    build_features,
+    input_columns,
+    require_inputs,
+)
+from werest.features.proxy import Ranking, choose_proxies, consensus_order, references_ranking
+from werest.formatting import percent, percent_interval
+from werest.ingest.table import KEY, UTTERANCE, row_codes
+from werest.io import atomic_path, json_default, shipped, write_csv
+from werest.model.files import Models, TrainedModel, load_model
+from werest.model.intervals import calibrated_interval
+from werest.stats import RateSample, bootstrap_ci
+from werest.text import (
+    NO_NORMALISATION,
+    NormalisationCache,
+    Normaliser,
+    cached_normalisation,
+    corpus_rate,
+    normalised_columns,
+)
+from werest.text.scoring import dataset_units, scoring_units, utterance_order
+
+log = logging.getLogger(__name__)
+
+STATUS_NO_FEATURE = "missing feature value"
+
+
+def default_model_path() -> Path:
+    """``models/default.skops`` in the repository (or inside the installed package)."""
+    return shipped("models") / "default.skops"
+
+
+def resolve_targets(table: pd.DataFrame, target, proxy: str | None) -> list[str]:
+    """The target systems: one name, a list, or null for every system but the proxy."""
+    systems = sorted(table["system"].unique())
+    if target in (None, "", "all"):
+        targets = [s for s in systems if s != proxy]
+    else:
+        targets = [str(target)] if isinstance(target, str | int) else [str(t) for t in target]
+        if not targets:
+            raise ConfigError("target=[] names no system: give one, a list, or null for all")
+    unknown = [t for t in targets if t not in systems]
+    if unknown:
+        raise ConfigError(
+            f"target system {unknown[0]!r} is not in the input (systems: {', '.join(systems)})"
+        )
+    if proxy is not None and proxy in targets:
+        raise ConfigError(f"proxy {proxy!r} is also the target: choose another proxy")
+    if len(systems) < 2:
+        raise InputError(
+            f"the input holds one system ({systems[0]}): estimating needs at "
+            "least one other system's hypotheses for the same utterances"
+        )
+    return targets
+
+
+def proxy_ranking(model: TrainedModel, table: pd.DataFrame) -> Ranking:
+    """The model's ranking, else a ranking on the input's own references."""
+    if model.ranking is not None:
+        return model.ranking
+    return reference_ranking(model, table)
+
+
+def reference_ranking(model: TrainedModel, table: pd.DataFrame) -> Ranking:
+    """The systems ranked on the input's own references (``ranking=references``)."""
+    return references_ranking(
+        table,
+        Normaliser(model.normaliser),  # the card holds its name
+        "leave ranking unset (label-free), or pass system_order=[best,...] or proxy=SYSTEM",
+    )
+
+
+#: ``ranking=`` values that are not a ranking file.
+LABEL_FREE, MODEL_RANKING, REFERENCE_RANKING = "label_free", "model", "references"
+
+
+def choose_ranking(
+    models: Models,
+    table: pd.DataFrame,
+    *,
+    ranking: str | Path | None = None,
+    system_order: list[str] | None = None,
+    pairs: pd.DataFrame | None = None,
+) -> Ranking:
+    """The order proxies are chosen in (best first).
+
+    By default (``ranking`` null or ``label_free``) the systems' label-free order
+    (:func:`werest.features.proxy.consensus_order`): it needs no reference, and it never looks at
+    the
+    systems' names. The model's saved ranking is *not* used by default: it was measured on
+    other domains, and using it only when it knows every name made the estimates change
+    when a system was renamed. Users who know their systems choose:
+
+    * ``system_order=[best, ..., worst]``: their own order; systems it does not list come
+      after, in label-free order;
+    * ``ranking=model``: the model's saved ranking (systems it never saw come after, in
+      label-free order);
+    * ``ranking=references``: the input's own references (the true order where labelled);
+    * ``ranking=PATH``: a ``ranking.json`` written by ``werest score``.
+
+    ``pairs`` (:func:`werest.features.agreement.pairwise_agreement` of a sample) saves
+    aligning the sample again.
+    """
+    if system_order is not None and ranking not in (None, LABEL_FREE):
+        raise ConfigError("give ranking= or system_order=, not both")
+    consensus = consensus_order(table, normaliser=models.normaliser, pairs=pairs)
+    if system_order is None and ranking in (None, LABEL_FREE):
+        log.info("proxies follow the systems' label-free order: %s", consensus)
+        return Ranking.from_order(consensus)
+    if system_order is not None:
+        order = [str(name) for name in system_order]
+        unknown = sorted(set(order) - set(table["system"]))
+        if unknown:
+            raise ConfigError(
+                f"system_order names {unknown[0]!r}, which is not in the input "
+                f"(systems: {', '.join(sorted(table['system'].unique()))})"
+            )
+        return Ranking.from_order(order + [name for name in consensus if name not in order])
+    if ranking == MODEL_RANKING:
+        known = proxy_ranking(models.wer, table)
+    elif ranking == REFERENCE_RANKING:
+        known = reference_ranking(models.wer, table)
+    else:
+        known = Ranking.load(ranking)
+    ranked = [name for name in known.systems if name in set(table["system"])]
+    unseen = [name for name in consensus if name not in set(ranked)]
+    if unseen:
+        log.warning(
+            "systems %s are not in the ranking: they follow the ranked ones in label-free order",
+            unseen,
+        )
+    return Ranking.from_order(ranked + unseen)
+
+
+def sampled_order(
+    models: Models,
+    table: pd.DataFrame,
+    ranking: str | Path | None,
+    system_order: list[str] | None,
+    seed: int,
+) -> tuple[pd.DataFrame, Ranking]:
+    """The pairwise agreement of a seeded sample of each dataset's utterances (what the
+    guards read, :func:`werest.estimation.guards.sample_pairs`) and the proxy order chosen from it
+    (:func:`choose_ranking`)."""
+    pairs = sample_pairs(table, normaliser=models.normaliser, seed=seed)
+    order = choose_ranking(models, table, ranking=ranking, system_order=system_order, pairs=pairs)
+    return pairs, order
+
+
+def estimate_utterances(
+    table: pd.DataFrame,
+    models: Models,
+    targets: list[str],
+    *,
+    proxy: str | None = None,
+    ranking: Ranking | None = None,
+    unseen_order: list[str] | None = None,
+    chunk_utterances: int = 50_000,
+    n_jobs: int = 1,
+    panel_size: int | None = PANEL_SIZE,
+) -> pd.DataFrame:
+    """Features and predictions for every target row, utterance chunk by utterance chunk.
+
+    Parameters
+    ----------
+    models : the WER model and optionally a CER one; the WER model's normaliser is used.
+    unseen_order : the order of systems the ranking does not hold (label-free consensus).
+    panel_size : each target is compared with its ``panel_size`` best-ranked others, in the
+        proxy order (:class:`werest.features.agreement.Panel`), so the cost grows linearly
+        with the number of systems; None: with every other system.
+    """
+    panel = None
+    if panel_size is not None:
+        order = (ranking or Ranking.from_order([])).order(set(table["system"]), unseen_order)
+        if proxy is not None:
+            order = [proxy, *(name for name in order if name != proxy)]
+        panel = Panel(tuple(order), panel_size)
+    extra = _extra_features(models, table)
+    # Each distinct hypothesis is normalised once for the whole table, not once per chunk.
+    normalised = normalised_columns(table, models.normaliser, ("hypothesis",), n_jobs=n_jobs)
+    columns = input_columns(extra)
+    table = table[[*KEY, *columns]].assign(hypothesis=normalised["hypothesis"].to_numpy())
+    codes = row_codes(table["dataset"], table["utt_id"])[0]
+    n_utterances = int(codes.max()) + 1 if len(codes) else 0
+    # a chunk holds at most PAIR_ROWS compared pairs, so memory is bounded by the chunk
+    # whatever the number of systems (each of S systems compared with ≤ panel + 1 others)
+    systems = len(table) / max(n_utterances, 1)
+    compared = systems * min(systems, (panel.size + 1) if panel else systems)
+    chunk_utterances = max(1, min(chunk_utterances, int(PAIR_ROWS // max(compared, 1))))
+    bounds = range(0, n_utterances, chunk_utterances)
+    chunks = (table[(codes >= start) & (codes < start + chunk_utterances)] for start in bounds)
+    work = partial(
+        _estimate_chunk,
+        models=models,
+        targets=targets,
+        proxy=proxy,
+        ranking=ranking,
+        unseen_order=unseen_order,
+        extra=extra,
+        panel=panel,
+    )
+    if n_jobs == 1 or len(bounds) < 2:
+        results = map(work, chunks)
+    else:  # chunks in worker processes, in order, at most a few in flight
+        from joblib import Parallel, delayed
+
+        results = Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(work)(chunk) for chunk in chunks
+        )
+    progress = tqdm(results, total=len(bounds), desc="estimating", unit="chunk", disable=None)
+    parts = list(progress)
+    if not parts:
+        raise InputError("the input has no rows")
+    # Dataset-level context needs every chunk of a dataset: predict once all are in.
+    features = add_dataset_context(pd.concat(parts, ignore_index=True))
+    return predict_features(features, models)
+
+
+def _estimate_chunk(
+    chunk: pd.DataFrame,
+    *,
+    models: Models,
+    targets: list[str],
+    proxy: str | None,
+    ranking: Ranking | None,
+    unseen_order: list[str] | None,
+    extra: list[str],
+    panel: Panel | None = None,
+) -> pd.DataFrame:
+    """Proxies and features of one chunk of whole utterances (normalised text)."""
+    proxies = choose_proxies(
+        chunk,
+        ranking,
+        targets=_present(chunk, targets),
+        proxy=proxy,
+        unseen_order=unseen_order,
+        absent_proxy_ok=True,  # the whole input has it (checked): not this chunk's datasets
+    )
+    return build_features(
+        chunk,
+        proxies,
+        normaliser=NO_NORMALISATION,
+        input_features=extra,
+        context=False,
+        panel=panel,
+    )
+
+
+def _present(chunk: pd.DataFrame, targets: list[str]) -> list[str]:
+    present = set(chunk["system"].unique())
+    return [t for t in targets if t in present]
+
+
+def _extra_features(models: Models, table: pd.DataFrame) -> list[str]:
+    """Model features that are not computed from text: they (or, for ``*_vs_proxy``, the
+    columns they derive from) must come with the input (:mod:`werest.features.inputs`)."""
+    return require_inputs(models.feature_names, table, "werest estimate")
+
+
+def predict_features(features: pd.DataFrame, models: Models) -> pd.DataFrame:
+    """``predicted_<target>`` columns for a feature table; rows with a non-finite feature get
+    status ``missing feature value``."""
+    names = models.feature_names
+    usable = (features["status"] == STATUS_OK).to_numpy()
+    values = features[names].astype(float)
+    finite = np.isfinite(values.fillna(0).to_numpy()).all(axis=1)
+    for target, model in models:
+        column = np.full(len(features), np.nan)
+        rows = usable & finite
+        if rows.any():
+            column[rows] = model.predict(features.loc[rows]).to_numpy()
+        features[f"predicted_{target}"] = column
+    features.loc[usable & ~finite, "status"] = STATUS_NO_FEATURE
+    return features
+
+
+def summarise(
+    utterances: pd.DataFrame,
+    table: pd.DataFrame,
+    *,
+    normaliser: Normaliser,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    calibration: dict | None = None,
+    scored: pd.DataFrame | None = None,
+    truth: pd.DataFrame | None = None,
+    units: dict[str, str] | None = None,
+) -> list[dict]:
+    """One record per dataset and system: the corpus estimate with its CI (and true WER).
+
+    ``ci_low``/``ci_high`` are the bootstrap CI (sampling noise only). With a model's
+    ``calibration`` (:mod:`werest.model.intervals`), ``interval_low``/``interval_high`` add the
+    model's own error on new domains: the interval to read. Each group's utterances are
+    taken in a canonical order (:func:`utterance_order`), so the sums and the bootstrap do
+    not depend on row order or on how the input was partitioned. A partitioned run
+    (:mod:`werest.partition.estimate`) passes ``table=None`` with ``truth``
+    (:func:`truth_from_sums`) and ``units`` accumulated over its partitions.
+    """
+    if table is not None:  # else a partitioned run's accumulated truth (None: no reference)
+        truth = _true_wer(table, utterances, normaliser, scored)
+    if units is None:
+        units = dataset_units(scoring_units(table, normaliser), table["dataset"])
+    records = []
+    for (dataset, system), group in utterances.groupby(["dataset", "system"], sort=True):
+        done = group[group["status"] == STATUS_OK]
+        done = done.iloc[np.argsort(utterance_order(done), kind="stable")]
+        sample = estimated_sample(done)
+        record = {
+            "dataset": dataset,
+            "system": system,
+            "proxy": done["proxy"].mode().iat[0] if len(done) else None,
+            "proxies": {str(k): int(v) for k, v in done["proxy"].value_counts().items() if v},
+            "unit": units.get(dataset, "word"),
+            "estimated_wer": sample.rate() if len(done) else None,
+            "ci_low": None,
+            "ci_high": None,
+            "n_utterances": len(group),
+            "n_estimated": len(done),
+            "n_estimated_words": float(sample.denominator.sum()),
+            "method": "zero_label",  # ppi where labels= made it prediction-powered
+        }
+        if len(done):
+            low, high = bootstrap_ci(
+                sample.numerator, sample.denominator, n_resamples=n_resamples, seed=seed
+            )
+            record["ci_low"], record["ci_high"] = low, high
+        if calibration and record["estimated_wer"] is not None:
+            interval = calibrated_interval(
+                [record["estimated_wer"]], calibration, [record["ci_low"]], [record["ci_high"]]
+            )
+            record["interval_low"], record["interval_high"] = (float(v[0]) for v in interval)
+            record["interval_level"] = calibration["level"]
+        if "predicted_cer" in done:
+            record["estimated_cer"] = (
+                estimated_sample(done, "predicted_cer").rate() if len(done) else None
+            )
+        if truth is not None and (dataset, system) in truth.index:
+            record["wer"] = float(truth.loc[(dataset, system), "wer"])
+            record["n_labelled"] = int(truth.loc[(dataset, system), "n"])
+        records.append(record)
+    return records
+
+
+def estimated_sample(done: pd.DataFrame, column: str = "predicted_wer") -> RateSample:
+    """The corpus estimate's terms, the one place its formula is written: each estimated
+    utterance weighs its proxy's length (:func:`corpus_length`, at least 1), so the corpus
+    estimate is Σ(pred · n) / Σ n (:meth:`RateSample.rate`) as a true corpus WER is
+    Σ errors / Σ words, and the bootstraps resample these terms. With every prediction equal
+    to the utterance's pWER this is exactly raw corpus pWER, Σ errors against the proxy /
+    Σ proxy words: the anchor the model's corrections start from
+    (:class:`werest.model.regressor.AnchoredWerRegressor`)."""
+    weight = done[corpus_length(column)].clip(lower=1).to_numpy(dtype=float)
+    return RateSample(done[column].to_numpy(dtype=float) * weight, weight)
+
+
+def corpus_length(column: str) -> str:
+    """The proxy length that weighs ``column``'s utterances in a corpus estimate:
+    ``proxy_chars`` for ``predicted_cer``, ``proxy_words`` for any other prediction."""
+    return "proxy_chars" if column == "predicted_cer" else "proxy_words"
+
+
+def scored_rows(
+    table: pd.DataFrame, utterances: pd.DataFrame, normaliser: Normaliser
+) -> pd.DataFrame | None:
+    """True per-utterance counts (:func:`werest.text.scoring.score_utterances`) of the estimated
+    rows that have a reference, with the reference; None when there is none."""
+    if "reference" not in table.columns or table["reference"].isna().all():
+        return None
+    from werest.text.scoring import score_utterances
+
+    rows = table.merge(utterances[KEY], on=KEY)
+    rows = rows[rows["reference"].notna()].reset_index(drop=True)
+    if rows.empty:
+        return None
+    return score_utterances(rows, normaliser).assign(reference=rows["reference"].to_numpy())
+
+
+def _true_wer(
+    table: pd.DataFrame,
+    utterances: pd.DataFrame,
+    normaliser: Normaliser,
+    scored: pd.DataFrame | None = None,
+):
+    """True corpus WER of the estimated rows, where the input has references."""
+    if scored is None:
+        scored = scored_rows(table, utterances, normaliser)
+    if scored is None:
+        return None
+    return truth_from_sums(truth_sums(scored, utterances))
+
+
+def truth_sums(scored: pd.DataFrame, utterances: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per (dataset, system): Σ word errors, Σ reference words and the count of labelled rows;
+    integer sums, so partitions add up to exactly the whole table's. With ``utterances``, only
+    the rows estimated there (status ok) count: a true WER beside an estimate is measured on
+    exactly the utterances estimated."""
+    if utterances is not None:
+        scored = scored.merge(utterances.loc[utterances["status"] == STATUS_OK, KEY], on=KEY)
+    grouped = scored.groupby(["dataset", "system"])
+    return grouped[["word_errors", "ref_words"]].sum().assign(n=grouped.size())
+
+
+def truth_from_sums(sums: pd.DataFrame) -> pd.DataFrame:
+    """The true corpus WER (``wer``, ``n``) from :func:`truth_sums`."""
+    pairs = zip(sums["word_errors"], sums["ref_words"], strict=True)
+    wer = [corpus_rate([errors], [words]) for errors, words in pairs]
+    return pd.DataFrame({"wer": wer, "n": sums["n"]}, index=sums.index)
+
+
+def format_summary(records: list[dict], labelled: bool = False) -> str:
+    """The summary as a readable table (percentages); ``labelled`` (a ``labels=`` run) adds
+    each row's method, its labels and the labels-only estimate."""
+    rows = []
+    for r in records:
+        row = {
+            "dataset": r["dataset"],
+            "system": r["system"],
+            "proxies": _proxies(r),
+            "estimated/utts": f"{r['n_estimated']}/{r['n_utterances']}",
+            "est. WER %": percent(r["estimated_wer"])
+            + (" (chars)" if r.get("unit") == "character" else ""),
+            "95% interval": percent_interval(r.get("interval_low"), r.get("interval_high"))
+            if "interval_low" in r
+            else "",
+            "sampling CI": percent_interval(r["ci_low"], r["ci_high"])
+            if r["ci_low"] is not None
+            else "",
+        }
+        if labelled:  # labels= (werest.estimation.labels): prediction-powered rows say so
+            row["method"] = r["method"]
+            row["labels (effective)"] = _labels_used(r)
+            row["labels only %"] = (
+                f"{percent(r['classical_wer'])} "
+                f"{percent_interval(r['classical_low'], r['classical_high'])}"
+                if r["method"] == "ppi"
+                else ""
+            )
+        if "wer" in r:
+            row["true WER %"] = percent(r["wer"])
+        rows.append(row)
+    return pd.DataFrame(rows).to_string(index=False)
+
+
+def _labels_used(record: dict) -> str:
+    """A prediction-powered row's labelled utterances and the labels-only count it is worth."""
+    if record["method"] != "ppi":
+        return str(record.get("n_labelled", 0))
+    return f"{record['n_labelled']} (≈{record['effective_labels']:.0f})"
+
+
+def _proxies(record: dict) -> str:
+    """Every proxy of a summary record, with its utterance count when there are several."""
+    proxies = record.get("proxies") or {}
+    if len(proxies) <= 1:
+        return record.get("proxy") or ""
+    return ", ".join(f"{name} {count}" for name, count in proxies.items())
+
+
+def readable_utterances(
+    utterances: pd.DataFrame,
+    table: pd.DataFrame,
+    normaliser: Normaliser,
+    scored: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """The estimated rows with what a person needs to check them: the target's and the
+    proxy's hypothesis as written, and where the input has a reference, the reference and the
+    true utterance WER with its S/D/I (``wer, substitutions, deletions, insertions,
+    ref_words``; under the model's normaliser, as ``werest score`` counts them)."""
+    text = table[[*KEY, "hypothesis"]]
+    out = utterances.merge(text, on=KEY, how="left")
+    proxy_text = text.rename(columns={"system": "proxy", "hypothesis": "proxy_hypothesis"})
+    out = out.merge(proxy_text, on=[*UTTERANCE, "proxy"], how="left")
+    predicted = [c for c in out.columns if c.startswith("predicted_")]
+    columns = [*KEY, "proxy", "status", *predicted, "hypothesis", "proxy_hypothesis"]
+    if scored is None:
+        scored = scored_rows(table, utterances, normaliser)
+    if scored is not None:
+        truth = ["reference", "wer", "substitutions", "deletions", "insertions", "ref_words"]
+        out = out.merge(scored[[*KEY, *truth]], on=KEY, how="left")
+        columns += truth
+    rest = [c for c in out.columns if c not in columns]
+    return out[columns + rest]
+
+
+def write_outputs(utterances: pd.DataFrame, records: list[dict], output_dir: Path) -> None:
+    """utterances.csv and summary.json, atomically."""
+    with atomic_path(output_dir / "utterances.csv") as tmp:
+        write_csv(utterances, tmp)
+    write_summary(records, output_dir)
+
+
+def write_summary(records: list[dict], output_dir: Path) -> None:
+    """summary.json, atomically."""
+    with atomic_path(output_dir / "summary.json") as tmp:
+        tmp.write_text(json.dumps(records, indent=2, default=json_default), encoding="utf-8")
+
+
+def load_models(
+    model_path: str | Path | None = None,
+    cer_model_path: str | Path | None = None,
+    *,
+    trust_model: bool = False,
+) -> Models:
+    """The WER model (``model_path``, default models/default.skops) and an optional CER one."""
+    return Models(
+        load_model(model_path or default_model_path(), trust_model=trust_model),
+        load_model(cer_model_path, trust_model=trust_model) if cer_model_path else None,
+    )
+
+
+def check_normaliser(
+    models: Models, requested: Normaliser | None, table: pd.DataFrame
+) -> Normaliser:
+    """The normaliser of this run: the models' own, which ``requested`` (None: unset) may only
+    restate.
+
+    A model learned what agreement rates mean under its own normaliser (``whisper_english``
+    counts "twenty five" and "25" as one word, ``none`` does not), so another normaliser would
+    give features it never saw. ``auto`` and ``whisper_english`` are the same on a table with
+    no non-English row, and are accepted for each other there.
+
+    Raises
+    ------
+    ConfigError : ``requested`` differs from a model's normaliser on this table.
+    """
+    if requested is None:
+        return models.normaliser
+    for _, model in models:
+        trained = model.normaliser
+        if requested.name == trained:
+            continue
+        english_only = not _non_english(table)
+        if english_only and {requested.name, trained} == {"auto", "whisper_english"}:
+            continue
+        raise ConfigError(
+            f"normaliser={requested} differs from the model's ({trained}): its features would "
+            f"not mean what the model learned; leave normaliser unset (the model's) or retrain "
+            f"with normaliser={requested}"
+        )
+    return models.normaliser
+
+
+def _non_english(table: pd.DataFrame) -> list[str]:
+    from werest.text import language_code
+
+    if "language" not in table.columns:
+        return []
+    codes = {language_code(value) for value in table["language"].dropna().unique()}
+    return sorted(code for code in codes if code not in (None, "en"))
+
+
+def input_features(models: Models) -> tuple[str, ...]:
+    """The input's numeric evidence columns, checked as numbers when present: those the
+    models need (e.g. ``similarity``, ``wl_mean_logprob``), and every other column ``werest
+    embed`` writes (text such as ``similarity=high`` is a user's mistake whichever model
+    runs)."""
+    from werest.features.likelihood import LIKELIHOOD_FEATURES
+
+    needed = input_columns(models.feature_names)
+    return tuple(dict.fromkeys([*needed, "similarity", "audio_duration", *LIKELIHOOD_FEATURES]))
+
+
+def nothing_estimated(utterances: pd.DataFrame, path) -> InputError:
+    """The one-line error when no target row could be estimated, with the statuses' counts."""
+    counts = utterances["status"].value_counts()
+    summary = ", ".join(f"{status}: {count}" for status, count in counts.items())
+    if set(counts.index) == {STATUS_NO_PROXY}:
+        reason = "no target utterance has a proxy hypothesis (the other systems did not "
+        reason += "transcribe these utterances)"
+    else:
+        reason = "no target utterance could be estimated"
+    return InputError(f"{reason}: nothing to estimate ({summary})", path=path)
+
+
+def estimate_table(
+    table: pd.DataFrame,
+    models: Models,
+    *,
+    target=None,
+    proxy: str | None = None,
+    ranking: str | Path | None = None,
+    system_order: list[str] | None = None,
+    normaliser: Normaliser | None = None,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    chunk_utterances: int = 50_000,
+    n_jobs: int = 1,
+    source: str | Path | None = None,
+    missing_hypotheses: str = "exclude",
+) -> tuple[pd.DataFrame, list[dict], list[dict]]:
+    """The main job on a validated table: (utterance rows, summary records, warnings).
+
+    ``target`` is one system, a list, or None (every system but the proxy); ``proxy``,
+    ``ranking`` and ``system_order`` choose the proxies (:func:`choose_ranking`); ``source``
+    names the input in errors; ``normaliser`` is the normaliser a user asked for (None: the
+    models' own), only checked against the models' (:func:`check_normaliser`: the run uses the
+    models' own); ``missing_hypotheses="deletions"`` counts a system's missing
+    hypothesis for an utterance of a dataset it ran on as an empty output
+    (:func:`werest.estimation.guards.count_missing_as_deletions`; default ``exclude``: such rows are
+    absent, and a warning says the systems are compared on different utterance sets). No file
+    is written (:mod:`werest.cli.commands.estimate` writes them).
+    """
+    if missing_hypotheses not in ("exclude", "deletions"):
+        raise ConfigError(
+            f"missing_hypotheses must be exclude or deletions, got {missing_hypotheses!r}"
+        )
+    if missing_hypotheses == "deletions":
+        table = count_missing_as_deletions(table)
+    used = check_normaliser(models, normaliser, table)
+    targets = resolve_targets(table, target, proxy)
+    if proxy is not None and proxy not in set(table["system"]):
+        raise ConfigError(f"proxy system {proxy!r} is not in the input")
+    with cached_normalisation(NormalisationCache()):  # each distinct string once per run
+        # with proxy=, the order is the panel's after the proxy
+        pairs, order = sampled_order(models, table, ranking, system_order, seed)
+        utterances = estimate_utterances(
+            table,
+            models,
+            targets,
+            proxy=proxy,
+            ranking=order,
+            chunk_utterances=chunk_utterances,
+            n_jobs=n_jobs,
+        )
+        if not (utterances["status"] == STATUS_OK).any():
+            raise nothing_estimated(utterances, source)
+        scored = scored_rows(table, utterances, used)  # once, for the summary and the rows
+        records = summarise(
+            utterances,
+            table,
+            normaliser=used,
+            n_resamples=n_resamples,
+            seed=seed,
+            calibration=models.calibration,
+            scored=scored,
+        )
+        warnings = [*guard_warnings(table, utterances, pairs), *unestimated_warnings(records)]
+        attach_warnings(records, warnings)
+        return readable_utterances(utterances, table, used, scored), records, warnings

@@ -1,0 +1,345 @@
+"""``werest estimate … labels=L``: a few transcribed utterances turn every estimate into a
+prediction-powered one (:mod:`werest.estimation.ppi`).
+
+``L`` is a table with ``dataset, utt_id, reference`` (the sheet ``werest sample`` writes, once
+filled in), or ``input``: the input's own references where only some rows have one. The
+sheet's design columns (``draws``, ``expected_draws``) say how the utterances were drawn;
+a table without them is taken as a simple random sample. One reference serves every system
+of its utterance.
+
+Per (dataset, system) with at least ``min_labels`` labelled utterances, ``estimated_wer`` and
+``interval_low``/``interval_high`` become the prediction-powered estimate and its interval
+(``method: ppi``); the labels-only estimate is beside it (``classical_wer``,
+``classical_low``, ``classical_high``), with the zero-label estimate (``zero_label_wer``), λ
+and the effective number of labels. With fewer labels the zero-label estimate stays
+(``method: zero_label``) and a warning says so. Every pair of systems of a labelled dataset
+gets the paired difference (``pairs.csv``).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from werest.errors import ConfigError, InputError
+from werest.estimation.estimate import estimated_sample
+from werest.estimation.ppi import (
+    METHODS,
+    DatasetDraws,
+    Estimates,
+    dataset_frames,
+    estimate_draws,
+    paired_differences,
+)
+from werest.features.agreement import STATUS_OK
+from werest.ingest.table import KEY, UTTERANCE, read_table, validate_table
+from werest.text import Normaliser
+from werest.text.scoring import score_utterances
+
+log = logging.getLogger(__name__)
+
+#: ``labels=input``: the input's own references.
+FROM_INPUT = "input"
+#: The columns a labels table must have.
+LABEL_COLUMNS = (*UTTERANCE, "reference")
+
+
+@dataclass(frozen=True)
+class LabelSettings:
+    """``few_labels:`` of ``werest estimate``/``werest leaderboard``.
+
+    Parameters
+    ----------
+    interval : how the 95 % interval is made (:data:`werest.estimation.ppi.METHODS`).
+    level : its coverage.
+    min_labels : a (dataset, system) with fewer labelled utterances keeps its zero-label
+        estimate (with a warning).
+    n_resamples : bootstrap resamples.
+    recalibrate : refit the predicted errors on the labels, cross-fitted
+        (:meth:`werest.estimation.ppi.DatasetFrame.recalibrated_draws`).
+    """
+
+    interval: str = "t"
+    level: float = 0.95
+    min_labels: int = 20
+    n_resamples: int = 2000
+    recalibrate: bool = True
+
+    def __post_init__(self) -> None:
+        if self.interval not in METHODS:
+            raise ConfigError(
+                f"few_labels.interval must be one of {', '.join(METHODS)}, got {self.interval!r}"
+            )
+        if not 0 < self.level < 1:
+            raise ConfigError(f"few_labels.level must be in (0, 1), got {self.level}")
+
+
+def read_labels(
+    source: str | Path | pd.DataFrame, table: pd.DataFrame, input_path=None
+) -> pd.DataFrame:
+    """The labels (a file, ``input``, or a DataFrame), one row per (dataset, utt_id) with
+    ``reference``, ``draws`` and ``expected_draws`` (NaN: no design recorded, a simple random
+    sample).
+
+    Raises
+    ------
+    InputError : naming file, row and column: a label for an utterance not in the table, a
+        duplicated label, an empty reference, a reference that differs from the input's own.
+    """
+    if isinstance(source, pd.DataFrame):  # the Python API: a DataFrame of labels
+        labels, source = validate_table(source, required=LABEL_COLUMNS, source="<labels>"), None
+    elif str(source) == FROM_INPUT:
+        return _input_labels(table, input_path)
+    else:
+        labels = read_table(source, required=LABEL_COLUMNS)
+    empty = labels["reference"].isna()
+    if empty.any():
+        raise InputError(
+            "empty reference: transcribe the utterance or delete its row",
+            path=source,
+            row=_row(empty),
+            column="reference",
+        )
+    known = pd.MultiIndex.from_frame(table[UTTERANCE].drop_duplicates())
+    keys = pd.MultiIndex.from_frame(labels[UTTERANCE])
+    unknown = ~keys.isin(known)
+    if unknown.any():
+        first = _row(unknown) - 1
+        raise InputError(
+            f"utterance {labels['dataset'].iat[first]}/{labels['utt_id'].iat[first]} is not in "
+            "the input table: labels must name the input's utterances",
+            path=source,
+            row=first + 1,
+            column="utt_id",
+        )
+    _check_against_input(labels, table, source)
+    design = ["draws", "expected_draws"]
+    for column in design:
+        if column not in labels:
+            labels[column] = np.nan
+            continue
+        given = labels[column].notna() & (labels[column].astype(str).str.strip() != "")
+        labels[column] = pd.to_numeric(labels[column].where(given), errors="coerce")
+        text = given & labels[column].isna()
+        if text.any():
+            raise InputError("not a number", path=source, row=_row(text), column=column)
+    _check_design(labels, source)
+    return labels[[*UTTERANCE, "reference", *design]]
+
+
+def _row(mask) -> int:
+    """The row number (1 = the first row after the header) of the first True of ``mask``."""
+    return int(np.flatnonzero(np.asarray(mask))[0]) + 1
+
+
+def _check_design(labels: pd.DataFrame, source) -> None:
+    """draws ≥ 1 and 0 < expected_draws, where recorded."""
+    for column, bad in (
+        ("draws", labels["draws"].notna() & ~(labels["draws"] >= 1)),
+        ("expected_draws", labels["expected_draws"].notna() & ~(labels["expected_draws"] > 0)),
+    ):
+        if bad.any():
+            raise InputError(
+                f"{column} must be a positive number (as werest sample writes it)",
+                path=source,
+                row=_row(bad),
+                column=column,
+            )
+    partial = labels.groupby("dataset")["expected_draws"].apply(
+        lambda s: 0 < s.isna().sum() < len(s)
+    )
+    if partial.any():
+        raise InputError(
+            f"dataset {partial.index[partial.to_numpy()][0]}: expected_draws is filled on some "
+            "rows only; keep the sheet's design columns on every row or remove them",
+            path=source,
+            column="expected_draws",
+        )
+
+
+def _check_against_input(labels: pd.DataFrame, table: pd.DataFrame, source) -> None:
+    """A label that differs from the input's own reference (white space aside) is an error."""
+    if "reference" not in table.columns:
+        return
+    own = table.loc[table["reference"].notna(), [*UTTERANCE, "reference"]].drop_duplicates(
+        UTTERANCE
+    )
+    both = labels.reset_index().merge(own, on=UTTERANCE, suffixes=("", "_input"))
+    differ = both["reference"].map(_squeeze) != both["reference_input"].map(_squeeze)
+    if differ.any():
+        row = both.loc[differ.to_numpy(), "index"].iat[0]
+        raise InputError(
+            "the label differs from the input's own reference for this utterance; fix one of them",
+            path=source,
+            row=int(row) + 1,
+            column="reference",
+        )
+
+
+def _squeeze(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _input_labels(table: pd.DataFrame, input_path) -> pd.DataFrame:
+    """``labels=input``: the utterances whose input rows carry a reference."""
+    if "reference" not in table.columns or table["reference"].isna().all():
+        raise InputError(
+            "labels=input, but no input row has a reference", path=input_path, column="reference"
+        )
+    rows = table.loc[table["reference"].notna(), [*UTTERANCE, "reference"]]
+    return rows.drop_duplicates(UTTERANCE).assign(draws=np.nan, expected_draws=np.nan)
+
+
+def labelled_scores(
+    table: pd.DataFrame, labels: pd.DataFrame, normaliser: Normaliser
+) -> pd.DataFrame:
+    """True word errors and reference words of every system's hypothesis on each labelled
+    utterance (:func:`werest.text.scoring.score_utterances` against the label)."""
+    rows = table[[*KEY, "hypothesis"]].merge(labels[[*UTTERANCE, "reference"]], on=UTTERANCE)
+    return score_utterances(rows, normaliser)[[*KEY, "word_errors", "ref_words"]]
+
+
+def prediction_rows(utterances: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
+    """:data:`werest.estimation.ppi.FRAME_COLUMNS` rows: each estimated row's predicted errors and
+    words,
+    the corpus estimate's own terms (:func:`werest.estimation.estimate.estimated_sample`), with its
+    labelled truth (``word_errors``, ``ref_words`` of ``scores``) where there is one."""
+    done = utterances[utterances["status"] == STATUS_OK]
+    sample = estimated_sample(done)
+    rows = done[KEY].assign(pred_errors=sample.numerator, pred_words=sample.denominator)
+    rows = rows.merge(scores, on=KEY, how="left")
+    return rows.rename(columns={"word_errors": "errors", "ref_words": "words"})
+
+
+def design_rows(labels: pd.DataFrame, frame_utterances: pd.Index) -> tuple[np.ndarray, np.ndarray]:
+    """The draws of one dataset: positions in the frame (an utterance drawn k times is k
+    draws) and their weights 1 / (N p) with p = expected_draws / Σ draws (1 without a design)."""
+    position = frame_utterances.get_indexer(labels["utt_id"])
+    kept = labels[position >= 0]
+    position = position[position >= 0]
+    draws = kept["draws"].fillna(1).round().astype(int).to_numpy()
+    rows = np.repeat(position, draws)
+    if kept["expected_draws"].isna().all():
+        return rows, np.ones(len(rows))
+    p = kept["expected_draws"].to_numpy(dtype=float) / draws.sum()
+    weight = 1.0 / (len(frame_utterances) * p)
+    return rows, np.repeat(weight, draws)
+
+
+@dataclass
+class LabelledResult:
+    """What the labels changed: the records (updated in place), the pairs, the warnings."""
+
+    pairs: pd.DataFrame
+    warnings: list[dict]
+
+
+def dataset_estimates(
+    rows: pd.DataFrame, labels: pd.DataFrame, settings: LabelSettings, *, seed: int = 0, method=None
+) -> dict[str, tuple[DatasetDraws, Estimates]]:
+    """Per labelled dataset: its draws and every system's estimates (:mod:`werest.estimation.ppi`).
+    ``rows``: :func:`prediction_rows`; ``method`` overrides ``settings.interval``."""
+    out = {}
+    for dataset, frame in dataset_frames(rows).items():
+        draw_rows, weight = design_rows(labels[labels["dataset"] == dataset], frame.utterances)
+        if not len(draw_rows):
+            continue
+        census = len(np.unique(draw_rows)) == frame.n  # every utterance labelled: the truth
+        draws = (
+            frame.recalibrated_draws(draw_rows, weight, seed=seed)
+            if settings.recalibrate and not census
+            else frame.draws(draw_rows, weight)
+        )
+        out[dataset] = (
+            draws,
+            estimate_draws(
+                draws,
+                method=method or settings.interval,
+                level=settings.level,
+                n_resamples=settings.n_resamples,
+                seed=seed,
+            ),
+        )
+    return out
+
+
+def enough_labels(
+    dataset: str, est: Estimates, settings: LabelSettings, warnings: list[dict]
+) -> np.ndarray:
+    """Which systems of ``dataset`` have ``min_labels`` labelled utterances; the others keep
+    their zero-label estimate, and a warning saying so is added to ``warnings``."""
+    enough = est.n_labelled >= settings.min_labels
+    short = [system for system, ok in zip(est.systems, enough, strict=True) if not ok]
+    if short:
+        warnings.append(
+            {
+                "dataset": dataset,
+                "systems": short,
+                "message": f"{', '.join(short)}: fewer than {settings.min_labels} labelled "
+                "utterances: the zero-label estimate is kept (few_labels.min_labels)",
+            }
+        )
+    return enough
+
+
+def apply_labels(
+    records: list[dict],
+    utterances: pd.DataFrame,
+    table: pd.DataFrame,
+    labels: pd.DataFrame,
+    normaliser: Normaliser,
+    settings: LabelSettings,
+    *,
+    seed: int = 0,
+) -> LabelledResult:
+    """Turn the summary ``records`` of labelled datasets into prediction-powered ones (see
+    the module docstring); returns the paired differences and the warnings."""
+    scores = labelled_scores(table, labels, normaliser)
+    estimates = dataset_estimates(prediction_rows(utterances, scores), labels, settings, seed=seed)
+    by_cell = {(r["dataset"], r["system"]): r for r in records}
+    for record in records:
+        if "wer" in record and record.get("n_labelled") != record["n_estimated"]:
+            del record["wer"]  # the truth of a labelled subset is not the corpus WER
+        record.update(method="zero_label", n_labelled=0)
+    pairs, warnings = [], []
+    for dataset, (draws, est) in estimates.items():
+        enough = enough_labels(dataset, est, settings, warnings)
+        for k, system in enumerate(est.systems):
+            record = by_cell.get((dataset, system))
+            if record is None:
+                continue
+            record["n_labelled"] = int(est.n_labelled[k])
+            if enough[k]:
+                record.update(ppi_fields(est, k, settings), zero_label_wer=record["estimated_wer"])
+                record["ci_low"], record["ci_high"] = (
+                    record["interval_low"],
+                    record["interval_high"],
+                )
+        if enough.sum() >= 2:  # each pair's interval depends on its two systems only
+            kept = set(np.asarray(est.systems)[enough])
+            pair = paired_differences(draws, est, level=settings.level, method=settings.interval)
+            pair = pair[pair["system_a"].isin(kept) & pair["system_b"].isin(kept)]
+            pairs.append(pair.assign(dataset=dataset, n_labelled=draws.m))
+    columns = ["dataset", "system_a", "system_b", "difference", "low", "high", "verdict"]
+    frame = pd.concat(pairs, ignore_index=True) if pairs else pd.DataFrame(columns=columns)
+    return LabelledResult(frame[[*columns, "n_labelled"]] if pairs else frame, warnings)
+
+
+def ppi_fields(est: Estimates, k: int, settings: LabelSettings) -> dict:
+    """System ``k``'s prediction-powered fields of a summary record."""
+    return {
+        "method": "ppi",
+        "estimated_wer": float(est.ppi[k]),
+        "interval_low": float(est.ppi_low[k]),
+        "interval_high": float(est.ppi_high[k]),
+        "interval_level": settings.level,
+        "classical_wer": float(est.classical[k]),
+        "classical_low": float(est.classical_low[k]),
+        "classical_high": float(est.classical_high[k]),
+        "ppi_lambda": float(est.lam[k]),
+        "effective_labels": float(est.effective_labels[k]),
+    }

@@ -1,0 +1,372 @@
+"""Choosing utterances for a person to transcribe: the design of a few-label estimate.
+
+One transcribed utterance serves every system of its dataset, so the unit drawn is the
+utterance, ``(dataset, utt_id)``, and each dataset is drawn on its own. The drawn utterances
+go to a *labelling sheet* (:func:`draw_sample`) that records the design exactly, so an
+estimator fed the labels (a prediction-powered estimate, :mod:`werest.estimation.ppi`) can weigh
+each
+labelled utterance by how likely it was to be drawn:
+
+``random``
+    simple random sample without replacement of ``min(budget, N)`` utterances:
+    inclusion probability ``n / N``.
+``stratified``
+    up to ``strata`` equal-count groups of the utterances ordered by their mean predicted WER
+    over the systems (:func:`mean_predicted_wer`), utterances without a prediction in a group
+    of their own; the budget is shared in proportion to the groups' sizes (largest remainder,
+    at least one each) and each group is a simple random sample without replacement:
+    inclusion probability ``n_h / N_h``.
+``active``
+    ``budget`` draws *with* replacement, utterance ``i`` drawn with probability
+    ``p_i = u / N + (1 - u) s_i / Σ s`` per draw (``u = uniform_share``, ``s`` from
+    :func:`labelling_scores`). Every ``p_i`` is at least ``u / N``, so no weight ``1 / p_i``
+    exceeds ``N / u``.
+
+With ``budget >= N`` every strategy takes every utterance of the dataset once (a census).
+
+Each dataset's generator is seeded from ``seed`` and a stable hash of the dataset's name
+(:func:`dataset_rng`), and its utterances are taken in ``utt_id`` order, so a draw does not
+depend on the table's row order nor on the other datasets in it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+
+from werest.errors import ConfigError, InputError
+from werest.features.agreement import STATUS_OK
+from werest.ingest.table import UTTERANCE
+
+#: the strategies :func:`draw_sample` knows
+STRATEGIES: tuple[str, ...] = ("random", "stratified", "active")
+
+#: added to each predicted WER in :func:`labelling_scores`, so an utterance predicted right by
+#: every system keeps a score of its length: the model may be wrong about it too
+ACTIVE_FLOOR = 0.1
+
+#: the labelling sheet's columns, in order
+SHEET_COLUMNS: list[str] = [
+    *UTTERANCE,
+    "audio",
+    "duration",
+    "reference",
+    "strategy",
+    "draws",
+    "expected_draws",
+    "inclusion_probability",
+    "selection_probability",
+    "n_utterances",
+    "budget",
+    "stratum",
+]
+
+
+# --------------------------------------------------------------------------- utterances, scores
+
+
+def utterance_list(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per ``(dataset, utt_id)`` of a transcripts table, sorted.
+
+    Parameters
+    ----------
+    table : a transcripts table (:func:`werest.ingest.table.read_table`), one row per system.
+
+    Returns
+    -------
+    ``dataset, utt_id, audio, duration``: ``audio`` and ``duration`` are the first non-null
+    value among the utterance's rows (null when the table has no such column or no value).
+    """
+    columns = [c for c in ("audio", "duration") if c in table.columns]
+    if columns:
+        out = table.groupby(UTTERANCE, sort=True)[columns].first().reset_index()
+    else:
+        out = table[UTTERANCE].drop_duplicates().sort_values(UTTERANCE).reset_index(drop=True)
+    if "audio" not in out.columns:
+        out["audio"] = pd.Series([pd.NA] * len(out), dtype=object)
+    if "duration" not in out.columns:
+        out["duration"] = np.nan
+    return out[[*UTTERANCE, "audio", "duration"]]
+
+
+def _usable(estimated: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`werest.estimation.estimate.estimate_table` output that carry a
+    prediction."""
+    done = estimated[estimated["status"] == STATUS_OK]
+    return done[np.isfinite(done["predicted_wer"].to_numpy(dtype=float))]
+
+
+def mean_predicted_wer(estimated: pd.DataFrame) -> pd.Series:
+    """Each utterance's mean predicted WER over the systems estimated on it (the ``stratified``
+    strategy's score).
+
+    Parameters
+    ----------
+    estimated : per-target-row output of :func:`werest.estimation.estimate.estimate_table`
+    (``dataset,
+        utt_id, system, status, predicted_wer``).
+
+    Returns
+    -------
+    A Series indexed by ``(dataset, utt_id)``; utterances with no ``ok`` row are absent.
+    """
+    done = _usable(estimated)
+    return done.groupby(UTTERANCE, sort=True)["predicted_wer"].mean().rename("score")
+
+
+def labelling_scores(estimated: pd.DataFrame, floor: float = ACTIVE_FLOOR) -> pd.Series:
+    """Each utterance's ``active`` score: a proxy for the spread of the model's error on it.
+
+    ``s_i = sqrt(mean over systems of (max(proxy_words, 1) * (predicted_wer + floor))**2)``,
+    over the systems with status ``ok``. A prediction-powered estimate's variance is smallest
+    when utterances are drawn with probability proportional to the spread of the residual
+    (true errors minus predicted errors); that residual grows with the utterance's length and
+    with how much the systems disagree on it (a high predicted WER), and ``floor`` keeps an
+    utterance every system gets right from a score of zero.
+
+    Parameters
+    ----------
+    estimated : per-target-row output of :func:`werest.estimation.estimate.estimate_table`
+    (``dataset,
+        utt_id, system, status, predicted_wer, proxy_words``).
+    floor : added to each predicted WER (:data:`ACTIVE_FLOOR`).
+
+    Returns
+    -------
+    A Series indexed by ``(dataset, utt_id)``; utterances with no ``ok`` row are absent.
+    """
+    done = _usable(estimated)
+    words = done["proxy_words"].to_numpy(dtype=float)
+    words = np.where(np.isfinite(words), np.maximum(words, 1.0), 1.0)
+    terms = (words * (done["predicted_wer"].to_numpy(dtype=float) + floor)) ** 2
+    squares = pd.Series(terms, index=pd.MultiIndex.from_frame(done[UTTERANCE]))
+    return np.sqrt(squares.groupby(level=UTTERANCE, sort=True).mean()).rename("score")
+
+
+# --------------------------------------------------------------------------- the draw
+
+
+def dataset_rng(seed: int, dataset: str) -> np.random.Generator:
+    """The generator of one dataset's draw: ``default_rng([seed, h])`` with ``h`` the first
+    8 bytes of the BLAKE2b hash of the dataset's name (stable across runs and machines,
+    unlike Python's ``hash``)."""
+    digest = hashlib.blake2b(str(dataset).encode("utf-8"), digest_size=8).digest()
+    return np.random.default_rng([int(seed), int.from_bytes(digest, "little")])
+
+
+def draw_sample(
+    utterances: pd.DataFrame,
+    budget: int,
+    strategy: str = "random",
+    seed: int = 0,
+    scores: pd.Series | None = None,
+    uniform_share: float = 0.5,
+    strata: int = 4,
+) -> pd.DataFrame:
+    """Draw ``budget`` utterances per dataset for a person to transcribe: the labelling sheet.
+
+    Parameters
+    ----------
+    utterances : one row per ``(dataset, utt_id)`` (:func:`utterance_list`), optionally with
+        ``audio`` and ``duration``.
+    budget : utterances (``random``, ``stratified``) or draws (``active``) per dataset.
+    strategy : ``random``, ``stratified`` or ``active`` (module docstring).
+    seed : a whole number >= 0; with the dataset's name it seeds each dataset's draw.
+    scores : indexed by ``(dataset, utt_id)``: :func:`mean_predicted_wer` for
+        ``stratified``, :func:`labelling_scores` for ``active`` (ignored by ``random``).
+        An utterance without a score is a stratum of its own (``stratified``) or takes its
+        dataset's median score (``active``).
+    uniform_share : ``active``: the share ``u`` in (0, 1] of each draw's probability spread
+        evenly (``p_i >= u / N``); 1 is a with-replacement simple random sample.
+    strata : ``stratified``: the most score groups; never more than the budget (with a
+        group for the unscored utterances counted), so every group gets at least one.
+
+    Returns
+    -------
+    The sheet, sorted by dataset and utt_id, one row per distinct drawn utterance:
+    ``dataset, utt_id, audio, duration`` (empty when the input has none), ``reference``
+    (empty: to fill in), ``strategy``, ``draws`` (times drawn: 1 without replacement),
+    ``expected_draws`` (E[draws]: ``n/N``, ``n_h/N_h`` or ``budget * p_i``; 1 in a census),
+    ``inclusion_probability`` (P[drawn at least once]: equal to ``expected_draws`` without
+    replacement, ``1 - (1 - p_i)**budget`` for ``active``), ``selection_probability``
+    (``expected_draws`` / the dataset's number of draws, ``min(budget, N)``: ``p_i`` for
+    ``active``, ``1/N`` in a census; it sums to 1 over a dataset's utterances),
+    ``n_utterances`` (the dataset's N), ``budget``, and ``stratum`` (``stratified``: 1 = the
+    lowest predicted WER, unscored utterances last; empty otherwise and in a census).
+    ``Σ draws_i · x_i / expected_draws_i`` over a dataset's rows is an unbiased estimate
+    of ``Σ x_i`` over all its utterances, for every strategy.
+
+    Raises
+    ------
+    ConfigError : a bad budget, strategy, seed, uniform_share or strata, or no scores for
+        ``stratified``/``active``.
+    InputError : no utterances.
+    """
+    budget, seed, strata = check_design(budget, strategy, seed, uniform_share, strata)
+    if strategy != "random" and scores is None:
+        raise ConfigError(f"strategy={strategy} needs per-utterance scores")
+    if len(utterances) == 0:
+        raise InputError("the table has no rows: no utterance to draw")
+    frame = utterances.copy()
+    for column in ("audio", "duration"):
+        if column not in frame.columns:
+            frame[column] = pd.NA if column == "audio" else np.nan
+    frame = frame.sort_values(UTTERANCE, kind="stable").reset_index(drop=True)
+    if frame.duplicated(UTTERANCE).any():
+        first = frame.loc[frame.duplicated(UTTERANCE), UTTERANCE].iloc[0].tolist()
+        raise InputError(f"utterance {tuple(first)} is listed twice: one row per utterance")
+    if scores is not None:
+        index = pd.MultiIndex.from_frame(frame[UTTERANCE])
+        frame["score"] = pd.to_numeric(scores.reindex(index), errors="coerce").to_numpy(float)
+    parts = []
+    for dataset, group in frame.groupby("dataset", sort=True):
+        rng = dataset_rng(seed, str(dataset))
+        group = group.reset_index(drop=True)
+        if budget >= len(group):
+            design = _census(len(group))
+        elif strategy == "random":
+            design = _random(len(group), budget, rng)
+        elif strategy == "stratified":
+            design = _stratified(group["score"].to_numpy(float), budget, strata, rng)
+        else:
+            design = _active(group["score"].to_numpy(float), budget, uniform_share, rng)
+        chosen = design["draws"] > 0
+        part = group.loc[chosen, [*UTTERANCE, "audio", "duration"]].reset_index(drop=True)
+        for column, values in design.items():
+            part[column] = np.asarray(values)[chosen]
+        part["n_utterances"] = len(group)
+        parts.append(part)
+    sheet = pd.concat(parts, ignore_index=True)
+    sheet["reference"] = ""
+    sheet["strategy"] = strategy
+    sheet["budget"] = budget
+    sheet["stratum"] = sheet["stratum"].astype("Int64")
+    sheet["draws"] = sheet["draws"].astype(int)
+    return sheet[SHEET_COLUMNS]
+
+
+def check_design(
+    budget: int, strategy: str, seed: int = 0, uniform_share: float = 0.5, strata: int = 4
+) -> tuple[int, int, int]:
+    """Check :func:`draw_sample`'s settings (the CLI's schema has already typed them); returns
+    ``(budget, seed, strata)`` as ints.
+
+    Raises
+    ------
+    ConfigError : naming the setting: ``budget`` or ``strata`` not a whole number >= 1,
+        ``seed`` not a whole number >= 0, an unknown ``strategy``, ``uniform_share`` outside
+        (0, 1].
+    """
+    for name, value, minimum in (("budget", budget, 1), ("seed", seed, 0), ("strata", strata, 1)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+            raise ConfigError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+    if strategy not in STRATEGIES:
+        raise ConfigError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    if not isinstance(uniform_share, int | float) or not 0 < uniform_share <= 1:
+        raise ConfigError(f"uniform_share must be in (0, 1], got {uniform_share!r}")
+    return int(budget), int(seed), int(strata)
+
+
+def _design(
+    draws: np.ndarray,
+    expected: np.ndarray,
+    inclusion: np.ndarray,
+    selection: np.ndarray,
+    stratum: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
+    n = len(draws)
+    return {
+        "draws": draws,
+        "expected_draws": expected,
+        "inclusion_probability": inclusion,
+        "selection_probability": selection,
+        "stratum": stratum if stratum is not None else np.full(n, np.nan),
+    }
+
+
+def _census(n_utterances: int) -> dict[str, np.ndarray]:
+    ones = np.ones(n_utterances)
+    return _design(ones.astype(int), ones, ones, ones / n_utterances)
+
+
+def _random(n_utterances: int, budget: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    draws = np.zeros(n_utterances, dtype=int)
+    draws[rng.choice(n_utterances, size=budget, replace=False)] = 1
+    share = np.full(n_utterances, budget / n_utterances)
+    return _design(draws, share, share, share / budget)
+
+
+def _stratified(
+    scores: np.ndarray, budget: int, strata: int, rng: np.random.Generator
+) -> dict[str, np.ndarray]:
+    labels = stratum_labels(scores, budget, strata)
+    sizes = np.bincount(labels)
+    allocation = allocate(sizes, budget)
+    draws = np.zeros(len(scores), dtype=int)
+    for stratum, (size, n) in enumerate(zip(sizes, allocation, strict=True)):
+        members = np.flatnonzero(labels == stratum)
+        draws[members[rng.choice(size, size=n, replace=False)]] = 1
+    share = (allocation / sizes)[labels]
+    return _design(draws, share, share, share / budget, labels + 1.0)
+
+
+def stratum_labels(scores: np.ndarray, budget: int, strata: int) -> np.ndarray:
+    """Stratum of each utterance (0-based, utterances in ``utt_id`` order): up to ``strata``
+    equal-count groups by score rank (ties in ``utt_id`` order; group sizes differ by at most
+    one), the unscored (NaN) utterances in a last group of their own. There are never more
+    groups than ``budget``: a budget of 1 is one group (a simple random sample)."""
+    scored = np.isfinite(scores)
+    n_scored = int(scored.sum())
+    most = min(strata, budget)
+    labels = np.zeros(len(scores), dtype=int)
+    if n_scored == 0 or (n_scored < len(scores) and most < 2):
+        return labels  # one group
+    groups = min(most - (n_scored < len(scores)), n_scored)
+    positions = np.flatnonzero(scored)
+    order = positions[np.argsort(scores[scored], kind="stable")]  # ties: utt_id order
+    labels[order] = np.arange(n_scored) * groups // n_scored
+    labels[~scored] = groups
+    return labels
+
+
+def allocate(sizes: np.ndarray, budget: int) -> np.ndarray:
+    """Proportional allocation of ``budget`` over strata of ``sizes`` by largest remainder,
+    then at least one per stratum (a stratum at 0 takes one from the stratum most above its
+    quota). Needs ``len(sizes) <= budget < sizes.sum()``; no stratum gets more than its
+    size."""
+    sizes = np.asarray(sizes, dtype=int)
+    quotas = budget * sizes / sizes.sum()
+    allocation = np.floor(quotas).astype(int)
+    left = budget - int(allocation.sum())
+    by_remainder = np.argsort(-(quotas - allocation), kind="stable")
+    allocation[by_remainder[:left]] += 1
+    for stratum in np.flatnonzero(allocation == 0):
+        surplus = np.where(allocation > 1, allocation - quotas, -np.inf)
+        donor = int(np.argmax(surplus))
+        allocation[donor] -= 1
+        allocation[stratum] += 1
+    return allocation
+
+
+def active_probabilities(scores: np.ndarray, uniform_share: float) -> np.ndarray:
+    """Per-draw probabilities ``p_i = u / N + (1 - u) s_i / Σ s`` (``u = uniform_share``); a
+    missing score takes the median of the others (all missing, or all zero: ``p_i = 1/N``).
+    They sum to 1 and each is at least ``u / N``."""
+    scores = np.asarray(scores, dtype=float)
+    n = len(scores)
+    known = np.isfinite(scores)
+    fill = float(np.median(scores[known])) if known.any() else 1.0
+    s = np.clip(np.where(known, scores, fill), 0.0, None)
+    shape = s / s.sum() if s.sum() > 0 else np.full(n, 1.0 / n)
+    p = uniform_share / n + (1.0 - uniform_share) * shape
+    return p / p.sum()
+
+
+def _active(
+    scores: np.ndarray, budget: int, uniform_share: float, rng: np.random.Generator
+) -> dict[str, np.ndarray]:
+    p = active_probabilities(scores, uniform_share)
+    draws = rng.multinomial(budget, p)
+    return _design(draws, budget * p, 1.0 - (1.0 - p) ** budget, p)

@@ -1,0 +1,1 @@
+"""Evaluation: the four cases, leave one domain out, a few labels, fairness."""

@@ -1,0 +1,1 @@
+"""Ingest: the transcripts table, the importers of real layouts, audio and recognisers."""

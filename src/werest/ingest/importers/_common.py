@@ -1,0 +1,190 @@
+"""Helpers shared by the importers: reading text files strictly and building table rows."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+
+from werest.errors import InputError
+from werest.ingest.table import decode_utf8
+
+log = logging.getLogger("werest.ingest.importers")
+
+_TRAILING_ID = re.compile(r"^(?P<text>.*?)\s*\((?P<utt_id>[^()]*)\)\s*$")
+_SENTENCE_MARKS = re.compile(r"</?s>|<sil>")
+
+
+def require_path(path: Path, *, folder: bool | None = None) -> Path:
+    """Fail with an InputError when ``path`` is missing (or not a folder/file as asked)."""
+    if not path.exists():
+        raise InputError("no such file or folder", path=path)
+    if folder is True and not path.is_dir():
+        raise InputError("expected a folder", path=path)
+    if folder is False and path.is_dir():
+        raise InputError("expected a file, got a folder", path=path)
+    return path
+
+
+def text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, line) for each non-blank line of a UTF-8 text file.
+
+    Raises
+    ------
+    InputError : a missing file, a folder, text that is not UTF-8, or a file with no
+        non-blank line (an empty transcript file is a mistake, not an empty system).
+    """
+    require_path(path, folder=False)
+    text = decode_utf8(path)
+    if not text.strip():
+        raise InputError("the file is empty", path=path)
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            yield number, line.rstrip("\r\n")
+
+
+def read_trailing_id_file(path: Path) -> pd.DataFrame:
+    """Read ``words (utt-id)`` lines (sclite trn, Sphinx transcription) into utt_id, text.
+
+    Sphinx's ``<s>``, ``</s>`` and ``<sil>`` markers are removed from the text.
+    """
+    rows = []
+    for number, line in text_lines(path):
+        match = _TRAILING_ID.match(line)
+        if not match or not match["utt_id"].strip():
+            raise InputError(
+                f"expected 'words (utterance-id)', got {line[:60]!r}", path=path, row=number
+            )
+        text = " ".join(_SENTENCE_MARKS.sub(" ", match["text"]).split())
+        rows.append((match["utt_id"].strip(), text, number))
+    return _unique_ids(pd.DataFrame(rows, columns=["utt_id", "text", "line"]), path)
+
+
+def read_leading_id_file(path: Path) -> pd.DataFrame:
+    """Read Kaldi ``utt-id words...`` lines into utt_id, text (an id alone = empty text)."""
+    rows = []
+    for number, line in text_lines(path):
+        utt_id, *words = line.split()
+        rows.append((utt_id, " ".join(words), number))
+    return _unique_ids(pd.DataFrame(rows, columns=["utt_id", "text", "line"]), path)
+
+
+def _unique_ids(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+    duplicated = frame["utt_id"].duplicated()
+    if duplicated.any():
+        row = frame.loc[duplicated].iloc[0]
+        raise InputError(
+            f"utterance id {row['utt_id']!r} appears twice", path=path, row=int(row["line"])
+        )
+    return frame.drop(columns="line")
+
+
+def system_rows(
+    dataset: str, system: str, hypotheses: pd.DataFrame, references: pd.DataFrame | None
+) -> pd.DataFrame:
+    """Rows of one system: ``hypotheses`` (utt_id, text) joined with optional references."""
+    frame = pd.DataFrame(
+        {
+            "dataset": dataset,
+            "utt_id": hypotheses["utt_id"].to_numpy(),
+            "system": system,
+            "hypothesis": hypotheses["text"].to_numpy(),
+        }
+    )
+    if references is not None:
+        lookup = references.set_index("utt_id")["text"]
+        frame["reference"] = frame["utt_id"].map(lookup)
+        unmatched = frame["reference"].isna().sum()
+        if unmatched:
+            log.warning("%s/%s: %d utterance(s) have no reference", dataset, system, unmatched)
+    return frame
+
+
+_GENERIC_STEMS = {"text", "hyp", "hypothesis", "hyps", "output"}
+
+
+def system_name(path: Path) -> str:
+    """A system's name from its file: the stem, or the folder for generic stems (``text``)."""
+    return path.parent.name if path.stem.lower() in _GENERIC_STEMS else path.stem
+
+
+def system_frames(
+    paths: list[Path],
+    reader,
+    *,
+    reference: str | None,
+    dataset: str | None,
+    system: str | None,
+    default_dataset: str,
+) -> pd.DataFrame:
+    """Rows of several one-system-per-file hypothesis files that share a reader."""
+    from werest.errors import ConfigError
+
+    if system and len(paths) > 1:
+        raise ConfigError("system= names one system: give one file, or drop system=")
+    references = reader(require_path(Path(reference), folder=False)) if reference else None
+    if dataset is None:
+        dataset = Path(reference).parent.name if reference else default_dataset
+    frames = []
+    for path in paths:
+        require_path(path, folder=False)
+        frames.append(system_rows(dataset, system or system_name(path), reader(path), references))
+    names = [f["system"].iloc[0] for f in frames if len(f)]
+    if len(set(names)) < len(names):
+        raise ConfigError(f"two files give the same system name {names}; use system= per file")
+    return pd.concat(frames, ignore_index=True)
+
+
+def one_file_per_system(reader, default_dataset: str):
+    """An importer ``load`` for layouts with one hypothesis file per system read by ``reader``
+    (Kaldi ``text``, sclite ``.trn``): ``reference=``, ``dataset=`` and ``system=`` options."""
+
+    def load(
+        paths: list[Path],
+        reference: str | None = None,
+        dataset: str | None = None,
+        system: str | None = None,
+        **_: object,
+    ) -> pd.DataFrame:
+        return system_frames(
+            paths,
+            reader,
+            reference=reference,
+            dataset=dataset,
+            system=system,
+            default_dataset=default_dataset,
+        )
+
+    return load
+
+
+def agree_references(table: pd.DataFrame, source: str) -> pd.DataFrame:
+    """Make every system's reference of one (dataset, utt_id) the first system's.
+
+    Layouts that repeat the reference in each system's file can disagree (a file re-exported
+    after a fix); the first row's reference (file order) is used for all, with a warning
+    giving the count, so that every system is scored against one reference.
+    """
+    if "reference" not in table.columns or table.empty:
+        return table
+    key = ["dataset", "utt_id"]
+    first = table.groupby(key, sort=False)["reference"].transform("first")
+    reference = table["reference"]
+    differ = (first.fillna("\x00") != reference.fillna("\x00")).to_numpy()
+    if differ.any():
+        row = table.loc[differ].iloc[0]
+        log.warning(
+            "%s: %d row(s) whose reference differs from the first system's for the same "
+            "utterance (e.g. %s/%s, system %s); the first system's used",
+            source,
+            int(differ.sum()),
+            row["dataset"],
+            row["utt_id"],
+            row["system"],
+        )
+        table = table.copy()
+        table["reference"] = first.to_numpy()
+    return table

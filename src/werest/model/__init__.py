@@ -1,0 +1,1 @@
+"""The model: the regressor, model files and cards, training and intervals."""

@@ -1,0 +1,189 @@
+"""Bounded-memory ``werest features``: the agreement feature table of an input too large for
+memory, as a Parquet dataset folder.
+
+The in-memory run (:func:`werest.features.proxy.choose_proxies`, then
+:func:`werest.features.agreement.agreement_features`) holds the table, every pair of systems'
+alignments and the features at once. Every feature is a function of one utterance's systems,
+so the input is spilled into utterance-hash partitions (:func:`werest.partition.estimate.spill`) and
+each partition runs the in-memory code (:func:`features_partition`, in this process or on Dask
+workers, :mod:`werest.partition.cluster`), writing ``out/part-NNNNN.parquet`` atomically; the
+folder is
+renamed into place when every partition is done. Concatenated and sorted by key, its rows are
+the in-memory table's.
+
+What needs the whole input is the proxies' ranking: ``ranking=`` (a file) and ``proxy=`` are
+given; without either, the systems are ranked on the input's references from the partitions
+first (:func:`werest.partition.score.reference_ranking_partitioned`: integer sums, so the
+in-memory ranking). The targets and the proxy are checked against the whole input's systems
+before any partition runs, so the errors are the in-memory run's.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from werest.errors import ConfigError
+from werest.features.agreement import agreement_features
+from werest.features.proxy import Ranking, choose_proxies
+from werest.ingest.table import CSV_SUFFIXES, JSONL_SUFFIXES, KEY, write_table
+from werest.partition import estimate as partitioned
+from werest.partition.estimate import DEFAULT_CHUNK_ROWS, PartitionRunner, run_locally
+from werest.partition.score import reference_ranking_partitioned
+from werest.text import AUTO, Normaliser, cached_normalisation
+
+log = logging.getLogger(__name__)
+
+#: What to do instead when the input has no references to rank the systems on.
+RANKING_ALTERNATIVES = "pass ranking=ranking.json (from werest score) or proxy=SYSTEM"
+
+
+@dataclass(frozen=True)
+class FeaturesContext:
+    """What every partition needs, sent to each worker once (:mod:`werest.partition.cluster`)."""
+
+    ranking: Ranking | None
+    targets: list[str]
+    proxy: str | None
+    normaliser: Normaliser
+    sources: list[str]
+    n_jobs: int = 1
+
+
+@dataclass
+class FeaturesResult:
+    """A partition's feature rows: how many, and the file holding them (None: no target)."""
+
+    rows: int
+    output: Path | None
+
+
+def features_partition(folder: Path, output: Path, context: FeaturesContext) -> FeaturesResult:
+    """The agreement features of one partition's target rows, written to ``output`` (a
+    Parquet file, atomically). Strings this process normalised for an earlier partition are
+    not normalised again."""
+    with cached_normalisation(partitioned.NORMALISED):
+        table = partitioned.partition_table(folder, context.sources)
+        proxies = partition_proxies(table, context)
+        if proxies.empty:
+            return FeaturesResult(0, None)
+        features = agreement_features(
+            table, proxies, normaliser=context.normaliser, n_jobs=context.n_jobs
+        )
+    write_table(features, output)
+    return FeaturesResult(len(features), Path(output))
+
+
+def partition_proxies(table: pd.DataFrame, context: FeaturesContext) -> pd.DataFrame:
+    """:func:`werest.features.proxy.choose_proxies` of one partition: its targets only (a target may
+    have no utterance here), and when the explicit proxy transcribed none of its utterances,
+    no proxy for any row, as the in-memory run finds for those utterances."""
+    present = set(table["system"])
+    targets = [name for name in context.targets if name in present]
+    if context.proxy is None or context.proxy in present:
+        return choose_proxies(table, context.ranking, targets=targets, proxy=context.proxy)
+    rows = table.loc[table["system"].isin(targets), KEY].reset_index(drop=True)
+    return rows.assign(proxy=pd.Series(np.nan, index=rows.index, dtype="str"))
+
+
+def checked_targets(
+    systems: list[str], ranking: Ranking | None, targets: list[str] | None, proxy: str | None
+) -> list[str]:
+    """The target systems (None: all), checked against the whole input's ``systems`` with
+    :func:`werest.features.proxy.choose_proxies`' own checks and messages (a target or proxy not in
+    the input, a proxy that is also a target), before any partition runs."""
+    frame = pd.DataFrame({"dataset": "", "utt_id": systems, "system": systems})
+    choose_proxies(frame, ranking, targets=targets, proxy=proxy)
+    return sorted(systems) if targets is None else list(targets)
+
+
+def with_every_system(ranking: Ranking | None, systems: list[str]) -> Ranking | None:
+    """``ranking`` with the input's unranked systems after its own, by name: the order
+    :meth:`Ranking.order` gives them, so every partition picks the same proxies, and says
+    once (:func:`checked_targets`, on the driver), not once per partition, that they are
+    not ranked."""
+    unseen = sorted(set(systems) - set(ranking.systems)) if ranking is not None else []
+    if not unseen:
+        return ranking
+    macro_wer = {**ranking.macro_wer, **dict.fromkeys(unseen, float("nan"))}
+    return replace(ranking, systems=[*ranking.systems, *unseen], macro_wer=macro_wer)
+
+
+def refuse_a_table_file(out: Path) -> None:
+    """A partitioned run writes a folder of Parquet files; a CSV/TSV/JSON Lines name for it
+    is a ConfigError naming the alternatives."""
+    if out.suffix.lower() in {*CSV_SUFFIXES, *JSONL_SUFFIXES}:
+        raise ConfigError(
+            f"out={out}: a partitioned run writes a folder of Parquet files: name a folder "
+            "(out=features/ or out=features.parquet), or unset partition.rows"
+        )
+
+
+@dataclass
+class PartitionedFeatures:
+    """The outputs of :func:`features_partitioned`."""
+
+    files: list[Path]
+    ranking: Ranking | None
+    n_features: int
+    n_rows: int
+    n_partitions: int
+    seconds: dict[str, float]
+
+
+def features_partitioned(
+    path: str | Path,
+    out: str | Path,
+    *,
+    ranking: Ranking | None = None,
+    targets: list[str] | None = None,
+    proxy: str | None = None,
+    normaliser: Normaliser = AUTO,
+    n_jobs: int = 1,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    n_partitions: int | None = None,
+    work_dir: str | Path | None = None,
+    run_partitions: PartitionRunner = run_locally,
+) -> PartitionedFeatures:
+    """``werest features`` in bounded memory: ``out/part-NNNNN.parquet``, whose rows are the
+    in-memory feature table's (in another order).
+
+    ``ranking`` orders the proxies (None with no ``proxy``: ranked on the input's
+    references first); ``run_partitions``, ``work_dir`` and ``n_partitions`` are
+    :func:`werest.partition.estimate.estimate_partitioned`'s; the spilled input and the unfinished
+    folder go in temporary folders beside ``out`` (the former in ``work_dir`` when given).
+    """
+    out = Path(out)
+    refuse_a_table_file(out)
+    clock = partitioned.Stages()
+    with partitioned.workspace(out, out, work_dir) as (scratch, staging):
+        spilled = partitioned.spill_input(path, scratch, chunk_rows, n_partitions)
+        clock.lap("spill")
+        if ranking is None and proxy is None:
+            ranking = reference_ranking_partitioned(
+                spilled,
+                normaliser,
+                alternatives=RANKING_ALTERNATIVES,
+                n_jobs=n_jobs,
+                run_partitions=run_partitions,
+            )
+            clock.lap("ranking")
+        chosen = checked_targets(spilled.systems, ranking, targets, proxy)
+        complete = with_every_system(ranking, spilled.systems)
+        context = FeaturesContext(complete, chosen, proxy, normaliser, spilled.sources, n_jobs)
+        outputs = [staging / f"part-{i:05d}.parquet" for i in range(len(spilled.partitions))]
+        results = run_partitions(features_partition, spilled.partitions, outputs, context)
+        clock.lap("partitions")
+        files = partitioned.put_in_place(staging, out, results)
+    return PartitionedFeatures(
+        files,
+        ranking,
+        sum(r.rows for r in results),
+        spilled.n_rows,
+        len(spilled.partitions),
+        clock.seconds,
+    )

@@ -1,0 +1,205 @@
+"""Bounded-memory ``werest leaderboard``: the in-memory tables from an input of any size.
+
+The in-memory run (:func:`werest.report.leaderboard.build`) turns the whole table into one compact
+row per transcript row (:func:`werest.report.leaderboard.utterance_rows`: the estimate, the true
+counts where there is a reference, timings, language and demographic columns as categories,
+a 64-bit utterance hash instead of the id) and computes every table from those rows
+(:func:`werest.report.leaderboard.assemble`). This run does the same from the engine of
+:mod:`werest.partition.estimate`:
+
+1. **spill**: the input is read chunk by chunk, each chunk's selected datasets
+   (``datasets``/``exclude_datasets``) split into utterance-hash partitions;
+2. **global state first**: the systems, the guards' seeded sample of pairs drawn from all
+   partitions as the in-memory run draws it
+   (:func:`werest.partition.estimate.sample_pairs_partitioned`)
+   and so the same label-free proxy order;
+3. **per partition** (:func:`leaderboard_partition`, in child processes or on Dask workers):
+   :func:`~werest.report.leaderboard.utterance_rows` of the partition, and its guards' utterance
+   counts;
+4. **combine**: the rows concatenated (categories kept) and handed to the same
+   :func:`~werest.report.leaderboard.assemble`, which puts them in the canonical (dataset, system,
+   utterance hash) order first. Every sum, bootstrap, paired test, fit and percentile sees
+   the arrays the in-memory run sees: the tables are identical, not merely close.
+
+Memory: one input chunk while spilling, one partition per worker, and the compact rows on
+the driver (72 bytes a transcript row on dighr, with four demographic and language columns),
+which the bootstraps and the fairness fits need together.
+
+Not supported here (a ConfigError says so): ``ranking=references`` and models using the
+dataset-level ``ctx_*`` features (they need the whole table), as for ``werest estimate``.
+The leaderboard writes no per-utterance file, so no partitioned output folder either.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from werest.estimation.estimate import check_normaliser, choose_ranking
+from werest.estimation.guards import utterance_counts
+from werest.evaluation.fairness import FairnessSettings
+from werest.features.proxy import Ranking
+from werest.model.files import Models
+from werest.partition.estimate import (
+    DEFAULT_CHUNK_ROWS,
+    NORMALISED,
+    PartitionRunner,
+    Stages,
+    concat_compact,
+    partition_table,
+    refuse_whole_table_settings,
+    run_locally,
+    sample_pairs_partitioned,
+    scratch_folder,
+    spill_input,
+    total_counts,
+)
+from werest.report.leaderboard import (
+    Leaderboard,
+    assemble,
+    check_selection,
+    keep_datasets,
+    require_two_systems,
+    row_categories,
+    utterance_rows,
+)
+from werest.stats import Bootstrap
+from werest.text import Normaliser, cached_normalisation
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LeaderboardContext:
+    """What every partition needs, sent to each worker once (:mod:`werest.partition.cluster`)."""
+
+    models: Models
+    systems: list[str]
+    ranking: Ranking | list[str] | None
+    fairness: FairnessSettings | None
+    sources: list[str]
+    chunk_utterances: int
+
+
+@dataclass
+class LeaderboardPart:
+    """A partition's compact rows and its guards' utterance counts (no file written)."""
+
+    rows: pd.DataFrame
+    counts: pd.DataFrame
+    output: Path | None = None
+
+
+def leaderboard_partition(
+    folder: Path, output: Path | None, context: LeaderboardContext
+) -> LeaderboardPart:
+    """:func:`~werest.report.leaderboard.utterance_rows` of one partition. Strings this process
+    normalised for an earlier partition are not normalised again."""
+    with cached_normalisation(NORMALISED):
+        table = partition_table(Path(folder), context.sources)
+        rows = utterance_rows(
+            table,
+            context.models,
+            context.systems,
+            ranking=context.ranking,
+            fairness=context.fairness,
+            chunk_utterances=context.chunk_utterances,
+        )
+        return LeaderboardPart(rows, utterance_counts(table))
+
+
+def concat_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The partitions' rows in one frame, categories kept (:func:`concat_compact`). A column
+    some partitions lack (a folder of files with different columns) is added to them empty,
+    as reading the files into one table adds it."""
+    frames = [f for f in frames if len(f)] or frames[:1]
+    columns = list(dict.fromkeys(c for f in frames for c in f.columns))
+    categories = tuple(dict.fromkeys(c for f in frames for c in row_categories(f)))
+    aligned = [_with_columns(f, columns, categories) for f in frames]
+    return concat_compact(aligned, categories)
+
+
+def _with_columns(frame: pd.DataFrame, columns: list[str], categories: tuple[str, ...]):
+    missing = {
+        c: pd.Series(pd.NA, index=frame.index, dtype="string").astype("category")
+        if c in categories
+        else np.nan
+        for c in columns
+        if c not in frame.columns
+    }
+    return frame.assign(**missing)[columns] if missing else frame[columns]
+
+
+@dataclass
+class PartitionedLeaderboard:
+    """The outputs of :func:`leaderboard_partitioned`: the in-memory run's leaderboard."""
+
+    leaderboard: Leaderboard
+    n_rows: int
+    n_partitions: int
+    seconds: dict[str, float]
+
+
+def leaderboard_partitioned(
+    path: str | Path,
+    models: Models,
+    output_dir: str | Path,
+    *,
+    boot: Bootstrap,
+    fairness: FairnessSettings | None,
+    datasets=None,
+    exclude_datasets=None,
+    normaliser: Normaliser | None = None,
+    ranking: str | Path | None = None,
+    system_order: list[str] | None = None,
+    chunk_utterances: int = 50_000,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    n_partitions: int | None = None,
+    work_dir: str | Path | None = None,
+    run_partitions: PartitionRunner = run_locally,
+) -> PartitionedLeaderboard:
+    """``werest leaderboard`` in bounded memory: the same :class:`Leaderboard` as
+    :func:`werest.report.leaderboard.build` on the selected datasets of the whole input.
+
+    No file is written (the caller writes the leaderboard's files); ``run_partitions``,
+    ``work_dir`` and ``n_partitions`` are :func:`werest.partition.estimate.estimate_partitioned`'s.
+    """
+    refuse_whole_table_settings(models, ranking, "exclude")
+    clock = Stages()
+    with scratch_folder(Path(output_dir), work_dir) as scratch:
+        select = partial(keep_datasets, keep=datasets, exclude=exclude_datasets)
+        spilled = spill_input(path, scratch, chunk_rows, n_partitions, select=select)
+        check_selection(spilled.datasets, datasets, exclude_datasets)
+        require_two_systems(spilled.systems)
+        check_normaliser(models, normaliser, pd.DataFrame({"language": spilled.languages}))
+        clock.lap("spill")
+        pairs = sample_pairs_partitioned(
+            spilled.partitions, normaliser=models.normaliser, seed=boot.seed
+        )
+        systems = pd.DataFrame({"system": spilled.systems})
+        order = choose_ranking(
+            models, systems, ranking=ranking, system_order=system_order, pairs=pairs
+        )
+        clock.lap("sample_and_order")
+        context = LeaderboardContext(
+            models, spilled.systems, order, fairness, spilled.sources, chunk_utterances
+        )
+        outputs = [None] * len(spilled.partitions)
+        results = run_partitions(leaderboard_partition, spilled.partitions, outputs, context)
+        clock.lap("partitions")
+    rows = concat_rows([r.rows for r in results])
+    result = assemble(
+        rows,
+        total_counts(results),
+        pairs,
+        boot=boot,
+        fairness=fairness,
+        calibration=models.calibration,
+    )
+    clock.lap("tables")
+    return PartitionedLeaderboard(result, spilled.n_rows, len(spilled.partitions), clock.seconds)

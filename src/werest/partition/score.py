@@ -1,0 +1,203 @@
+"""Bounded-memory ``werest score``: true corpus WER/CER of an input too large for memory.
+
+The in-memory run (:func:`werest.text.scoring.score_utterances`, then
+:func:`werest.text.scoring.corpus_scores`) holds the table and its per-utterance scores at once.
+This one reuses the engine of :mod:`werest.partition.estimate`: the input is spilled into
+utterance-hash partitions (:func:`werest.partition.estimate.spill`), each partition is scored by the
+in-memory code (:func:`score_partition`, in this process or on Dask workers,
+:mod:`werest.partition.cluster`) and its rows written atomically to ``utterances/part-NNNNN.csv``,
+and
+it returns a compact row per labelled row: (dataset, system, unit) as categories, the integer
+counts :func:`werest.text.scoring.corpus_scores` sums, and a 64-bit hash of the utterance id
+(``_order``), about 45 bytes a row.
+
+**Why the result is identical**, not merely close: the corpus rates are sums of integers, and
+:func:`~werest.text.scoring.corpus_scores` takes each (dataset, system)'s utterances in a canonical
+order (the utterance hash) in both runs, so the seeded bootstrap resamples the same arrays.
+The ranking (:func:`werest.features.proxy.rank_systems`) is a function of those scores.
+
+:func:`reference_ranking_partitioned` ranks the systems on the input's references from the
+same partitions (``werest features`` without ``ranking=`` or ``proxy=``): the per (dataset,
+system) sums of word errors and reference words add up over partitions exactly.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from werest.errors import ConfigError, InputError
+from werest.features.proxy import Ranking, rank_totals
+from werest.ingest.table import write_table
+from werest.partition.estimate import (
+    DEFAULT_CHUNK_ROWS,
+    NORMALISED,
+    PartitionRunner,
+    Spill,
+    Stages,
+    concat_compact,
+    partition_table,
+    put_in_place,
+    run_locally,
+    spill_input,
+    workspace,
+)
+from werest.text import AUTO, Normaliser, cached_normalisation
+from werest.text.scoring import corpus_scores, readable_scores, score_utterances, utterance_order
+
+log = logging.getLogger(__name__)
+
+#: What :func:`werest.text.scoring.corpus_scores` needs of each scored row, besides ``_order``.
+COUNTS = (
+    "word_errors",
+    "ref_words",
+    "char_errors",
+    "ref_chars",
+    "substitutions",
+    "deletions",
+    "insertions",
+    "hyp_words",
+)
+#: The compact rows' string columns, kept as categories (one Python string a row would not fit).
+CATEGORIES = ("dataset", "system", "unit")
+
+
+@dataclass(frozen=True)
+class ScoreContext:
+    """What every partition needs, sent to each worker once (:mod:`werest.partition.cluster`)."""
+
+    normaliser: Normaliser
+    sources: list[str]
+    n_jobs: int = 1
+
+
+@dataclass
+class ScoreResult:
+    """A partition's labelled rows, compact (:data:`COUNTS`, :data:`CATEGORIES`, ``_order``)."""
+
+    compact: pd.DataFrame
+    has_reference_column: bool
+    output: Path | None
+
+
+def score_partition(folder: Path, output: Path | None, context: ScoreContext) -> ScoreResult:
+    """Score one partition's labelled rows; their readable rows go to ``output`` (a CSV,
+    written atomically; None: no file). Strings this process normalised for an earlier
+    partition are not normalised again."""
+    with cached_normalisation(NORMALISED):
+        return _score_partition(Path(folder), output, context)
+
+
+def _score_partition(folder: Path, output: Path | None, context: ScoreContext) -> ScoreResult:
+    table = partition_table(folder, context.sources)
+    has_column = "reference" in table.columns
+    if not has_column or table["reference"].isna().all():
+        return ScoreResult(_empty_compact(), has_column, None)
+    scored = score_utterances(table, context.normaliser, n_jobs=context.n_jobs)
+    if output is not None:
+        write_table(readable_scores(scored, table), output)
+    compact = scored[[*CATEGORIES, *COUNTS]].astype(
+        {**dict.fromkeys(CATEGORIES, "category"), **dict.fromkeys(COUNTS, "int32")}
+    )
+    compact["_order"] = utterance_order(scored)
+    return ScoreResult(compact, True, output)
+
+
+def _empty_compact() -> pd.DataFrame:
+    return pd.DataFrame(columns=[*CATEGORIES, *COUNTS, "_order"])
+
+
+def labelled_rows(results: list[ScoreResult], path: str | Path) -> pd.DataFrame:
+    """The partitions' compact rows in one frame; the in-memory run's InputError (naming the
+    input) when no row has a reference."""
+    compact = concat_compact([r.compact for r in results], CATEGORIES)
+    if len(compact):
+        return compact
+    if not any(r.has_reference_column for r in results):
+        raise InputError(
+            "the table has no 'reference' column: nothing to score against",
+            path=path,
+            column="reference",
+        )
+    raise InputError("no row has a reference: nothing to score", path=path, column="reference")
+
+
+@dataclass
+class PartitionedScores:
+    """The outputs of :func:`score_partitioned`."""
+
+    scores: pd.DataFrame
+    utterance_files: list[Path]
+    n_rows: int
+    n_partitions: int
+    seconds: dict[str, float]
+
+
+def score_partitioned(
+    path: str | Path,
+    output_dir: str | Path,
+    *,
+    normaliser: Normaliser = AUTO,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    n_jobs: int = 1,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    n_partitions: int | None = None,
+    work_dir: str | Path | None = None,
+    run_partitions: PartitionRunner = run_locally,
+) -> PartitionedScores:
+    """``werest score`` in bounded memory: the in-memory run's corpus scores, exactly.
+
+    Writes ``output_dir/utterances/part-NNNNN.csv`` (the columns of the in-memory
+    ``utterances.csv``; the folder is renamed into place once every partition is done); the
+    caller writes ``scores.csv`` and the ranking. ``run_partitions``, ``work_dir`` and
+    ``n_partitions`` are :func:`werest.partition.estimate.estimate_partitioned`'s.
+    """
+    output_dir = Path(output_dir)
+    final = output_dir / "utterances"
+    clock = Stages()
+    with workspace(final, output_dir, work_dir) as (scratch, staging):
+        spilled = spill_input(path, scratch, chunk_rows, n_partitions)
+        clock.lap("spill")
+        context = ScoreContext(normaliser, spilled.sources, n_jobs)
+        outputs = [staging / f"part-{i:05d}.csv" for i in range(len(spilled.partitions))]
+        results = run_partitions(score_partition, spilled.partitions, outputs, context)
+        clock.lap("partitions")
+        scores = corpus_scores(
+            labelled_rows(results, path),
+            n_resamples=n_resamples,
+            seed=seed,
+            confidence=confidence,
+        )
+        files = put_in_place(staging, final, results)
+        clock.lap("scores")
+    return PartitionedScores(scores, files, spilled.n_rows, len(spilled.partitions), clock.seconds)
+
+
+def reference_ranking_partitioned(
+    spilled: Spill,
+    normaliser: Normaliser,
+    *,
+    alternatives: str,
+    n_jobs: int = 1,
+    run_partitions: PartitionRunner = run_locally,
+) -> Ranking:
+    """The systems ranked on the input's references
+    (:func:`werest.features.proxy.references_ranking`
+    of the whole table) from its partitions: a ConfigError suggesting ``alternatives`` when
+    no row has a reference."""
+    context = ScoreContext(normaliser, spilled.sources, n_jobs)
+    outputs = [None] * len(spilled.partitions)
+    results = run_partitions(score_partition, spilled.partitions, outputs, context)
+    compact = concat_compact([r.compact for r in results], CATEGORIES)
+    if compact.empty:
+        raise ConfigError(f"the input has no references to rank its systems on: {alternatives}")
+    log.info("ranking the input's systems on its references")
+    totals = compact.groupby(["dataset", "system"], observed=True, as_index=False)[
+        ["word_errors", "ref_words"]
+    ].sum()
+    return rank_totals(totals, normaliser)

@@ -1,0 +1,1 @@
+"""Reports: the leaderboard, its page, and the evaluation reports."""

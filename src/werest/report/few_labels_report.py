@@ -1,0 +1,221 @@
+"""The report of ``werest evaluate experiment=few_labels`` (:mod:`werest.evaluation.few_labels`):
+``<name>.md``, ``<name>_domains.csv``, ``<name>_overall.csv``, ``<name>_zero_label.csv`` and
+``<name>_budget.png`` (mean error against the labelling budget)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from werest.evaluation.few_labels import ORACLE, FewLabelResult
+from werest.formatting import markdown_table
+from werest.io import atomic_path, save_figure, write_csvs
+
+log = logging.getLogger(__name__)
+
+
+def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.copy()
+    for column in out.columns:
+        if column in ("coverage", "min_coverage"):
+            out[column] = out[column].map(lambda v: f"{100 * v:.1f} %")
+        elif out[column].dtype.kind == "f":
+            out[column] = out[column].map(lambda v: f"{v:.2f}")
+    return out
+
+
+def bars_table(result: FewLabelResult) -> pd.DataFrame:
+    """Issue 24's three bars at n = 50, for each interval method."""
+    rows = []
+    for check in result.bars:
+        rows.append(
+            {
+                "interval": check["method"],
+                "lowest domain coverage, random (bar ≥ 90 %)": _pct(
+                    check.get("min_domain_coverage_random")
+                ),
+                "lowest domain coverage, active (bar ≥ 90 %)": _pct(
+                    check.get("min_domain_coverage_active")
+                ),
+                "PPI error / labels-only error (bar ≤ 0.6)": _ratio(
+                    check.get("ppi_over_classical")
+                ),
+                "active error / random error, PPI (bar ≤ 0.85)": _ratio(
+                    check.get("active_over_random")
+                ),
+                "oracle draw error / random error (ceiling)": _ratio(
+                    check.get("oracle_over_random")
+                ),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def headline_table(result: FewLabelResult, method: str = "t") -> pd.DataFrame:
+    """Per budget: mean |d| (points, domains weighing the same), the lowest domain coverage
+    and the mean width of each estimator and strategy, with ``method`` intervals."""
+    table = result.overall
+    rows = []
+    for budget in sorted(result.settings.budgets):
+        row: dict[str, object] = {"labels per dataset": budget}
+        for strategy, estimator, label in (
+            ("random", "classical", "labels only"),
+            ("random", "ppi", "PPI, random"),
+            ("active", "ppi", "PPI, active"),
+            (ORACLE, "ppi", "PPI, oracle draw"),
+        ):
+            pick = table[
+                (table["strategy"] == strategy)
+                & (table["estimator"] == estimator)
+                & (table["method"] == method)
+                & (table["budget"] == budget)
+            ]
+            if len(pick):
+                r = pick.iloc[0]
+                row[f"{label}: error"] = f"{r['mean_abs_error']:.2f}"
+                row[f"{label}: min cov."] = f"{100 * r['min_coverage']:.0f} %"
+                row[f"{label}: width"] = f"{r['mean_width']:.1f}"
+        rows.append(row)
+    return pd.DataFrame(rows).fillna("")
+
+
+def _pct(value) -> str:
+    return "" if value is None else f"{100 * value:.1f} %"
+
+
+def _ratio(value) -> str:
+    return "" if value is None else f"{value:.2f}"
+
+
+def few_labels_markdown(result: FewLabelResult, cfg: Mapping | None, name: str) -> str:
+    s = result.settings
+    at_50 = result.per_domain[result.per_domain["budget"] == 50]
+    lines = [
+        f"# {name}: prediction-powered WER from a few labels, every domain held out",
+        "",
+        "Written by `werest evaluate experiment=few_labels` (`werest.evaluation.few_labels`). Each "
+        "shared "
+        "domain is held out in turn: the model is trained on the others and estimates every "
+        "system of the held-out domain as `werest estimate` would. Then, per dataset, n "
+        f"utterances are drawn {s.n_draws} times for each budget n ∈ "
+        f"{{{', '.join(str(b) for b in s.budgets)}}}, as `werest sample` draws them "
+        "(`random`: without replacement; `active`: with replacement, probabilities rising "
+        f"with the predicted errors, at least {s.uniform_share:g}/N), and every system's "
+        "corpus WER is estimated from the draws: `ppi` (prediction-powered, "
+        "`werest.estimation.ppi`), "
+        "`classical` (the labels alone, Σ w e / Σ w r) and `zero_label` (no label: the "
+        "model's estimate with its cross-conformal interval). Errors and widths are in WER "
+        "points; every domain weighs the same in the overall means; coverage is that of a "
+        f"{s.level:.0%} interval (`normal`, `t`: delta method; `bootstrap`: percentile, "
+        f"{s.n_resamples} resamples of the labelled draws).",
+        "",
+        "## Headline",
+        "",
+        f"Mean |estimate − truth| in points over the held-out domains (each weighing the "
+        f"same), the lowest domain's coverage of the {s.level:.0%} `t` interval, and its "
+        "mean width in points. The datasets of fewer utterances than the budget are left "
+        "out of that budget (thennal10's 50-utterance sets from 50 on). `oracle draw` draws "
+        "as `active` does, but with the true residuals as scores: the best any score "
+        "of the predictions could do.",
+        "",
+        markdown_table(headline_table(result)),
+        "",
+        _zero_line(result),
+        "",
+        "## Issue 24's bars at n = 50",
+        "",
+        markdown_table(bars_table(result)),
+        "",
+        "## Every budget (means over domains)",
+        "",
+        markdown_table(_rounded(result.overall)),
+        "",
+        "## Per domain at n = 50",
+        "",
+        markdown_table(_rounded(at_50)),
+        "",
+        "## Zero labels, per domain",
+        "",
+        markdown_table(_rounded(_zero_domains(result))),
+        "",
+        f"![error against budget]({name}_budget.png)",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _zero_line(result: FewLabelResult) -> str:
+    """The zero-label estimate's figures, in a sentence."""
+    z = result.overall[result.overall["estimator"] == "zero_label"].iloc[0]
+    return (
+        f"With no label (the model's estimate and its cross-conformal interval): mean error "
+        f"{z['mean_abs_error']:.2f} points (worst domain {z['worst_domain']}, "
+        f"{z['worst_abs_error']:.2f}), lowest domain coverage {100 * z['min_coverage']:.0f} % "
+        f"({z['min_coverage_domain']}), mean width {z['mean_width']:.1f} points."
+    )
+
+
+def _zero_domains(result: FewLabelResult) -> pd.DataFrame:
+    from werest.evaluation.few_labels import zero_domain_summary
+
+    return zero_domain_summary(result.zero_label)
+
+
+def budget_plot(result: FewLabelResult, path: Path, method: str = "t") -> Path:
+    """Mean |d| (points) against the budget: PPI random/active, classical, zero labels."""
+    from matplotlib.figure import Figure
+
+    table = result.overall
+    fig = Figure(figsize=(7, 4.5))
+    axis = fig.subplots()
+    for strategy, estimator, style in (
+        ("random", "classical", "s--"),
+        ("random", "ppi", "o-"),
+        ("active", "ppi", "^-"),
+        ("active", "classical", "v:"),
+        ("oracle", "ppi", "x-."),
+    ):
+        rows = table[
+            (table["strategy"] == strategy)
+            & (table["estimator"] == estimator)
+            & (table["method"] == method)
+        ].sort_values("budget")
+        if len(rows):
+            axis.plot(
+                rows["budget"], rows["mean_abs_error"], style, label=f"{estimator}, {strategy}"
+            )
+    zero = table[table["estimator"] == "zero_label"]
+    if len(zero):
+        axis.axhline(
+            zero["mean_abs_error"].iat[0], color="grey", linestyle=":", label="zero labels"
+        )
+    axis.set_xscale("log")
+    axis.set_xticks(sorted(result.settings.budgets))
+    axis.set_xticklabels([str(b) for b in sorted(result.settings.budgets)])
+    axis.set_xlabel("labelled utterances per dataset")
+    axis.set_ylabel("mean |estimate − true WER| (points)")
+    axis.set_title("Held-out domains: corpus WER error against the labelling budget", fontsize=10)
+    axis.legend(fontsize=8)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def write_few_label_reports(
+    result: FewLabelResult, cfg: Mapping | None, output_dir: str | Path, *, name: str
+) -> list[Path]:
+    """Write the CSVs, the markdown report and the plot; return their paths."""
+    output_dir = Path(output_dir)
+    paths = write_csvs(
+        output_dir,
+        name,
+        {"domains": result.per_domain, "overall": result.overall, "zero_label": result.zero_label},
+    )
+    markdown = output_dir / f"{name}.md"
+    with atomic_path(markdown) as tmp:
+        tmp.write_text(few_labels_markdown(result, cfg, name), encoding="utf-8")
+    paths += [markdown, budget_plot(result, output_dir / f"{name}_budget.png")]
+    log.info("wrote %s", ", ".join(str(p) for p in paths))
+    return paths

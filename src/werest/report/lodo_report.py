@@ -1,0 +1,241 @@
+"""Reports of ``werest evaluate experiment=lodo``: CSV, markdown and plots.
+
+:func:`write_lodo_reports` writes, in ``output_dir``: ``<name>_cells.csv`` (one row per held-out
+(domain, dataset, system), rates as fractions), ``<name>_domains.csv``, ``<name>.md`` (the
+accuracy bar, the per-domain and per-cell tables, in WER points) and ``<name>_cells.png``
+(estimate with its interval against the true WER, werest and raw pWER).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from werest.evaluation.lodo import LodoResult, bin_summary
+from werest.formatting import markdown_table, number, percent
+from werest.io import atomic_path, json_default, save_figure, write_csvs
+
+log = logging.getLogger(__name__)
+
+# The bar of issue 23 (points are WER percentage points): werest must beat the agreement it
+# starts from (raw pWER against the same proxies), in every domain, with intervals to act on.
+BAR = {
+    "error_ratio": 1.0,  # mean corpus error at most raw pWER's (the aim: 0.8)
+    "share_beating_raw": 0.75,
+    "worst_excess_over_raw": 0.01,
+    "coverage": 0.9,
+    "mean_width": 0.15,
+}
+
+
+def bar_checks(result: LodoResult) -> pd.DataFrame:
+    """Each criterion of the bar: the measured value and whether it holds."""
+    overall = result.overall
+    share = overall["domains_beating_raw"] / max(overall["domains"], 1)
+    ratio = overall["mean_abs_error"] / overall["mean_abs_error_raw"]
+    rows = [
+        (
+            "mean corpus |aWER − WER| against raw pWER's (points)",
+            f"{percent(overall['mean_abs_error'])} vs {percent(overall['mean_abs_error_raw'])} "
+            f"({ratio:.2f}×)",
+            "≤ 1× (aim 0.8×)",
+            ratio <= BAR["error_ratio"],
+        ),
+        (
+            "domains where werest's mean corpus error < raw pWER's",
+            f"{overall['domains_beating_raw']}/{overall['domains']} ({share:.0%})",
+            "≥ 75 %",
+            share >= BAR["share_beating_raw"],
+        ),
+        (
+            "worst domain: werest's mean error minus raw's (points)",
+            percent(overall["worst_excess_over_raw"]),
+            "≤ 1.00",
+            overall["worst_excess_over_raw"] <= BAR["worst_excess_over_raw"],
+        ),
+        (
+            "pairs of systems (true WERs ≥ 2 points apart) in the true order",
+            f"{overall['pairwise_order']:.1%} (raw {overall['pairwise_order_raw']:.1%})",
+            "≥ raw",
+            overall["pairwise_order"] >= overall["pairwise_order_raw"],
+        ),
+        (
+            "95 % interval: coverage of cells",
+            f"{overall['coverage']:.1%}",
+            "≥ 90 %",
+            overall["coverage"] >= BAR["coverage"],
+        ),
+        (
+            "95 % interval: mean width (points)",
+            percent(overall["mean_width"]),
+            "≤ 15.00",
+            overall["mean_width"] <= BAR["mean_width"],
+        ),
+    ]
+    return pd.DataFrame(rows, columns=["criterion", "measured", "bar", "holds"]).assign(
+        holds=lambda f: f["holds"].map({True: "yes", False: "**no**"})
+    )
+
+
+def bin_table(result: LodoResult) -> pd.DataFrame:
+    """Coverage and width per Mondrian bin of the estimate (points)."""
+    bins = bin_summary(result.cells, result.interval)
+    return bins.assign(
+        coverage=bins["coverage"].map(lambda v: f"{v:.0%}"),
+        mean_width=bins["mean_width"].map(percent),
+        mean_abs_error=bins["mean_abs_error"].map(percent),
+    ).rename(columns={"mean_width": "mean width", "mean_abs_error": "mean err"})
+
+
+def domain_table(domains: pd.DataFrame) -> pd.DataFrame:
+    """The per-domain summary for display (errors and widths in points)."""
+    return pd.DataFrame(
+        {
+            "held-out domain": domains["domain"],
+            "systems": domains["systems"],
+            "mean err": domains["mean_abs_error"].map(percent),
+            "raw mean err": domains["mean_abs_error_raw"].map(percent),
+            "max err": domains["max_abs_error"].map(percent),
+            "raw max err": domains["max_abs_error_raw"].map(percent),
+            "bias": domains["mean_error"].map(percent),
+            "Spearman": domains["spearman"].map(number),
+            "raw Spearman": domains["spearman_raw"].map(number),
+            "utt MAE": domains["mae"].map(number),
+            "raw utt MAE": domains["mae_raw"].map(number),
+            "coverage": domains["coverage"].map(lambda v: f"{v:.0%}"),
+            "interval width": domains["mean_width"].map(percent),
+            "bootstrap width": domains["mean_ci_width"].map(percent),
+            "beats raw": domains["beats_raw"].map({True: "yes", False: "no"}),
+            "excess over raw": domains["excess_over_raw"].map(percent),
+        }
+    )
+
+
+def cell_table(cells: pd.DataFrame) -> pd.DataFrame:
+    """Every held-out cell for display (points)."""
+    cells = cells.sort_values(["domain", "dataset", "wer"])
+    return pd.DataFrame(
+        {
+            "domain": cells["domain"],
+            "dataset": cells["dataset"],
+            "system": cells["system"],
+            "proxy": cells["proxy"],
+            "n": cells["n_scored"],
+            "WER": cells["wer"].map(percent),
+            "aWER": cells["awer"].map(percent),
+            "raw pWER": cells["pwer"].map(percent),
+            "interval": [
+                f"[{percent(lo)}, {percent(hi)}]"
+                for lo, hi in zip(cells["interval_low"], cells["interval_high"], strict=True)
+            ],
+            "bootstrap CI": [
+                f"[{percent(lo)}, {percent(hi)}]"
+                for lo, hi in zip(cells["ci_low"], cells["ci_high"], strict=True)
+            ],
+            "in": cells["covered"].map({True: "yes", False: "no"}),
+        }
+    )
+
+
+def lodo_markdown(result: LodoResult, cfg: Mapping | None, name: str) -> str:
+    """The markdown report."""
+    overall = pd.DataFrame([result.overall]).drop(columns=["domains_beating_raw"])
+    interval = result.interval
+    bins = (
+        "## The interval per bin of the estimate\n\n"
+        "Mondrian bins of aWER, each calibrated on the other domains' cells of its bin "
+        f"(fewer than {interval.min_cells}: every cell).\n\n" + markdown_table(bin_table(result))
+    )
+    settings = ""
+    if cfg is not None:
+        settings = (
+            f"- features: `{', '.join(cfg['features']['columns'])}`\n"
+            f"- model: `{cfg['model']}`\n"
+            f"- normaliser `{cfg['normaliser']}`, two-system views {cfg.get('two_system_views')}, "
+            f"max rows per domain {cfg['data'].get('max_rows_per_domain')}, seed {cfg['seed']}\n"
+            f"- interval: conformal level {interval.level}, offset {interval.offset}, "
+            f"bins of aWER {list(interval.bins)} ([aWER + q_low·(aWER + "
+            "offset), aWER + q_high·(aWER + offset)], signed quantiles from the other domains' "
+            "cells of the bin), widened to hold the bootstrap CI"
+        )
+    return (
+        "\n\n".join(
+            [
+                f"# Leave one domain out: `werest evaluate experiment={name}`",
+                "Each domain is held out in turn; the model is trained on the others as `werest "
+                "train` trains, and every system of the held-out domain is estimated as `werest "
+                "estimate` estimates for a user (proxies from the systems' label-free order). "
+                "Errors are corpus WER points; raw = pWER against the same proxies, the "
+                "agreement werest's estimate starts from.",
+                "## The bar\n\n" + markdown_table(bar_checks(result)),
+                "## Per held-out domain\n\n" + markdown_table(domain_table(result.domains)),
+                bins,
+                "## Overall (every cell)\n\n"
+                + "```json\n"
+                + json.dumps(json.loads(overall.iloc[0].to_json()), indent=1)
+                + "\n```",
+                "## Settings\n\n" + settings,
+                "## Every cell\n\n" + markdown_table(cell_table(result.cells)),
+                "## Timings\n\n"
+                + markdown_table(result.timings)
+                + f"\n\ntotal {result.seconds.get('total', float('nan')):.0f} s",
+            ]
+        )
+        + "\n"
+    )
+
+
+def cells_plot(result: LodoResult, path: Path) -> Path:
+    """aWER (with interval) and raw pWER against the true WER of every held-out cell."""
+    from matplotlib.figure import Figure
+
+    cells = result.cells
+    fig = Figure(figsize=(11, 5))
+    axes = fig.subplots(1, 2, sharex=True, sharey=True)
+    top = float(np.nanmax([cells["wer"].max(), cells["awer"].max(), cells["pwer"].max()])) + 0.05
+    for axis, column, title in ((axes[0], "awer", "werest"), (axes[1], "pwer", "raw pWER")):
+        axis.plot([0, top], [0, top], color="grey", linewidth=0.8)
+        for domain, rows in cells.groupby("domain"):
+            if column == "awer":
+                axis.errorbar(
+                    100 * rows["wer"],
+                    100 * rows["awer"],
+                    yerr=100
+                    * np.vstack(
+                        [rows["awer"] - rows["interval_low"], rows["interval_high"] - rows["awer"]]
+                    ),
+                    fmt="o",
+                    markersize=3,
+                    elinewidth=0.6,
+                    label=domain,
+                )
+            else:
+                axis.plot(100 * rows["wer"], 100 * rows["pwer"], "o", markersize=3, label=domain)
+        axis.set_title(f"{title}: held-out corpus estimates", fontsize=10)
+        axis.set_xlabel("true WER %")
+    axes[0].set_ylabel("estimate %")
+    axes[1].legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def write_lodo_reports(
+    result: LodoResult, cfg: Mapping | None, output_dir: str | Path, *, name: str
+) -> list[Path]:
+    """Write the CSVs, the markdown report and the plot; return their paths."""
+    output_dir = Path(output_dir)
+    paths = write_csvs(output_dir, name, {"cells": result.cells, "domains": result.domains})
+    summary = output_dir / f"{name}_overall.json"
+    with atomic_path(summary) as tmp:
+        tmp.write_text(json.dumps(result.overall, indent=2, default=json_default), "utf-8")
+    markdown = output_dir / f"{name}.md"
+    with atomic_path(markdown) as tmp:
+        tmp.write_text(lodo_markdown(result, cfg, name), encoding="utf-8")
+    paths += [summary, markdown, cells_plot(result, output_dir / f"{name}_cells.png")]
+    log.info("wrote %s", ", ".join(str(p) for p in paths))
+    return paths

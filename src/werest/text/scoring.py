@@ -1,0 +1,192 @@
+"""Score systems against human references: per-utterance counts, corpus WER/CER with CIs.
+
+``werest score input=table.parquet output_dir=DIR`` writes ``DIR/scores.csv`` (one row per
+dataset and system), ``DIR/utterances.csv`` (one row per labelled utterance and system: WER,
+CER, S/D/I, lengths, reference and hypothesis), ``DIR/ranking.json`` (the proxy ranking, see
+:mod:`werest.features.proxy`), ``DIR/resources.json`` (the run's CPU %, memory and GPU use:
+:mod:`werest.resources`) and the run's config, and prints the table.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+
+from werest.errors import InputError
+from werest.formatting import percent, percent_interval
+from werest.ingest.table import KEY
+from werest.stats import bootstrap_ci
+from werest.text import (
+    AUTO,
+    Normaliser,
+    corpus_rate,
+    count_errors,
+    error_rate,
+    normalised_columns,
+    scoring_unit,
+)
+
+log = logging.getLogger(__name__)
+
+
+def score_utterances(
+    table: pd.DataFrame, normaliser: Normaliser = AUTO, *, n_jobs: int = 1
+) -> pd.DataFrame:
+    """Per-utterance word and character errors of every labelled row.
+
+    Returns
+    -------
+    One row per labelled (dataset, utt_id, system): the key, word counts ``substitutions,
+    deletions, insertions, hits, ref_words, hyp_words, word_errors, wer``, and character
+    counts ``char_errors, ref_chars, cer`` (after normalisation; spaces count in CER).
+    """
+    if "reference" not in table.columns:
+        raise InputError(
+            "the table has no 'reference' column: nothing to score against", column="reference"
+        )
+    labelled = table[table["reference"].notna()]
+    if labelled.empty:
+        raise InputError("no row has a reference: nothing to score", column="reference")
+    text = normalised_columns(labelled, normaliser, n_jobs=n_jobs)
+    words = count_errors(text["reference"], text["hypothesis"], "word", n_jobs=n_jobs)
+    chars = count_errors(text["reference"], text["hypothesis"], "char", n_jobs=n_jobs)
+    scored = labelled[["dataset", "utt_id", "system"]].reset_index(drop=True)
+    scored[["substitutions", "deletions", "insertions", "hits"]] = words[
+        ["substitutions", "deletions", "insertions", "hits"]
+    ].to_numpy()
+    scored["ref_words"] = words["reference_length"].to_numpy()
+    scored["hyp_words"] = words["hypothesis_length"].to_numpy()
+    scored["word_errors"] = (
+        words["substitutions"] + words["deletions"] + words["insertions"]
+    ).to_numpy()
+    scored["wer"] = error_rate(scored["word_errors"], scored["ref_words"])
+    scored["char_errors"] = (
+        chars["substitutions"] + chars["deletions"] + chars["insertions"]
+    ).to_numpy()
+    scored["ref_chars"] = chars["reference_length"].to_numpy()
+    scored["cer"] = error_rate(scored["char_errors"], scored["ref_chars"])
+    scored["unit"] = scoring_units(labelled, normaliser).to_numpy()
+    return scored
+
+
+def scoring_units(table: pd.DataFrame, normaliser: Normaliser) -> pd.Series:
+    """Per row, the unit its WER counts: ``character`` for zh/ja/th… rows (see
+    :func:`werest.text.scoring_unit`), else ``word``."""
+    if "language" not in table.columns:
+        return pd.Series("word", index=table.index, dtype="str")
+    languages = table["language"].astype("object")
+    unit = {lang: scoring_unit(lang, normaliser) for lang in languages.dropna().unique()}
+    return languages.map(unit).fillna("word").astype("str")
+
+
+def dataset_units(units: pd.Series, datasets: pd.Series) -> dict[str, str]:
+    """One unit per dataset: ``word``, ``character``, or ``mixed``."""
+    found = pd.DataFrame({"dataset": datasets.to_numpy(), "unit": units.to_numpy()})
+    per = (
+        found.drop_duplicates()
+        .groupby("dataset")["unit"]
+        .agg(lambda values: values.iat[0] if len(values) == 1 else "mixed")
+    )
+    return per.to_dict()
+
+
+def utterance_order(rows: pd.DataFrame) -> np.ndarray:
+    """A canonical sort key of each row's utterance: a stable 64-bit hash of ``utt_id``
+    (``_order`` when the rows carry it precomputed instead of ``utt_id``)."""
+    if "_order" in rows.columns:
+        return rows["_order"].to_numpy()
+    return pd.util.hash_array(rows["utt_id"].to_numpy(dtype=object))
+
+
+def corpus_scores(
+    scored: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95
+) -> pd.DataFrame:
+    """Corpus WER and CER per dataset and system (Σ errors / Σ reference units) with CIs.
+
+    Each group's utterances are taken in a canonical order (:func:`utterance_order`), so the
+    seeded bootstrap resamples the same arrays whatever the row order or the partitioning of
+    the input: a partitioned run (:mod:`werest.partition.score`, rows carrying ``_order``
+    instead of ``utt_id``) gives the same intervals as the in-memory run.
+    """
+    rows = []
+    for (dataset, system), group in scored.groupby(["dataset", "system"], sort=True):
+        group = group.iloc[np.argsort(utterance_order(group), kind="stable")]
+        wer_low, wer_high = bootstrap_ci(
+            group["word_errors"],
+            group["ref_words"],
+            n_resamples=n_resamples,
+            seed=seed,
+            confidence=confidence,
+        )
+        cer_low, cer_high = bootstrap_ci(
+            group["char_errors"],
+            group["ref_chars"],
+            n_resamples=n_resamples,
+            seed=seed,
+            confidence=confidence,
+        )
+        units = set(group["unit"]) if "unit" in group else {"word"}
+        rows.append(
+            {
+                "dataset": dataset,
+                "system": system,
+                "unit": units.pop() if len(units) == 1 else "mixed",
+                "n_utterances": len(group),
+                "ref_words": int(group["ref_words"].sum()),
+                "wer": corpus_rate(group["word_errors"], group["ref_words"]),
+                "wer_ci_low": wer_low,
+                "wer_ci_high": wer_high,
+                "cer": corpus_rate(group["char_errors"], group["ref_chars"]),
+                "cer_ci_low": cer_low,
+                "cer_ci_high": cer_high,
+                "substitutions": int(group["substitutions"].sum()),
+                "deletions": int(group["deletions"].sum()),
+                "insertions": int(group["insertions"].sum()),
+                "empty_hypotheses": int((group["hyp_words"] == 0).sum()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def format_scores(scores: pd.DataFrame) -> str:
+    """A readable table of corpus scores (percentages)."""
+    view = pd.DataFrame(
+        {
+            "dataset": scores["dataset"],
+            "system": scores["system"],
+            "utts": scores["n_utterances"],
+            "WER %": [
+                f"{percent(w)}{' (chars)' if u == 'character' else ''}"
+                for w, u in zip(
+                    scores["wer"], scores.get("unit", ["word"] * len(scores)), strict=True
+                )
+            ],
+            "95% CI": [
+                percent_interval(lo, hi)
+                for lo, hi in zip(scores["wer_ci_low"], scores["wer_ci_high"], strict=True)
+            ],
+            "CER %": scores["cer"].map(percent),
+        }
+    )
+    return view.to_string(index=False)
+
+
+def readable_scores(scored: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """Per-utterance scores (:func:`score_utterances`) with the reference and hypothesis as
+    written, for ``werest score``'s ``utterances.csv``."""
+    key = KEY
+    text = table[[*key, "reference", "hypothesis"]]
+    out = scored.merge(text, on=key, how="left")
+    first = [*key, "wer", "cer", "reference", "hypothesis"]
+    return out[first + [c for c in out.columns if c not in first]]
+
+
+LABELS = ("wer", "cer", "ref_words", "word_errors", "ref_chars", "char_errors")
+
+
+def utterance_labels(table: pd.DataFrame, normaliser: Normaliser, n_jobs: int = 1) -> pd.DataFrame:
+    """Per (dataset, utt_id, system): utterance WER, CER and the counts behind them."""
+    scored = score_utterances(table, normaliser, n_jobs=n_jobs)
+    return scored[[*KEY, *LABELS]]

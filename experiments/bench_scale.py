@@ -31,7 +31,7 @@ import pandas as pd
 import psutil
 
 from werest.ingest.importers import import_table
-from werest.partition.estimate import PARTITIONS_PER_PROCESS
+from werest.partition.engine import PARTITIONS_PER_PROCESS
 from werest.text import AUTO, normalised_columns
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -15,13 +15,9 @@ from werest.estimation.estimate import default_model_path, estimate_table, write
 from werest.features.agreement import CONTEXT_FEATURES
 from werest.ingest.table import read_table
 from werest.model.files import Models, load_model
-from werest.partition import estimate as partitioned
-from werest.partition.estimate import (
-    MIN_PARTITIONS,
-    automatic_partitions,
-    estimate_partitioned,
-    partition_of,
-)
+from werest.partition import engine as partitioned
+from werest.partition.engine import MIN_PARTITIONS, automatic_partitions, partition_of
+from werest.partition.estimate import estimate_partitioned
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from werest.demo import demo_table_path
 from werest.features.agreement import agreement_features
 from werest.features.proxy import Ranking, choose_proxies, rank_systems, references_ranking
 from werest.ingest.table import KEY, read_table, write_table
-from werest.partition.estimate import child_process_runner
+from werest.partition.engine import child_process_runner
 from werest.partition.features import RANKING_ALTERNATIVES, features_partitioned
 from werest.partition.score import score_partitioned
 from werest.text import AUTO

@@ -14,7 +14,7 @@ from werest.demo import demo_table_path
 from werest.estimation.estimate import load_models
 from werest.evaluation.fairness import FairnessSettings
 from werest.ingest.table import read_table
-from werest.partition.estimate import run_locally
+from werest.partition.engine import run_locally
 from werest.partition.leaderboard import leaderboard_partitioned
 from werest.report.leaderboard import Leaderboard, build, select_datasets
 from werest.stats import Bootstrap

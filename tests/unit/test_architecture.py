@@ -231,3 +231,14 @@ def test_the_private_import_check_sees_one(tmp_path):
         "_common\n"
     )
     assert private_imports(sample) == ["werest.ingest.table._hidden"]
+
+
+def test_the_partition_engine_knows_no_stage():
+    """werest.partition.engine spills, reads and places partitions for every stage: it imports
+    only the base, ingest (the table's schema) and text (the normalisation cache), never a
+    stage that runs on it."""
+    allowed = {"base", "ingest", "text"}
+    stages = {STAGES[stage_of(dep)][0] for dep in graph()["werest.partition.engine"]}
+    assert stages <= allowed, stages
+    score = {STAGES[stage_of(dep)][0] for dep in graph()["werest.partition.score"]}
+    assert "estimation" not in score and "model" not in score

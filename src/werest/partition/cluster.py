@@ -33,7 +33,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from werest.errors import ConfigError, WerestError
-from werest.partition.estimate import PartitionRunner
+from werest.partition.engine import PartitionRunner
 
 log = logging.getLogger(__name__)
 

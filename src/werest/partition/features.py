@@ -31,8 +31,8 @@ from werest.errors import ConfigError
 from werest.features.agreement import agreement_features
 from werest.features.proxy import Ranking, choose_proxies
 from werest.ingest.table import CSV_SUFFIXES, JSONL_SUFFIXES, KEY, write_table
-from werest.partition import estimate as partitioned
-from werest.partition.estimate import DEFAULT_CHUNK_ROWS, PartitionRunner, run_locally
+from werest.partition import engine as partitioned
+from werest.partition.engine import DEFAULT_CHUNK_ROWS, PartitionRunner, run_locally
 from werest.partition.score import reference_ranking_partitioned
 from werest.text import AUTO, Normaliser, cached_normalisation
 

@@ -45,18 +45,20 @@ from werest.estimation.guards import utterance_counts
 from werest.evaluation.fairness import FairnessSettings
 from werest.features.proxy import Ranking
 from werest.model.files import Models
-from werest.partition.estimate import (
+from werest.partition.engine import (
     DEFAULT_CHUNK_ROWS,
     NORMALISED,
     PartitionRunner,
     Stages,
     concat_compact,
     partition_table,
-    refuse_whole_table_settings,
     run_locally,
-    sample_pairs_partitioned,
     scratch_folder,
     spill_input,
+)
+from werest.partition.estimate import (
+    refuse_whole_table_settings,
+    sample_pairs_partitioned,
     total_counts,
 )
 from werest.report.leaderboard import (

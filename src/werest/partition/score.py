@@ -32,7 +32,7 @@ import pandas as pd
 from werest.errors import ConfigError, InputError
 from werest.features.proxy import Ranking, rank_totals
 from werest.ingest.table import write_table
-from werest.partition.estimate import (
+from werest.partition.engine import (
     DEFAULT_CHUNK_ROWS,
     NORMALISED,
     PartitionRunner,

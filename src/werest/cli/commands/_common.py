@@ -21,7 +21,7 @@ from werest.ingest.table import KEY, read_table
 from werest.io import atomic_path
 from werest.model.training import load_sources
 from werest.partition.cluster import dask_client, dask_runner
-from werest.partition.estimate import (
+from werest.partition.engine import (
     DEFAULT_CHUNK_ROWS,
     PartitionRunner,
     local_runner,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from werest.cli.schema import SCHEMAS, Setting, entries, register, settings_of
+from werest.cli.schema import SCHEMAS, Setting, entries, settings_of
 from werest.errors import ConfigError
 from werest.io import shipped
 
@@ -207,7 +207,6 @@ def compose(command: str, overrides: Sequence[str] = ()) -> DictConfig:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    register()
     try:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
             return hydra_compose(config_name=command, overrides=list(overrides))

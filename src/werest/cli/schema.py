@@ -1,11 +1,11 @@
 """The commands' settings as dataclass schemas: one place that says which keys a command has
 and what type each one is.
 
-Every ``conf/<command>.yaml`` is described by a schema here, registered in Hydra's ConfigStore
-(``werest_<command>``). After composition, :func:`werest.cli.config.check_settings` checks the
-composed config against it both ways: a key the YAML has and the schema lacks, or the reverse,
-is an error, so renaming a setting in one place and not the other fails at once (and in
-``tests/unit/test_config_schema.py``) instead of silently losing its type check. Leaves are typed
+Every ``conf/<command>.yaml`` is described by a schema here. After composition,
+:func:`werest.cli.config.check_settings` checks the composed config against it both ways: a
+key the YAML has and the schema lacks, or the reverse, is an error, so renaming a setting in
+one place and not the other fails at once (and in ``tests/unit/test_config_schema.py``)
+instead of silently losing its type check. Leaves are typed
 ``Any`` for OmegaConf, with the werest type in :class:`Setting` metadata: the check coerces
 what a command line gives (``n_jobs='2'``) and words its errors for users ("n_jobs must be a
 whole number other than 0, got 'x'").
@@ -475,15 +475,6 @@ SCHEMAS: dict[str, type] = {
     "segmentation": SegmentationSettings,
     "sample": SampleSettings,
 }
-
-
-def register() -> None:
-    """Store every schema in Hydra's ConfigStore as ``werest_<command>`` (idempotent)."""
-    from hydra.core.config_store import ConfigStore
-
-    store = ConfigStore.instance()
-    for command, schema in SCHEMAS.items():
-        store.store(name=f"werest_{command.replace('-', '_')}", node=schema)
 
 
 @dataclass(frozen=True)

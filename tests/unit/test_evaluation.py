@@ -37,8 +37,8 @@ from werest.errors import ConfigError
 from werest.evaluation.four_cases import (
     CSV_COLUMNS,
     MEAN_FOLD,
+    FourCases,
     Method,
-    Protocol,
     evaluate_four_cases,
 )
 from werest.report.reports import bar_cells, write_four_case_reports
@@ -90,8 +90,8 @@ def table() -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def protocol() -> Protocol:
-    return Protocol("src", ("tgt",), ("b1", "b2", "b3"), ("w1", "w2"))
+def protocol() -> FourCases:
+    return FourCases("src", ("tgt",), ("b1", "b2", "b3"), ("w1", "w2"))
 
 
 IDENTITY = OmegaConf.create({"_target_": "sklearn.linear_model.LinearRegression"})
@@ -139,7 +139,7 @@ def test_rows_land_in_their_case(result):
 
 
 def test_unseen_wild_targets_can_be_left_out(protocol):
-    strict = Protocol("src", ("tgt",), ("b1", "b2", "b3"), ("w1",), unseen_wild_targets=False)
+    strict = FourCases("src", ("tgt",), ("b1", "b2", "b3"), ("w1",), unseen_wild_targets=False)
     systems = {"b1": {"perfect", "src", "tgt"}, "w1": {"src", "tgt", "newbie"}}
     cases = strict.case_of(systems, "b1")
     assert set(cases.itertuples(index=False, name=None)) == {
@@ -242,9 +242,9 @@ def test_reports_write_the_csv_columns_and_bar_cells(result, tmp_path):
 @pytest.mark.parametrize(
     ("protocol", "fragment"),
     [
-        (Protocol("nobody", ("tgt",), ("b1", "b2")), "unknown system 'nobody'"),
-        (Protocol("src", ("tgt",), ("b1", "b9")), "unknown dataset 'b9'"),
-        (Protocol("newbie", ("tgt",), ("b1", "b2"), ("w1",)), "in no benchmark dataset"),
+        (FourCases("nobody", ("tgt",), ("b1", "b2")), "unknown system 'nobody'"),
+        (FourCases("src", ("tgt",), ("b1", "b9")), "unknown dataset 'b9'"),
+        (FourCases("newbie", ("tgt",), ("b1", "b2"), ("w1",)), "in no benchmark dataset"),
     ],
 )
 def test_bad_protocols_are_config_errors(table, protocol, fragment):
@@ -263,11 +263,11 @@ def test_bad_protocols_are_config_errors(table, protocol, fragment):
 def test_impossible_protocols_fail_when_built(arguments, fragment):
     """A combination no table satisfies fails before any data are read."""
     with pytest.raises(ConfigError, match=fragment):
-        Protocol(*arguments)
+        FourCases(*arguments)
 
 
 def test_a_protocol_built_from_config_holds_tuples():
-    protocol = Protocol("s", "t", ["b1", "b2"], None, rationale="why")
+    protocol = FourCases("s", "t", ["b1", "b2"], None, rationale="why")
     assert protocol.target_systems == ("t",)
     assert (protocol.benchmark_datasets, protocol.wild_datasets) == (("b1", "b2"), ())
 

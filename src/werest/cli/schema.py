@@ -195,7 +195,7 @@ class Lodo(Interval):
 
 @dataclass
 class Cases:
-    """Builds a :class:`werest.evaluation.four_cases.Protocol` (``experiment=lodo`` sets it to
+    """Builds a :class:`werest.evaluation.four_cases.FourCases` (``experiment=lodo`` sets it to
     null)."""
 
     _target_: Any = _target()

@@ -62,7 +62,7 @@ WEREST = "werest"
 
 
 @dataclass(frozen=True)
-class Protocol:
+class FourCases:
     """Who trains and where: source system S, targets T, benchmark B and wild W datasets
     (``cases:`` of ``werest evaluate experiment=four_cases`` builds it by its ``_target_``).
 
@@ -211,14 +211,14 @@ class FourCaseResult:
     predictions: pd.DataFrame
     rankings: pd.DataFrame
     timings: pd.DataFrame
-    protocol: Protocol
+    protocol: FourCases
     methods: list[Method]
     seconds: dict[str, float] = field(default_factory=dict)
 
 
 def evaluate_four_cases(
     table: pd.DataFrame,
-    protocol: Protocol,
+    protocol: FourCases,
     methods: list[Method],
     *,
     normaliser: Normaliser = AUTO,
@@ -284,7 +284,7 @@ def evaluate_four_cases(
 def run_fold(
     table: pd.DataFrame,
     labels: pd.DataFrame,
-    protocol: Protocol,
+    protocol: FourCases,
     held_out: str,
     methods: list[Method],
     *,
@@ -353,7 +353,7 @@ def run_fold(
 def evaluation_rows(
     table: pd.DataFrame,
     labels: pd.DataFrame,
-    protocol: Protocol,
+    protocol: FourCases,
     held_out: str,
     ranking,
     systems_by_dataset: Mapping[str, set[str]],
@@ -460,7 +460,7 @@ def utterance_metrics(predicted: np.ndarray, actual: np.ndarray) -> dict[str, fl
 def cell_metrics(
     predicted: pd.DataFrame,
     methods: list[Method],
-    protocol: Protocol,
+    protocol: FourCases,
     *,
     n_resamples: int = 0,
     seed: int = 0,
@@ -560,7 +560,7 @@ def ranking_agreement(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def evaluation_table(table: pd.DataFrame, protocol: Protocol) -> pd.DataFrame:
+def evaluation_table(table: pd.DataFrame, protocol: FourCases) -> pd.DataFrame:
     """The rows of B ∪ W, after checking the protocol's names against ``table``."""
     protocol.validate(table)
     keep = [*protocol.benchmark_datasets, *protocol.wild_datasets]

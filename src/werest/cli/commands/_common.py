@@ -32,7 +32,7 @@ from werest.text import Normaliser, as_normaliser
 T = TypeVar("T")
 
 
-def show(*blocks: str | None) -> None:
+def print_blocks(*blocks: str | None) -> None:
     """Print a command's console summary (empty blocks are skipped): the one place a command
     writes to stdout besides the CLI's "wrote ..." line."""
     for block in blocks:
@@ -60,7 +60,7 @@ def normaliser_setting(cfg: DictConfig) -> Normaliser:
     return as_normaliser(cfg.get("normaliser"))
 
 
-def built(cfg: DictConfig, key: str, kind: type[T]) -> T:
+def instantiate_block(cfg: DictConfig, key: str, kind: type[T]) -> T:
     """The ``key:`` block built by ``hydra.utils.instantiate`` from its ``_target_``, checked
     to be a ``kind`` (:func:`werest.build.instantiate_checked`: a mistake is a one-line
     ConfigError naming ``key``)."""
@@ -78,7 +78,7 @@ def save_config(cfg: DictConfig, target: Path) -> Path:
     return target
 
 
-def names(value) -> list[str] | None:
+def name_list(value) -> list[str] | None:
     """A name-or-list setting (``target``, ``system_order``, ``datasets``) as a list of
     names, or None when unset."""
     if value is None or value == "":
@@ -88,7 +88,7 @@ def names(value) -> list[str] | None:
     return [str(v) for v in value]
 
 
-def plain(node) -> dict:
+def plain_dict(node) -> dict:
     """A config block as a plain dict (``{}`` when unset), for a library call."""
     if node is None:
         return {}
@@ -114,7 +114,7 @@ def labelled_table(cfg: DictConfig, feature_names: list[str]):
     """The labelled transcripts of ``data`` for ``werest train``/``evaluate``, with the input
     features of ``feature_names`` joined by key from ``features_table`` when it is set (a
     feature table of ``werest features`` + ``werest embed``: similarity, likelihoods)."""
-    table = load_sources(plain(cfg.data))
+    table = load_sources(plain_dict(cfg.data))
     path = cfg.get("features_table")
     if not path:
         return table

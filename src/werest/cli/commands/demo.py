@@ -5,7 +5,7 @@ from __future__ import annotations
 from omegaconf import DictConfig
 
 from werest.cli.commands import estimate
-from werest.cli.commands._common import show
+from werest.cli.commands._common import print_blocks
 from werest.cli.config import compose
 from werest.demo import demo_table_path
 
@@ -18,5 +18,5 @@ def run(cfg: DictConfig) -> list[dict]:
     ]
     if cfg.get("model_path"):
         overrides.append(f"model_path={cfg.model_path}")
-    show("Label-free WER estimates on the embedded example (true WER from its references):")
+    print_blocks("Label-free WER estimates on the embedded example (true WER from its references):")
     return estimate.run(compose("estimate", overrides))

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import DictConfig
 
-from werest.cli.commands._common import built, plain
+from werest.cli.commands._common import instantiate_block, plain_dict
 from werest.errors import InputError
 from werest.features.agreement import AGREEMENT_FEATURES
 from werest.features.cache import EmbeddingCache
@@ -53,7 +53,7 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     else:  # on a cluster, the workers build the embedder (a model the driver need not load)
         embedder = None if cluster_named(cluster) else build_embedder(cfg.embedder)
         add, backend, column, failed = add_similarity, embedder, "similarity", no_similarity
-    policy = built(cfg, "audio", AudioPolicy)
+    policy = instantiate_block(cfg, "audio", AudioPolicy)
     with cluster_client(cluster) as client:
         table = add(
             features,
@@ -81,11 +81,11 @@ def _on_cluster(client, cfg: DictConfig, policy: AudioPolicy, *, likelihood: boo
     cache_dir = cfg.get("cache_dir")
     cache_dir = str(Path(cache_dir).resolve()) if cache_dir else None
     if likelihood:
-        job = ScoringJob(plain(cfg.embedder), cache_dir, policy)
+        job = ScoringJob(plain_dict(cfg.embedder), cache_dir, policy)
         runner = cluster_runner(client, score_clips_on_worker, cfg.get("cluster"), job=job)
         return {"run_clips": runner} if runner else {}
     job = SimilarityJob(
-        plain(cfg.embedder),
+        plain_dict(cfg.embedder),
         cache_dir,
         policy,
         cfg.get("text_column", "hypothesis"),

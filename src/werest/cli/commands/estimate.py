@@ -15,15 +15,15 @@ from __future__ import annotations
 from omegaconf import DictConfig
 
 from werest.cli.commands._common import (
-    built,
+    instantiate_block,
     int_setting,
-    names,
+    name_list,
     output_dir,
     partition_runner,
     partition_settings,
     partitioned_run,
+    print_blocks,
     save_config,
-    show,
 )
 from werest.errors import ConfigError
 from werest.estimation.estimate import (
@@ -57,7 +57,9 @@ def run(cfg: DictConfig) -> list[dict]:
         return _run_partitioned(cfg, models)
     table = read_table(cfg.input, numeric=input_features(models))
     labels = read_labels(cfg.labels, table, cfg.input) if cfg.get("labels") else None
-    label_settings = built(cfg, "few_labels", LabelSettings) if labels is not None else None
+    label_settings = (
+        instantiate_block(cfg, "few_labels", LabelSettings) if labels is not None else None
+    )
     with ResourceMonitor() as monitor:
         utterances, records, warnings = estimate_table(
             table,
@@ -85,7 +87,7 @@ def run(cfg: DictConfig) -> list[dict]:
     write_outputs(utterances, records, folder)
     write_resources(monitor.summary, folder / "resources.json")
     save_config(cfg, folder / "config.yaml")
-    show(
+    print_blocks(
         format_summary(records, labels is not None), format_warnings(warnings) if warnings else None
     )
     return records
@@ -97,7 +99,7 @@ def estimate_settings(cfg: DictConfig) -> dict:
         "target": cfg.get("target"),
         "proxy": cfg.get("proxy"),
         "ranking": cfg.get("ranking"),
-        "system_order": names(cfg.get("system_order")),
+        "system_order": name_list(cfg.get("system_order")),
         "normaliser": requested_normaliser(cfg.get("normaliser")),  # None: the model's own
         "seed": int_setting(cfg, "seed"),
         "chunk_utterances": int_setting(cfg, "chunk_utterances"),
@@ -120,7 +122,7 @@ def _run_partitioned(cfg: DictConfig, models: Models) -> list[dict]:
     stages = {"stage_seconds": result.seconds, "partitions": result.n_partitions}
     write_resources({**monitor.summary, **stages}, folder / "resources.json")
     save_config(cfg, folder / "config.yaml")
-    show(
+    print_blocks(
         format_summary(result.records),
         format_warnings(result.warnings) if result.warnings else None,
     )

@@ -13,20 +13,20 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from werest.cli.commands._common import (
-    built,
+    instantiate_block,
     int_setting,
     labelled_table,
     normaliser_setting,
     output_dir,
-    plain,
+    plain_dict,
+    print_blocks,
     save_config,
-    show,
 )
 from werest.errors import ConfigError
 from werest.evaluation.few_labels import FewLabelResult, FewLabelSettings, evaluate_few_labels
 from werest.evaluation.four_cases import (
     FourCaseResult,
-    Protocol,
+    FourCases,
     evaluate_four_cases,
     evaluation_table,
     methods_for,
@@ -42,7 +42,7 @@ from werest.stats import Bootstrap
 def run(cfg: DictConfig) -> FourCaseResult | LodoResult | FewLabelResult:
     """Run the configured protocol; write its reports and the config; show the headline."""
     start = time.perf_counter()
-    settings = plain(cfg)
+    settings = plain_dict(cfg)
     if cfg.get("protocol") == "few_labels":
         result = _few_labels(cfg, settings)
         write = write_few_label_reports
@@ -59,15 +59,15 @@ def run(cfg: DictConfig) -> FourCaseResult | LodoResult | FewLabelResult:
     folder = output_dir(cfg)
     write(result, settings, folder, name=str(cfg.name))
     save_config(cfg, folder / f"{cfg.name}.config.yaml")
-    show(headline, f"\nin {result.seconds['total']:.0f} s")
+    print_blocks(headline, f"\nin {result.seconds['total']:.0f} s")
     return result
 
 
 def _four_cases(cfg: DictConfig, settings: dict) -> FourCaseResult:
     if cfg.get("cases") is None:
         raise ConfigError("no 'cases' settings: choose one, e.g. experiment=four_cases")
-    protocol = built(cfg, "cases", Protocol)  # before the data: a bad protocol fails at once
-    bootstrap = built(cfg, "bootstrap", Bootstrap)
+    protocol = instantiate_block(cfg, "cases", FourCases)  # a bad protocol fails before the data
+    bootstrap = instantiate_block(cfg, "bootstrap", Bootstrap)
     methods = methods_for(
         settings["features"]["columns"], settings["model"], settings.get("ablation")
     )
@@ -87,8 +87,8 @@ def _four_cases(cfg: DictConfig, settings: dict) -> FourCaseResult:
 def _few_labels(cfg: DictConfig, settings: dict) -> FewLabelResult:
     """Held-out predictions (from ``predictions`` when that file exists, else the LODO
     folds, saved there when it is set), then the draws."""
-    few = built(cfg, "few_labels", FewLabelSettings)
-    lodo = built(cfg, "lodo", LodoSettings)
+    few = instantiate_block(cfg, "few_labels", FewLabelSettings)
+    lodo = instantiate_block(cfg, "lodo", LodoSettings)
     cached = cfg.get("predictions")
     if cached and Path(cached).exists():
         utterances = pd.read_parquet(cached)
@@ -104,8 +104,8 @@ def _few_labels(cfg: DictConfig, settings: dict) -> FewLabelResult:
 
 
 def _lodo(cfg: DictConfig, settings: dict) -> LodoResult:
-    lodo = built(cfg, "lodo", LodoSettings)
-    bootstrap = built(cfg, "bootstrap", Bootstrap)
+    lodo = instantiate_block(cfg, "lodo", LodoSettings)
+    bootstrap = instantiate_block(cfg, "bootstrap", Bootstrap)
     return evaluate_lodo(
         labelled_table(cfg, list(settings["features"]["columns"])),
         settings["data"],

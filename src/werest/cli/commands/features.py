@@ -14,7 +14,7 @@ from omegaconf import DictConfig
 
 from werest.cli.commands._common import (
     int_setting,
-    names,
+    name_list,
     normaliser_setting,
     partition_runner,
     partition_settings,
@@ -38,7 +38,7 @@ def run(cfg: DictConfig) -> pd.DataFrame | None:
     table = read_table(cfg.input)
     ranking = _given_ranking(cfg) or references_ranking(table, normaliser, RANKING_ALTERNATIVES)
     proxies = choose_proxies(
-        table, ranking, targets=names(cfg.get("targets")), proxy=cfg.get("proxy")
+        table, ranking, targets=name_list(cfg.get("targets")), proxy=cfg.get("proxy")
     )
     features = agreement_features(
         table, proxies, normaliser=normaliser, n_jobs=int_setting(cfg, "n_jobs")
@@ -64,7 +64,7 @@ def _run_partitioned(cfg: DictConfig) -> None:
             cfg.input,
             cfg.out,
             ranking=_given_ranking(cfg),
-            targets=names(cfg.get("targets")),
+            targets=name_list(cfg.get("targets")),
             proxy=cfg.get("proxy"),
             normaliser=normaliser_setting(cfg),
             n_jobs=int_setting(cfg, "n_jobs"),

@@ -7,7 +7,7 @@ import logging
 import pandas as pd
 from omegaconf import DictConfig
 
-from werest.cli.commands._common import require, save_config, show
+from werest.cli.commands._common import print_blocks, require, save_config
 from werest.ingest.importers import OPTIONS, import_table, summarise
 from werest.ingest.table import write_table
 
@@ -22,5 +22,5 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     out = write_table(table, cfg.out)
     save_config(cfg, out)
     log.info("wrote %s: %d rows", out, len(table))
-    show(summarise(table).to_string(index=False))
+    print_blocks(summarise(table).to_string(index=False))
     return table

@@ -7,15 +7,15 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from werest.cli.commands._common import (
-    built,
+    instantiate_block,
     int_setting,
-    names,
+    name_list,
     output_dir,
     partition_runner,
     partition_settings,
     partitioned_run,
+    print_blocks,
     save_config,
-    show,
 )
 from werest.errors import ConfigError
 from werest.estimation.estimate import check_normaliser, input_features, load_models
@@ -39,8 +39,8 @@ def run(cfg: DictConfig) -> Leaderboard:
     models = load_models(
         cfg.get("model_path"), cfg.get("cer_model_path"), trust_model=bool(cfg.get("trust_model"))
     )
-    boot = built(cfg, "bootstrap", Bootstrap)
-    fairness = built(cfg, "fairness", FairnessSettings)
+    boot = instantiate_block(cfg, "bootstrap", Bootstrap)
+    fairness = instantiate_block(cfg, "fairness", FairnessSettings)
     audit = fairness if fairness.enabled else None
     if partitioned_run(cfg):
         if cfg.get("labels"):
@@ -54,7 +54,9 @@ def run(cfg: DictConfig) -> Leaderboard:
         table = select_datasets(table, cfg.get("datasets"), cfg.get("exclude_datasets"))
         check_normaliser(models, requested_normaliser(cfg.get("normaliser")), table)
         labels = read_labels(cfg.labels, table, cfg.input) if cfg.get("labels") else None
-        label_settings = built(cfg, "few_labels", LabelSettings) if labels is not None else None
+        label_settings = (
+            instantiate_block(cfg, "few_labels", LabelSettings) if labels is not None else None
+        )
         result = build(
             table,
             models,
@@ -63,7 +65,7 @@ def run(cfg: DictConfig) -> Leaderboard:
             chunk_utterances=int_setting(cfg, "chunk_utterances"),
             n_jobs=int_setting(cfg, "n_jobs"),
             ranking=cfg.get("ranking"),
-            system_order=names(cfg.get("system_order")),
+            system_order=name_list(cfg.get("system_order")),
         )
         if labels is not None:
             label_leaderboard(result, table, labels, models.normaliser, label_settings, boot)
@@ -76,7 +78,9 @@ def run(cfg: DictConfig) -> Leaderboard:
     }
     write_outputs(result, folder, context)
     save_config(cfg, folder / "config.yaml")
-    show(format_board(result), format_warnings(result.warnings) if result.warnings else None)
+    print_blocks(
+        format_board(result), format_warnings(result.warnings) if result.warnings else None
+    )
     return result
 
 
@@ -95,7 +99,7 @@ def _run_partitioned(
             exclude_datasets=cfg.get("exclude_datasets"),
             normaliser=requested_normaliser(cfg.get("normaliser")),
             ranking=cfg.get("ranking"),
-            system_order=names(cfg.get("system_order")),
+            system_order=name_list(cfg.get("system_order")),
             chunk_utterances=int_setting(cfg, "chunk_utterances"),
             **partition_settings(cfg),
             run_partitions=runner,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import DictConfig
 
-from werest.cli.commands._common import int_setting, save_config, show
+from werest.cli.commands._common import int_setting, print_blocks, save_config
 from werest.errors import InputError
 from werest.estimation.estimate import estimate_table, input_features, load_models
 from werest.estimation.sampling import (
@@ -56,7 +56,7 @@ def run(cfg: DictConfig) -> pd.DataFrame:
         sheet.to_csv(tmp, index=False)
     save_config(cfg, Path(cfg.out))
     hint = f"fill the reference column, then: werest estimate input={cfg.input} labels={cfg.out}"
-    show(format_draw(sheet), hint)
+    print_blocks(format_draw(sheet), hint)
     return sheet
 
 

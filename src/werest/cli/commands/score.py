@@ -13,16 +13,16 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from werest.cli.commands._common import (
-    built,
+    instantiate_block,
     int_setting,
     normaliser_setting,
     output_dir,
     partition_runner,
     partition_settings,
     partitioned_run,
+    print_blocks,
     require,
     save_config,
-    show,
 )
 from werest.features.proxy import Ranking, rank_systems
 from werest.ingest.table import read_table, write_table
@@ -44,7 +44,7 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     with ResourceMonitor() as monitor:
         table = read_table(cfg.input)
         scored = score_utterances(table, normaliser, n_jobs=n_jobs)
-        scores = corpus_scores(scored, **asdict(built(cfg, "bootstrap", Bootstrap)))
+        scores = corpus_scores(scored, **asdict(instantiate_block(cfg, "bootstrap", Bootstrap)))
         ranking = rank_systems(scores, normaliser=normaliser)
     folder = output_dir(cfg)
     write_table(readable_scores(scored, table), folder / "utterances.csv")
@@ -61,7 +61,7 @@ def _run_partitioned(cfg: DictConfig) -> pd.DataFrame:
             cfg.input,
             folder,
             normaliser=normaliser,
-            **asdict(built(cfg, "bootstrap", Bootstrap)),
+            **asdict(instantiate_block(cfg, "bootstrap", Bootstrap)),
             n_jobs=int_setting(cfg, "n_jobs"),
             **partition_settings(cfg),
             run_partitions=runner,
@@ -80,4 +80,4 @@ def _finish(cfg: DictConfig, scores: pd.DataFrame, ranking: Ranking, resources: 
     write_resources(resources, folder / "resources.json")
     save_config(cfg, folder / "config.yaml")
     characters = CHARACTER_NOTE if (scores["unit"] == "character").any() else None
-    show(format_scores(scores), characters, "", ranking.describe())
+    print_blocks(format_scores(scores), characters, "", ranking.describe())

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import DictConfig
 
-from werest.cli.commands._common import output_dir, save_config, show
+from werest.cli.commands._common import output_dir, print_blocks, save_config
 from werest.errors import InputError
 from werest.io import atomic_path
 from werest.text.segmentation import evaluate, format_scores, read_words
@@ -33,5 +33,5 @@ def run(cfg: DictConfig) -> dict[str, float]:
     with atomic_path(folder / "segmentation_utterances.csv") as tmp:
         per_utterance.to_csv(tmp, index=False)
     save_config(cfg, folder / "config.yaml")
-    show(format_scores(corpus))
+    print_blocks(format_scores(corpus))
     return corpus

@@ -13,14 +13,14 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from werest.cli.commands._common import (
-    built,
+    instantiate_block,
     int_setting,
     labelled_table,
-    names,
+    name_list,
     normaliser_setting,
-    plain,
+    plain_dict,
+    print_blocks,
     save_config,
-    show,
 )
 from werest.model.files import TrainedModel, save_model
 from werest.model.intervals import ConformalInterval
@@ -32,8 +32,10 @@ log = logging.getLogger("werest.model.training")
 def run(cfg: DictConfig) -> TrainedModel:
     """Fit on the configured data; write the model, its card and the config."""
     # built before the fit, so that a bad interval fails at once, not after training
-    interval = built(cfg, "interval", ConformalInterval) if cfg.get("calibration") else None
-    data = plain(cfg.data)
+    interval = (
+        instantiate_block(cfg, "interval", ConformalInterval) if cfg.get("calibration") else None
+    )
+    data = plain_dict(cfg.data)
     columns = list(cfg.features.columns)
     model = train(
         labelled_table(cfg, columns),
@@ -41,7 +43,7 @@ def run(cfg: DictConfig) -> TrainedModel:
         build_regressor(cfg.model),
         target=cfg.target,
         normaliser=normaliser_setting(cfg),
-        train_systems=names(cfg.get("train_systems")),
+        train_systems=name_list(cfg.get("train_systems")),
         two_system_views=bool(cfg.two_system_views),
         data=data,
         seed=int_setting(cfg, "seed"),
@@ -58,7 +60,7 @@ def run(cfg: DictConfig) -> TrainedModel:
     path = save_model(model, Path(cfg.output_dir) / f"{cfg.name}.skops")
     save_config(cfg, path.with_suffix(".yaml"))
     log.info("cv: %s", model.info["cv"])
-    show(
+    print_blocks(
         f"model {path.name} ({path.stat().st_size / 1e6:.1f} MB); fit "
         f"{model.info['training']['fit_seconds']} s on {model.info['training']['rows']} rows"
     )

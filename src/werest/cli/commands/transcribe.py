@@ -13,7 +13,15 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import DictConfig
 
-from werest.cli.commands._common import built, int_setting, names, plain, require, save_config, show
+from werest.cli.commands._common import (
+    instantiate_block,
+    int_setting,
+    name_list,
+    plain_dict,
+    print_blocks,
+    require,
+    save_config,
+)
 from werest.errors import ConfigError, InputError
 from werest.ingest.asr.base import build_transcriber
 from werest.ingest.asr.transcribe import (
@@ -47,7 +55,7 @@ def run(cfg: DictConfig) -> pd.DataFrame | None:
     Returns the output table (None when there is nothing in it).
     """
     source_path, out, limit, chunk_size = _settings(cfg)
-    datasets = names(cfg.get("dataset"))
+    datasets = name_list(cfg.get("dataset"))
     is_folder = source_path.is_dir()
     if is_folder and datasets and len(datasets) > 1:
         raise ConfigError("dataset= names one dataset for a folder input")
@@ -55,7 +63,7 @@ def run(cfg: DictConfig) -> pd.DataFrame | None:
     source = read_source(source_path, suffixes, dataset=datasets[0] if datasets else None)
     utterances = select(source.utterances, None if is_folder else datasets, limit)
     base = existing_rows(source, out)
-    policy = built(cfg, "audio", AudioPolicy)
+    policy = instantiate_block(cfg, "audio", AudioPolicy)
     transcriber = build_transcriber(cfg.asr)
     system = str(cfg.get("system") or transcriber.name)
     todo = pending(utterances, base, system)
@@ -68,7 +76,7 @@ def run(cfg: DictConfig) -> pd.DataFrame | None:
     )
     cluster = cfg.get("cluster") if len(todo) else None  # nothing to do: no cluster started
     with ResourceMonitor() as monitor, cluster_client(cluster) as client:
-        job = ChunkJob(plain(cfg.asr), policy)  # a worker builds its recogniser from this
+        job = ChunkJob(plain_dict(cfg.asr), policy)  # a worker builds its recogniser from this
         table, failed = transcribe_pending(
             todo,
             transcriber,
@@ -90,7 +98,7 @@ def run(cfg: DictConfig) -> pd.DataFrame | None:
     summary = rtfx_summary(table, system) | {"resources": monitor.summary}
     rtfx_path = write_rtfx(out, summary)
     save_config(cfg, out)
-    show(format_summary(summary, len(todo) - len(failed), len(failed)))
+    print_blocks(format_summary(summary, len(todo) - len(failed), len(failed)))
     log.info("wrote %s; RTFx %s in %s", out, summary["rtfx"], rtfx_path)
     return table
 

@@ -4,7 +4,7 @@ memory, as a Parquet dataset folder.
 The in-memory run (:func:`werest.features.proxy.choose_proxies`, then
 :func:`werest.features.agreement.agreement_features`) holds the table, every pair of systems'
 alignments and the features at once. Every feature is a function of one utterance's systems,
-so the input is spilled into utterance-hash partitions (:func:`werest.partition.estimate.spill`) and
+so the input is spilled into utterance-hash partitions (:func:`werest.partition.engine.spill`) and
 each partition runs the in-memory code (:func:`features_partition`, in this process or on Dask
 workers, :mod:`werest.partition.cluster`), writing ``out/part-NNNNN.parquet`` atomically; the
 folder is

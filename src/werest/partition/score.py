@@ -2,8 +2,8 @@
 
 The in-memory run (:func:`werest.text.scoring.score_utterances`, then
 :func:`werest.text.scoring.corpus_scores`) holds the table and its per-utterance scores at once.
-This one reuses the engine of :mod:`werest.partition.estimate`: the input is spilled into
-utterance-hash partitions (:func:`werest.partition.estimate.spill`), each partition is scored by the
+This one runs on the partition engine (:mod:`werest.partition.engine`): the input is spilled into
+utterance-hash partitions (:func:`werest.partition.engine.spill`), each partition is scored by the
 in-memory code (:func:`score_partition`, in this process or on Dask workers,
 :mod:`werest.partition.cluster`) and its rows written atomically to ``utterances/part-NNNNN.csv``,
 and

@@ -54,7 +54,7 @@ def run_estimate(path: Path, output_dir: Path) -> tuple[float, float]:
     command = [
         sys.executable,
         "-m",
-        "werest.cli.main",
+        "werest.cli",
         "estimate",
         f"input={path}",
         f"target={TARGET}",

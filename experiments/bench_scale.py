@@ -66,7 +66,7 @@ def run(input_folder: Path, output_dir: Path, overrides: list[str]) -> dict:
     command = [
         sys.executable,
         "-m",
-        "werest.cli.main",
+        "werest.cli",
         "estimate",
         f"input={input_folder}",
         f"target={TARGET}",

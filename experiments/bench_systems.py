@@ -92,7 +92,7 @@ def subset(table: pd.DataFrame, systems: int, utterances: int, seed: int = 0) ->
 def timed_run(args: list[str], timeout: float) -> dict:
     """One werest command in a fresh process: wall seconds and peak RSS (MB), or a timeout."""
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-    command = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "werest.cli.main", *args]
+    command = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "werest.cli", *args]
     try:
         done = subprocess.run(
             command, capture_output=True, text=True, timeout=timeout, env=env, check=False

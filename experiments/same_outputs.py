@@ -33,9 +33,8 @@ PARTITION_ROWS = 5000
 
 
 def inputs(work: Path) -> dict[str, Path]:
-    """The input tables, imported once into ``work``."""
-    from werest.ingest.importers import import_table
-
+    """The input tables, imported once into ``work`` (and reused from there: a run on other
+    code compares the same inputs)."""
     tables = {
         "dighr": ("dighr", [SHARED / "dighr" / "en"]),
         "mubench": ("mubench", [SHARED / "mubench"]),
@@ -44,6 +43,8 @@ def inputs(work: Path) -> dict[str, Path]:
     for name, (layout, sources) in tables.items():
         path = work / f"{name}.parquet"
         if not path.exists():
+            from werest.ingest.importers import import_table
+
             import_table(layout, sources).to_parquet(path)
         paths[name] = path
     return paths
@@ -61,7 +62,7 @@ def commands(table: Path, out: Path) -> dict[str, list[str]]:
 
 def run(args: list[str]) -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-    command = [sys.executable, "-m", "werest.cli.main", *args, "log_level=ERROR"]
+    command = [sys.executable, "-m", "werest.cli", *args, "log_level=ERROR"]
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
         raise SystemExit(f"failed: werest {' '.join(args)}\n{done.stderr[-2000:]}")

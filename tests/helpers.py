@@ -16,7 +16,7 @@ def werest_command() -> list[str]:
     if script.is_file():
         return [str(script)]
     found = shutil.which("werest")
-    return [found] if found else [sys.executable, "-m", "werest.cli.main"]
+    return [found] if found else [sys.executable, "-m", "werest.cli"]
 
 
 WEREST = werest_command()

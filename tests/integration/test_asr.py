@@ -273,7 +273,7 @@ def test_bad_inputs_are_werest_errors(utterances, tmp_path):
 
 def werest(*args: object, cwd: Path) -> subprocess.CompletedProcess[str]:
     script = Path(sys.executable).with_name("werest")
-    command = [str(script)] if script.is_file() else [sys.executable, "-m", "werest.cli.main"]
+    command = [str(script)] if script.is_file() else [sys.executable, "-m", "werest.cli"]
     return subprocess.run(
         [*command, *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120
     )

@@ -180,7 +180,7 @@ def test_demo_runs_from_a_copy_without_shared(tmp_path):
     assert not (tmp_path / "shared").exists()
     env = {**os.environ, "PYTHONPATH": str(clone / "src")}
     result = subprocess.run(
-        [sys.executable, "-m", "werest.cli.main", "demo"],
+        [sys.executable, "-m", "werest.cli", "demo"],
         cwd=clone,
         env=env,
         capture_output=True,

@@ -277,7 +277,7 @@ def test_werest_evaluate_runs_end_to_end(table, tmp_path):
     table.to_csv(source, index=False)
     out = tmp_path / "out"
     script = Path(sys.executable).with_name("werest")
-    command = [str(script)] if script.is_file() else [sys.executable, "-m", "werest.cli.main"]
+    command = [str(script)] if script.is_file() else [sys.executable, "-m", "werest.cli"]
     result = subprocess.run(
         [
             *command,
@@ -325,7 +325,7 @@ def test_werest_evaluate_rejects_a_wild_benchmark(table, tmp_path):
     source = tmp_path / "tiny.csv"
     table.to_csv(source, index=False)
     script = Path(sys.executable).with_name("werest")
-    command = [str(script)] if script.is_file() else [sys.executable, "-m", "werest.cli.main"]
+    command = [str(script)] if script.is_file() else [sys.executable, "-m", "werest.cli"]
     result = subprocess.run(
         [
             *command,

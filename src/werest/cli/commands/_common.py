@@ -40,20 +40,6 @@ def print_blocks(*blocks: str | None) -> None:
             print(block, file=sys.stdout)
 
 
-def int_setting(cfg: DictConfig, key: str) -> int:
-    """``cfg.<key>`` as an int; a ConfigError naming the key when it is not a whole number."""
-    value = OmegaConf.select(cfg, key)
-    if isinstance(value, bool):
-        raise ConfigError(f"{key} must be a whole number, got {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{key} must be a whole number, got {value!r}") from None
-    if not number.is_integer():
-        raise ConfigError(f"{key} must be a whole number, got {value!r}")
-    return int(number)
-
-
 def normaliser_setting(cfg: DictConfig) -> Normaliser:
     """The run's :class:`~werest.text.Normaliser`, built once from ``cfg.normaliser`` (unset:
     ``auto``); an unknown name is a ConfigError."""

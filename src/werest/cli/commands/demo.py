@@ -6,7 +6,7 @@ from omegaconf import DictConfig
 
 from werest.cli.commands import estimate
 from werest.cli.commands._common import print_blocks
-from werest.cli.config import compose
+from werest.cli.config import check_settings, compose
 from werest.demo import demo_table_path
 
 
@@ -19,4 +19,4 @@ def run(cfg: DictConfig) -> list[dict]:
     if cfg.get("model_path"):
         overrides.append(f"model_path={cfg.model_path}")
     print_blocks("Label-free WER estimates on the embedded example (true WER from its references):")
-    return estimate.run(compose("estimate", overrides))
+    return estimate.run(check_settings("estimate", compose("estimate", overrides)))

@@ -16,7 +16,6 @@ from omegaconf import DictConfig
 
 from werest.cli.commands._common import (
     instantiate_block,
-    int_setting,
     name_list,
     output_dir,
     partition_runner,
@@ -65,7 +64,7 @@ def run(cfg: DictConfig) -> list[dict]:
             table,
             models,
             **estimate_settings(cfg),
-            n_jobs=int_setting(cfg, "n_jobs"),
+            n_jobs=cfg.n_jobs,
             source=cfg.input,
         )
         if labels is not None:
@@ -76,7 +75,7 @@ def run(cfg: DictConfig) -> list[dict]:
                 labels,
                 models.normaliser,
                 label_settings,
-                seed=int_setting(cfg, "seed"),
+                seed=cfg.seed,
             )
             warnings = [*warnings, *labelled.warnings]
             attach_warnings(records, warnings)
@@ -101,8 +100,8 @@ def estimate_settings(cfg: DictConfig) -> dict:
         "ranking": cfg.get("ranking"),
         "system_order": name_list(cfg.get("system_order")),
         "normaliser": requested_normaliser(cfg.get("normaliser")),  # None: the model's own
-        "seed": int_setting(cfg, "seed"),
-        "chunk_utterances": int_setting(cfg, "chunk_utterances"),
+        "seed": cfg.seed,
+        "chunk_utterances": cfg.chunk_utterances,
         "missing_hypotheses": cfg.get("missing_hypotheses", "exclude"),
     }
 

@@ -14,7 +14,6 @@ from omegaconf import DictConfig
 
 from werest.cli.commands._common import (
     instantiate_block,
-    int_setting,
     labelled_table,
     normaliser_setting,
     output_dir,
@@ -77,9 +76,9 @@ def _four_cases(cfg: DictConfig, settings: dict) -> FourCaseResult:
         protocol,
         methods,
         normaliser=normaliser_setting(cfg),
-        n_jobs=int_setting(cfg, "n_jobs"),
+        n_jobs=cfg.n_jobs,
         n_resamples=bootstrap.n_resamples,
-        seed=int_setting(cfg, "seed"),
+        seed=cfg.seed,
         two_system_views=bool(cfg.get("two_system_views", False)),
     )
 
@@ -115,8 +114,8 @@ def _lodo(cfg: DictConfig, settings: dict) -> LodoResult:
         two_system_views=bool(cfg.get("two_system_views", True)),
         interval=lodo.interval,
         n_resamples=bootstrap.n_resamples,
-        seed=int_setting(cfg, "seed"),
-        n_jobs=int_setting(cfg, "n_jobs"),
+        seed=cfg.seed,
+        n_jobs=cfg.n_jobs,
         held_out=lodo.held_out,
         proxy_choice=str(cfg.get("proxies", "label_free")),
         panel=lodo.panel,

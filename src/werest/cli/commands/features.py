@@ -13,7 +13,6 @@ import pandas as pd
 from omegaconf import DictConfig
 
 from werest.cli.commands._common import (
-    int_setting,
     name_list,
     normaliser_setting,
     partition_runner,
@@ -40,9 +39,7 @@ def run(cfg: DictConfig) -> pd.DataFrame | None:
     proxies = choose_proxies(
         table, ranking, targets=name_list(cfg.get("targets")), proxy=cfg.get("proxy")
     )
-    features = agreement_features(
-        table, proxies, normaliser=normaliser, n_jobs=int_setting(cfg, "n_jobs")
-    )
+    features = agreement_features(table, proxies, normaliser=normaliser, n_jobs=cfg.n_jobs)
     out = write_table(features, cfg.out)
     save_config(cfg, out)
     log.info("wrote %s: %d rows", out, len(features))
@@ -67,7 +64,7 @@ def _run_partitioned(cfg: DictConfig) -> None:
             targets=name_list(cfg.get("targets")),
             proxy=cfg.get("proxy"),
             normaliser=normaliser_setting(cfg),
-            n_jobs=int_setting(cfg, "n_jobs"),
+            n_jobs=cfg.n_jobs,
             **partition_settings(cfg),
             run_partitions=runner,
         )

@@ -8,7 +8,6 @@ from omegaconf import DictConfig, OmegaConf
 
 from werest.cli.commands._common import (
     instantiate_block,
-    int_setting,
     name_list,
     output_dir,
     partition_runner,
@@ -62,8 +61,8 @@ def run(cfg: DictConfig) -> Leaderboard:
             models,
             boot=boot,
             fairness=audit,
-            chunk_utterances=int_setting(cfg, "chunk_utterances"),
-            n_jobs=int_setting(cfg, "n_jobs"),
+            chunk_utterances=cfg.chunk_utterances,
+            n_jobs=cfg.n_jobs,
             ranking=cfg.get("ranking"),
             system_order=name_list(cfg.get("system_order")),
         )
@@ -100,7 +99,7 @@ def _run_partitioned(
             normaliser=requested_normaliser(cfg.get("normaliser")),
             ranking=cfg.get("ranking"),
             system_order=name_list(cfg.get("system_order")),
-            chunk_utterances=int_setting(cfg, "chunk_utterances"),
+            chunk_utterances=cfg.chunk_utterances,
             **partition_settings(cfg),
             run_partitions=runner,
         ).leaderboard

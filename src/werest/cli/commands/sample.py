@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import DictConfig
 
-from werest.cli.commands._common import int_setting, print_blocks, save_config
+from werest.cli.commands._common import print_blocks, save_config
 from werest.errors import InputError
 from werest.estimation.estimate import estimate_table, input_features, load_models
 from werest.estimation.sampling import (
@@ -32,11 +32,11 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     """Draw, write the sheet and its config, show a line per dataset; returns the sheet."""
     strategy = cfg.strategy
     draw = {
-        "budget": int_setting(cfg, "budget"),
+        "budget": cfg.budget,
         "strategy": strategy,
-        "seed": int_setting(cfg, "seed"),
+        "seed": cfg.seed,
         "uniform_share": float(cfg.uniform_share),
-        "strata": int_setting(cfg, "strata"),
+        "strata": cfg.strata,
     }
     check_design(**draw)  # a bad setting fails before the model and the table load
     if strategy == "random":
@@ -47,7 +47,7 @@ def run(cfg: DictConfig) -> pd.DataFrame:
         table = read_table(cfg.input, numeric=input_features(models))
         _check_systems(table, strategy, cfg.input)
         estimated, _, _ = estimate_table(
-            table, models, target=None, n_jobs=int_setting(cfg, "n_jobs"), source=cfg.input
+            table, models, target=None, n_jobs=cfg.n_jobs, source=cfg.input
         )
         score = mean_predicted_wer if strategy == "stratified" else labelling_scores
         scores = score(estimated)

@@ -14,7 +14,6 @@ from omegaconf import DictConfig
 
 from werest.cli.commands._common import (
     instantiate_block,
-    int_setting,
     normaliser_setting,
     output_dir,
     partition_runner,
@@ -39,7 +38,7 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     require(cfg, "input", "werest score input=table.parquet output_dir=DIR")
     if partitioned_run(cfg):
         return _run_partitioned(cfg)
-    n_jobs = int_setting(cfg, "n_jobs")
+    n_jobs = cfg.n_jobs
     normaliser = normaliser_setting(cfg)
     with ResourceMonitor() as monitor:
         table = read_table(cfg.input)
@@ -62,7 +61,7 @@ def _run_partitioned(cfg: DictConfig) -> pd.DataFrame:
             folder,
             normaliser=normaliser,
             **asdict(instantiate_block(cfg, "bootstrap", Bootstrap)),
-            n_jobs=int_setting(cfg, "n_jobs"),
+            n_jobs=cfg.n_jobs,
             **partition_settings(cfg),
             run_partitions=runner,
         )

@@ -14,7 +14,6 @@ from omegaconf import DictConfig, OmegaConf
 
 from werest.cli.commands._common import (
     instantiate_block,
-    int_setting,
     labelled_table,
     name_list,
     normaliser_setting,
@@ -46,8 +45,8 @@ def run(cfg: DictConfig) -> TrainedModel:
         train_systems=name_list(cfg.get("train_systems")),
         two_system_views=bool(cfg.two_system_views),
         data=data,
-        seed=int_setting(cfg, "seed"),
-        n_jobs=int_setting(cfg, "n_jobs"),
+        seed=cfg.seed,
+        n_jobs=cfg.n_jobs,
         proxy_choice=str(cfg.proxies),
     )
     for key in ("licences", "use"):

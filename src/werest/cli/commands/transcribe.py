@@ -15,7 +15,6 @@ from omegaconf import DictConfig
 
 from werest.cli.commands._common import (
     instantiate_block,
-    int_setting,
     name_list,
     plain_dict,
     print_blocks,
@@ -107,8 +106,8 @@ def _settings(cfg: DictConfig) -> tuple[Path, Path, int | None, int]:
     """(input, out, limit, chunk_size), each checked."""
     for key in ("input", "out"):
         require(cfg, key, "werest transcribe input=PATH out=table.parquet")
-    limit = int_setting(cfg, "limit") if cfg.get("limit") is not None else None
-    chunk_size = int_setting(cfg, "chunk_size")
+    limit = cfg.get("limit")
+    chunk_size = cfg.chunk_size
     if chunk_size < 1 or (limit is not None and limit < 0):
         raise ConfigError("chunk_size must be at least 1 and limit at least 0")
     return Path(cfg.input), Path(cfg.out), limit, chunk_size

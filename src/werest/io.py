@@ -147,9 +147,7 @@ def _csv_cells(values: pd.Series, float_format: str) -> list[str] | None:
     handle."""
     kind = values.dtype.kind
     if kind == "f":
-        codes, distinct = pd.factorize(values)  # a null is -1: the last entry, ""
-        text = np.array([float_format % value for value in distinct] + [""], dtype=object)
-        cells = text[codes]
+        cells = _each_distinct(values, lambda value: float_format % value)
         numbers = values.to_numpy(dtype=float, na_value=np.nan)
         cells[(numbers == 0) & np.signbit(numbers)] = float_format % -0.0  # factorize: -0 = 0
         return cells.tolist()
@@ -158,10 +156,14 @@ def _csv_cells(values: pd.Series, float_format: str) -> list[str] | None:
     if kind in "OT" or isinstance(values.dtype, pd.StringDtype):
         if pd.api.types.infer_dtype(values, skipna=True) not in ("string", "empty"):
             return None
-        codes, distinct = pd.factorize(values)
-        text = np.array([_quoted(v) for v in distinct] + [""], dtype=object)
-        return text[codes].tolist()
+        return _each_distinct(values, _quoted).tolist()
     return None
+
+
+def _each_distinct(values: pd.Series, render) -> np.ndarray:
+    """``render`` of each cell, called once per distinct value; a null is ``""``."""
+    codes, distinct = pd.factorize(values)  # a null is -1: the last entry
+    return np.array([render(value) for value in distinct] + [""], dtype=object)[codes]
 
 
 def write_csvs(output_dir: str | Path, name: str, frames: dict) -> list[Path]:

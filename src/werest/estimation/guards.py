@@ -27,7 +27,7 @@ import pandas as pd
 
 from werest.features.agreement import STATUS_OK, pairwise_agreement
 from werest.features.inputs import relative_to_proxy
-from werest.features.proxy import pair_totals
+from werest.features.proxy import pair_distances_of, pair_totals
 from werest.ingest.table import UTTERANCE
 from werest.text import Normaliser
 
@@ -241,8 +241,7 @@ def _distance_matrix(pairs: pd.DataFrame) -> pd.DataFrame | None:
     """Symmetric word distance Σ edits / Σ longer length of each pair, as a square frame."""
     if pairs.empty:
         return None
-    summed = pair_totals(pairs).groupby(["system", "other"])[["errors", "longer"]].sum()
-    return (summed["errors"] / summed["longer"].clip(lower=1)).unstack()
+    return pair_distances_of(pairs)["distance"].unstack()
 
 
 def _median_without(values: np.ndarray, k: int) -> float:

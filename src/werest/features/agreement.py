@@ -101,13 +101,14 @@ class Panel:
     order: tuple[str, ...]
     size: int = PANEL_SIZE
 
-    def positions(self, keys: pd.DataFrame) -> np.ndarray:
+    def positions(self, systems: pd.Series, utterances: np.ndarray) -> np.ndarray:
         """Each row's rank among its utterance's systems (0 = best), by ``order``; systems
-        ``order`` does not hold come after, by name."""
+        ``order`` does not hold come after, by name. ``utterances``: each row's utterance
+        code (:func:`werest.ingest.table.row_codes`)."""
         known = {name: i for i, name in enumerate(self.order)}
-        extra = sorted(set(keys["system"]) - set(known))
-        rank = keys["system"].map(known | {n: len(known) + i for i, n in enumerate(extra)})
-        frame = pd.DataFrame({"u": row_codes(keys["dataset"], keys["utt_id"])[0], "r": rank})
+        extra = sorted(set(systems) - set(known))
+        rank = systems.map(known | {n: len(known) + i for i, n in enumerate(extra)})
+        frame = pd.DataFrame({"u": utterances, "r": rank.to_numpy()})
         ordered = frame.sort_values(["u", "r"], kind="stable")
         position = ordered.groupby("u", sort=False).cumcount()
         return position.reindex(frame.index).to_numpy()
@@ -161,7 +162,7 @@ def pair_distances(keys: pd.DataFrame, n_jobs: int = 1, panel: Panel | None = No
     # once per row, not per pair; the pairs carry codes, not texts
     keys = keys.drop(columns="text").assign(words=words, chars=chars, rank=rank, u=utterance)
     if panel is not None:
-        keys = keys.assign(position=panel.positions(keys))
+        keys = keys.assign(position=panel.positions(keys["system"], utterance))
         if keys["position"].max() <= panel.size:  # every system is in the panel
             panel = None
     others = keys.drop(columns=UTTERANCE)

@@ -180,12 +180,21 @@ def system_distances(
         sample = sample_utterances(table, max_utterances, seed)
         rows = table.merge(sample, on=["dataset", "utt_id"])  # normalise the sample only
         pairs = pairwise_agreement(rows, sample, normaliser=normaliser)
+    return pair_distances_of(pairs).reset_index()
+
+
+def pair_distances_of(pairs: pd.DataFrame) -> pd.DataFrame:
+    """``distance`` (Σ word edits / Σ the longer word count) and ``shared`` (utterances both
+    transcribed) of each ordered pair of systems, indexed by ``system, other`` and summed
+    over datasets, from :func:`werest.features.agreement.pairwise_agreement` rows or their
+    :func:`pair_totals`."""
     if pairs.empty:
-        return pd.DataFrame(columns=["system", "other", "distance", "shared"])
+        index = pd.MultiIndex.from_arrays([[], []], names=["system", "other"])
+        return pd.DataFrame({"distance": [], "shared": []}, index=index)
     totals = pair_totals(pairs).groupby(["system", "other"])[["errors", "longer", "shared"]].sum()
     return pd.DataFrame(
         {"distance": totals["errors"] / totals["longer"].clip(lower=1), "shared": totals["shared"]}
-    ).reset_index()
+    )
 
 
 #: what the proxy order and the guards read of a sample's pairs

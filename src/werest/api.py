@@ -112,7 +112,8 @@ def estimate(
     few_labels : a :class:`werest.estimation.labels.LabelSettings` (default: the command's
     defaults).
     """
-    from werest.estimation.estimate import estimate_table, input_features
+    from werest.estimation.estimate import input_features
+    from werest.partition.estimate import estimate_table
 
     models = Models(model if model is not None else load_model(), cer_model)
     frame = as_table(table, numeric=input_features(models))
@@ -188,7 +189,7 @@ def leaderboard(
     demographic columns, ``.fairness``.
     """
     from werest.evaluation.fairness import FairnessSettings
-    from werest.report.leaderboard import build
+    from werest.partition.leaderboard import build
     from werest.stats import Bootstrap
 
     return build(

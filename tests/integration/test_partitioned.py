@@ -11,13 +11,13 @@ import pytest
 
 from werest.cli.main import main
 from werest.demo import demo_table_path
-from werest.estimation.estimate import default_model_path, estimate_table, write_outputs
+from werest.estimation.estimate import default_model_path, write_outputs
 from werest.features.agreement import CONTEXT_FEATURES
 from werest.ingest.table import read_table
 from werest.model.files import Models, load_model
 from werest.partition import engine as partitioned
 from werest.partition.engine import MIN_PARTITIONS, automatic_partitions, partition_of
-from werest.partition.estimate import estimate_partitioned
+from werest.partition.estimate import estimate_input, estimate_table
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def test_demo_in_chunks_and_partitions_equals_the_in_memory_run(models, tmp_path
     path = tmp_path / "input.csv"
     table.to_csv(path, index=False)
     expected_rows, records, warnings = _in_memory(table, models, tmp_path / "mem")
-    result = estimate_partitioned(path, models, tmp_path / "part", chunk_rows=7, n_partitions=3)
+    result = estimate_input(path, models, tmp_path / "part", chunk_rows=7, n_partitions=3)
     assert all(("wer" in r) == labelled for r in records)
     assert result.records == records  # estimates, bootstrap CIs, intervals, proxies, truth
     assert result.warnings == warnings
@@ -69,7 +69,7 @@ def test_shared_data_as_a_hive_parquet_folder_equals_the_in_memory_run(
     folder = shared_hive_folder(dighr_table, thennal10_table, tmp_path / "input")
     table = read_table_folder(folder)
     expected_rows, records, warnings = _in_memory(table, models, tmp_path / "mem")
-    result = estimate_partitioned(folder, models, tmp_path / "part", chunk_rows=500)
+    result = estimate_input(folder, models, tmp_path / "part", chunk_rows=500)
     assert len(records) >= 8 and all("wer" in r for r in records)
     assert any("different utterance sets" in w["message"] for w in warnings)
     assert result.records == records
@@ -132,7 +132,7 @@ def test_child_processes_give_the_in_memory_summary_and_rows(models, tmp_path):
     in-memory run, with one partition per child so every partition crosses a process."""
     table = read_table(demo_table_path())
     expected_rows, records, warnings = _in_memory(table, models, tmp_path / "mem")
-    result = estimate_partitioned(
+    result = estimate_input(
         demo_table_path(),
         models,
         tmp_path / "part",
@@ -246,7 +246,7 @@ def test_a_local_cluster_gives_the_in_memory_summary(client, models, tmp_path):
     from werest.partition.cluster import dask_runner
 
     _, records, warnings = estimate_table(read_table(demo_table_path()), models)
-    result = estimate_partitioned(
+    result = estimate_input(
         demo_table_path(),
         models,
         tmp_path / "dask",
@@ -273,12 +273,12 @@ def test_the_cli_joins_a_running_scheduler_by_address(client, tmp_path, capsys):
 def test_a_worker_killed_mid_run_has_its_partitions_retried(models, tmp_path):
     from werest.partition.cluster import dask_client, dask_runner
 
-    clean = estimate_partitioned(demo_table_path(), models, tmp_path / "clean", n_partitions=4)
+    clean = estimate_input(demo_table_path(), models, tmp_path / "clean", n_partitions=4)
     marker = tmp_path / "killed"
     with dask_client("local", workers=2) as client:
         # the worker holding the shared context (often its only copy): it is computed again
         client.register_plugin(KillOnce(str(marker), "estimate_partition", holding="_shared_value"))
-        result = estimate_partitioned(
+        result = estimate_input(
             demo_table_path(),
             models,
             tmp_path / "dask",

@@ -15,8 +15,8 @@ from werest.features.agreement import agreement_features
 from werest.features.proxy import Ranking, choose_proxies, rank_systems, references_ranking
 from werest.ingest.table import KEY, read_table, write_table
 from werest.partition.engine import child_process_runner
-from werest.partition.features import RANKING_ALTERNATIVES, features_partitioned
-from werest.partition.score import score_partitioned
+from werest.partition.features import RANKING_ALTERNATIVES, features_input
+from werest.partition.score import score_input
 from werest.text import AUTO
 from werest.text.scoring import corpus_scores, readable_scores, score_utterances
 
@@ -39,7 +39,7 @@ def _same_rows(expected: Path, files: list[Path]) -> None:
 def test_demo_in_chunks_and_partitions_equals_the_in_memory_run(tmp_path):
     """Chunks of 7 rows split utterances across chunks; 3 partitions regroup them."""
     expected = _in_memory(read_table(demo_table_path()), tmp_path)
-    result = score_partitioned(demo_table_path(), tmp_path / "part", chunk_rows=7, n_partitions=3)
+    result = score_input(demo_table_path(), tmp_path / "part", chunk_rows=7, n_partitions=3)
     pd.testing.assert_frame_equal(result.scores, expected)  # rates, bootstrap CIs, counts
     assert rank_systems(result.scores) == rank_systems(expected)
     assert result.n_partitions == 3 and result.n_rows == 56
@@ -65,7 +65,7 @@ def test_shared_data_as_a_hive_parquet_folder_equals_the_in_memory_run(
     chunk."""
     folder = shared_hive_folder(dighr_table, thennal10_table, tmp_path / "input")
     expected = _in_memory(read_table_folder(folder), tmp_path)
-    result = score_partitioned(folder, tmp_path / "part", chunk_rows=500, n_partitions=5)
+    result = score_input(folder, tmp_path / "part", chunk_rows=500, n_partitions=5)
     assert len(expected) >= 8 and expected["dataset"].nunique() == 5
     pd.testing.assert_frame_equal(result.scores, expected)
     assert rank_systems(result.scores) == rank_systems(expected)
@@ -116,7 +116,7 @@ def _read_features(folder: Path) -> pd.DataFrame:
 def test_features_in_chunks_and_partitions_equal_the_in_memory_table(tmp_path):
     """Ranked on the references from the partitions, as the in-memory run ranks the table."""
     table = read_table(demo_table_path())
-    result = features_partitioned(
+    result = features_input(
         demo_table_path(), tmp_path / "features", chunk_rows=7, n_partitions=3
     )
     assert result.ranking == references_ranking(table, AUTO, RANKING_ALTERNATIVES)
@@ -136,7 +136,7 @@ def test_an_explicit_proxy_missing_from_whole_partitions_gives_no_proxy_rows(tmp
     path = tmp_path / "input.csv"
     table.to_csv(path, index=False)
     targets = ["tiny", "edge-kws"]
-    result = features_partitioned(
+    result = features_input(
         path, tmp_path / "f", targets=targets, proxy="base", chunk_rows=9, n_partitions=12
     )
     assert result.n_partitions > 2  # so some partition lacks both of the proxy's utterances
@@ -153,7 +153,7 @@ def test_systems_missing_from_the_ranking_are_reported_once_and_ranked_last(
     ``edge-kws`` are not ranked comes once, from the driver, not once per partition."""
     table = read_table(demo_table_path())
     ranking = Ranking.from_order(["large-v3", "base"])
-    result = features_partitioned(
+    result = features_input(
         demo_table_path(),
         tmp_path / "f",
         ranking=ranking,
@@ -176,7 +176,7 @@ def test_features_of_shared_data_as_a_hive_parquet_folder(dighr_table, thennal10
     references from 4 partitions."""
     folder = shared_hive_folder(dighr_table, thennal10_table, tmp_path / "input")
     table = read_table_folder(folder)
-    result = features_partitioned(folder, tmp_path / "features", chunk_rows=500, n_partitions=4)
+    result = features_input(folder, tmp_path / "features", chunk_rows=500, n_partitions=4)
     assert result.ranking == references_ranking(table, AUTO, RANKING_ALTERNATIVES)
     expected = _features_in_memory(table)
     pd.testing.assert_frame_equal(_read_features(tmp_path / "features"), expected)
@@ -250,7 +250,7 @@ def test_features_on_a_local_cluster_equal_the_in_memory_table(client, tmp_path)
     from werest.partition.cluster import dask_runner
 
     table = read_table(demo_table_path())
-    result = features_partitioned(
+    result = features_input(
         demo_table_path(), tmp_path / "f", n_partitions=5, run_partitions=dask_runner(client)
     )
     assert len(result.files) == 5

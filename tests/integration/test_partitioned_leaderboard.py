@@ -15,8 +15,8 @@ from werest.estimation.estimate import load_models
 from werest.evaluation.fairness import FairnessSettings
 from werest.ingest.table import read_table
 from werest.partition.engine import run_locally
-from werest.partition.leaderboard import leaderboard_partitioned
-from werest.report.leaderboard import Leaderboard, build, select_datasets
+from werest.partition.leaderboard import build, leaderboard_input
+from werest.report.leaderboard import Leaderboard, select_datasets
 from werest.stats import Bootstrap
 
 BOOT = Bootstrap(200, 0.95, 0)
@@ -47,7 +47,7 @@ def assert_same_leaderboard(found: Leaderboard, expected: Leaderboard) -> None:
 def test_demo_in_chunks_and_partitions_equals_the_in_memory_run(models, tmp_path):
     """Chunks of 7 rows split utterances across chunks; 3 partitions regroup them."""
     expected = build(read_table(demo_table_path()), models, boot=BOOT, fairness=None)
-    result = leaderboard_partitioned(
+    result = leaderboard_input(
         demo_table_path(), models, tmp_path / "out", boot=BOOT, fairness=None,
         chunk_rows=7, n_partitions=3,
     )  # fmt: skip
@@ -86,7 +86,7 @@ def test_fairness_timings_and_language_ids_are_the_in_memory_ones(
     expected = build(selected, models, boot=BOOT, fairness=settings)
     assert {"summary", "comparison"} <= expected.fairness.keys() and expected.lid is not None
     assert "rtfx" in expected.board
-    result = leaderboard_partitioned(
+    result = leaderboard_input(
         path, models, tmp_path / "out", boot=BOOT, fairness=settings,
         chunk_rows=11, n_partitions=4, **selection,
     )  # fmt: skip
@@ -116,7 +116,7 @@ def test_partitions_that_lack_a_column_get_it_empty_as_the_whole_table_does(mode
         has_gender.extend("gender" in r.rows.columns for r in results)
         return results
 
-    result = leaderboard_partitioned(
+    result = leaderboard_input(
         folder, models, tmp_path / "out", boot=BOOT, fairness=settings, n_partitions=9,
         run_partitions=run,
     )  # fmt: skip
@@ -137,7 +137,7 @@ def test_shared_data_as_a_hive_parquet_folder_equals_the_in_memory_run(
     expected = build(read_table_folder(folder), models, boot=boot, fairness=settings)
     assert expected.board["datasets"].max() >= 2 and "true_wer" in expected.board
     assert "summary" in expected.fairness
-    result = leaderboard_partitioned(
+    result = leaderboard_input(
         folder, models, tmp_path / "out", boot=boot, fairness=settings,
         chunk_rows=500, n_partitions=5,
     )  # fmt: skip

@@ -169,7 +169,7 @@ def test_page_is_self_contained(board_dir):
 
 def test_page_is_reproducible(board_dir, models):  # noqa: F811
     """The same leaderboard gives the same page, byte for byte (fixed chart ids)."""
-    from werest.report.leaderboard import build
+    from werest.partition.leaderboard import build
     from werest.report.webpage import write_page
     from werest.stats import Bootstrap
 
@@ -223,7 +223,7 @@ def test_chromium_renders_the_table_and_plots(board_dir):
 
 
 def test_page_without_references_or_timings(models):  # noqa: F811
-    from werest.report.leaderboard import build
+    from werest.partition.leaderboard import build
     from werest.report.webpage import render
     from werest.stats import Bootstrap
 
@@ -245,7 +245,7 @@ def test_page_without_references_or_timings(models):  # noqa: F811
 
 
 def test_the_lid_message_names_what_is_missing(models):  # noqa: F811
-    from werest.report.leaderboard import build
+    from werest.partition.leaderboard import build
     from werest.report.webpage import render
     from werest.stats import Bootstrap
 

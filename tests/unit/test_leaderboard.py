@@ -13,7 +13,8 @@ from werest.cli.main import main
 from werest.errors import ConfigError
 from werest.estimation.estimate import load_models
 from werest.evaluation.fairness import FairnessSettings
-from werest.report.leaderboard import build, select_datasets
+from werest.partition.leaderboard import build
+from werest.report.leaderboard import select_datasets
 from werest.stats import (
     Bootstrap,
     RateSample,

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from tests.unit.test_leaderboard import models, toy_table  # noqa: F401  (the fixture)
-from werest.report.leaderboard import build
+from werest.partition.leaderboard import build
 from werest.stats import Bootstrap
 from werest.text.lid import confusion_matrix, has_lid, lid_report, normalise_language
 

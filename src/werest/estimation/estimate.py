@@ -21,6 +21,9 @@ when the input has references), ``DIR/resources.json`` (the run's CPU %, memory 
 A corpus estimate weights utterances by their proxy's length n (``proxy_words``):
 Σ(predicted WER · n) / Σ n. With the predictions equal to each utterance's pWER, that is raw
 corpus pWER (:func:`estimated_sample`).
+
+This module holds the stage's pieces; its one orchestrator, in memory (the table as one
+partition) and in partitions alike, is :func:`werest.partition.estimate.estimate_input`.
 """
 
 from __future__ import annotations
@@ -37,11 +40,6 @@ from tqdm.auto import tqdm
 from werest.errors import ConfigError, InputError
 from werest.estimation.guards import (
     PAIR_ROWS,
-    attach_warnings,
-    count_missing_as_deletions,
-    guard_warnings,
-    sample_pairs,
-    unestimated_warnings,
 )
 from werest.features.agreement import (
     PANEL_SIZE,
@@ -64,9 +62,7 @@ from werest.model.intervals import calibrated_interval
 from werest.stats import RateSample, bootstrap_ci
 from werest.text import (
     NO_NORMALISATION,
-    NormalisationCache,
     Normaliser,
-    cached_normalisation,
     corpus_rate,
     normalised_columns,
 )
@@ -182,21 +178,6 @@ def choose_ranking(
             unseen,
         )
     return Ranking.from_order(ranked + unseen)
-
-
-def sampled_order(
-    models: Models,
-    table: pd.DataFrame,
-    ranking: str | Path | None,
-    system_order: list[str] | None,
-    seed: int,
-) -> tuple[pd.DataFrame, Ranking]:
-    """The pairwise agreement of a seeded sample of each dataset's utterances (what the
-    guards read, :func:`werest.estimation.guards.sample_pairs`) and the proxy order chosen from it
-    (:func:`choose_ranking`)."""
-    pairs = sample_pairs(table, normaliser=models.normaliser, seed=seed)
-    order = choose_ranking(models, table, ranking=ranking, system_order=system_order, pairs=pairs)
-    return pairs, order
 
 
 def estimate_utterances(
@@ -622,70 +603,3 @@ def nothing_estimated(utterances: pd.DataFrame, path) -> InputError:
     else:
         reason = "no target utterance could be estimated"
     return InputError(f"{reason}: nothing to estimate ({summary})", path=path)
-
-
-def estimate_table(
-    table: pd.DataFrame,
-    models: Models,
-    *,
-    target=None,
-    proxy: str | None = None,
-    ranking: str | Path | None = None,
-    system_order: list[str] | None = None,
-    normaliser: Normaliser | None = None,
-    seed: int = 0,
-    n_resamples: int = 1000,
-    chunk_utterances: int = 50_000,
-    n_jobs: int = 1,
-    source: str | Path | None = None,
-    missing_hypotheses: str = "exclude",
-) -> tuple[pd.DataFrame, list[dict], list[dict]]:
-    """The main job on a validated table: (utterance rows, summary records, warnings).
-
-    ``target`` is one system, a list, or None (every system but the proxy); ``proxy``,
-    ``ranking`` and ``system_order`` choose the proxies (:func:`choose_ranking`); ``source``
-    names the input in errors; ``normaliser`` is the normaliser a user asked for (None: the
-    models' own), only checked against the models' (:func:`check_normaliser`: the run uses the
-    models' own); ``missing_hypotheses="deletions"`` counts a system's missing
-    hypothesis for an utterance of a dataset it ran on as an empty output
-    (:func:`werest.estimation.guards.count_missing_as_deletions`; default ``exclude``: such rows are
-    absent, and a warning says the systems are compared on different utterance sets). No file
-    is written (:mod:`werest.cli.commands.estimate` writes them).
-    """
-    if missing_hypotheses not in ("exclude", "deletions"):
-        raise ConfigError(
-            f"missing_hypotheses must be exclude or deletions, got {missing_hypotheses!r}"
-        )
-    if missing_hypotheses == "deletions":
-        table = count_missing_as_deletions(table)
-    used = check_normaliser(models, normaliser, table)
-    targets = resolve_targets(table, target, proxy)
-    if proxy is not None and proxy not in set(table["system"]):
-        raise ConfigError(f"proxy system {proxy!r} is not in the input")
-    with cached_normalisation(NormalisationCache()):  # each distinct string once per run
-        # with proxy=, the order is the panel's after the proxy
-        pairs, order = sampled_order(models, table, ranking, system_order, seed)
-        utterances = estimate_utterances(
-            table,
-            models,
-            targets,
-            proxy=proxy,
-            ranking=order,
-            chunk_utterances=chunk_utterances,
-            n_jobs=n_jobs,
-        )
-        if not (utterances["status"] == STATUS_OK).any():
-            raise nothing_estimated(utterances, source)
-        scored = scored_rows(table, utterances, used)  # once, for the summary and the rows
-        records = summarise(
-            utterances,
-            table,
-            normaliser=used,
-            n_resamples=n_resamples,
-            seed=seed,
-            calibration=models.calibration,
-            scored=scored,
-        )
-        warnings = [*guard_warnings(table, utterances, pairs), *unestimated_warnings(records)]
-        attach_warnings(records, warnings)
-        return readable_utterances(utterances, table, used, scored), records, warnings

@@ -92,7 +92,7 @@ def utterance_list(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _usable(estimated: pd.DataFrame) -> pd.DataFrame:
-    """The rows of :func:`werest.estimation.estimate.estimate_table` output that carry a
+    """The rows of :func:`werest.partition.estimate.estimate_table` output that carry a
     prediction."""
     done = estimated[estimated["status"] == STATUS_OK]
     return done[np.isfinite(done["predicted_wer"].to_numpy(dtype=float))]
@@ -104,7 +104,7 @@ def mean_predicted_wer(estimated: pd.DataFrame) -> pd.Series:
 
     Parameters
     ----------
-    estimated : per-target-row output of :func:`werest.estimation.estimate.estimate_table`
+    estimated : per-target-row output of :func:`werest.partition.estimate.estimate_table`
     (``dataset,
         utt_id, system, status, predicted_wer``).
 
@@ -128,7 +128,7 @@ def labelling_scores(estimated: pd.DataFrame, floor: float = ACTIVE_FLOOR) -> pd
 
     Parameters
     ----------
-    estimated : per-target-row output of :func:`werest.estimation.estimate.estimate_table`
+    estimated : per-target-row output of :func:`werest.partition.estimate.estimate_table`
     (``dataset,
         utt_id, system, status, predicted_wer, proxy_words``).
     floor : added to each predicted WER (:data:`ACTIVE_FLOOR`).

@@ -47,7 +47,7 @@ from werest.ingest.table import (
     validate_table,
 )
 from werest.io import record_write
-from werest.text import NormalisationCache
+from werest.text import NormalisationCache, cached_normalisation
 
 log = logging.getLogger(__name__)
 
@@ -181,10 +181,11 @@ RowSelection = Callable[[pd.DataFrame], pd.DataFrame]
 
 @dataclass(frozen=True)
 class Spill:
-    """The input split into utterance-hash partitions on disk, and what it says globally."""
+    """The input split into utterance-hash partitions on disk (or, in memory, the whole table
+    as its one partition: :func:`whole_table`), and what it says globally."""
 
-    root: Path
-    partitions: list[Path]
+    root: Path | None
+    partitions: list[Path] | list[pd.DataFrame]
     sources: list[str]
     systems: list[str]
     languages: list[str]
@@ -281,9 +282,12 @@ def read_partition(folder: Path, columns: list[str] | None = None) -> pd.DataFra
     return frame
 
 
-def partition_table(folder: Path, sources: list[str]) -> pd.DataFrame:
+def partition_table(folder: Path | pd.DataFrame, sources: list[str]) -> pd.DataFrame:
     """One partition's rows as a transcripts table, in input order (a key given twice is an
-    InputError naming both places): what the in-memory run would have read."""
+    InputError naming both places): what the in-memory run would have read. A table (the
+    in-memory run's one partition, already validated) is returned as it is."""
+    if isinstance(folder, pd.DataFrame):
+        return folder
     part = read_partition(Path(folder))
     _check_unique(part, sources)
     return part.drop(columns=[SOURCE, ROW])
@@ -389,7 +393,7 @@ def local_runner(per_process: int | None = PARTITIONS_PER_PROCESS) -> PartitionR
 
 
 class Stages:
-    """Wall seconds of each stage of a run (``PartitionedEstimate.seconds``)."""
+    """Wall seconds of each stage of a run (``EstimateRun.seconds``)."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
@@ -489,6 +493,95 @@ def put_in_place(staging: Path, final: Path, results: list) -> list[Path]:
     os.replace(staging, final)
     record_write(final, replacing=staging)
     return [final / r.output.name for r in results if r.output is not None]
+
+
+def whole_table(table: pd.DataFrame, select: RowSelection | None = None) -> Spill:
+    """A validated table as the one partition of an in-memory run, with what :func:`spill`
+    says of a spilled input (the rows ``select`` keeps; a selection that keeps none gives no
+    partition)."""
+    datasets = sorted(table["dataset"].unique())
+    if select is not None:
+        table = select(table)
+    languages = table["language"].dropna().unique() if "language" in table.columns else []
+    return Spill(
+        root=None,
+        partitions=[table] if len(table) else [],
+        sources=[],
+        systems=sorted(table["system"].unique()),
+        languages=sorted(languages),
+        n_rows=len(table),
+        datasets=datasets,
+    )
+
+
+@dataclass
+class StageInput:
+    """A stage's input as partitions, and where their files go: the one orchestrator of a
+    stage runs on it whether the input is spilled (a partitioned run) or a table in memory
+    (its one partition, run in this process, its rows returned instead of written)."""
+
+    spill: Spill
+    outputs: list[Path | None]
+    staging: Path | None = None
+    final: Path | None = None
+
+    @property
+    def in_memory(self) -> bool:
+        return self.spill.root is None
+
+    def run(
+        self, function: Callable, context: Any, runner: PartitionRunner, *, write: bool = True
+    ) -> list:
+        """``function(partition, output, context)`` of every partition: by ``runner`` when
+        spilled, else here (the table is not copied to another process). ``output`` is the
+        partition's file (None in memory, or with ``write=False``)."""
+        if self.in_memory:
+            return [function(part, None, context) for part in self.spill.partitions]
+        outputs = self.outputs if write else [None] * len(self.outputs)
+        return runner(function, self.spill.partitions, outputs, context)
+
+    def place(self, results: list) -> list[Path]:
+        """The written files put in place at once (:func:`put_in_place`; none in memory)."""
+        if self.staging is None or self.final is None:
+            return []
+        return put_in_place(self.staging, self.final, results)
+
+
+@contextmanager
+def stage_input(
+    source: str | Path | pd.DataFrame,
+    output: Path,
+    *,
+    final: Path | None = None,
+    suffix: str = ".csv",
+    work_dir: str | Path | None = None,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    n_partitions: int | None = None,
+    numeric: tuple[str, ...] = (),
+    select: RowSelection | None = None,
+) -> Iterator[StageInput]:
+    """The input of a stage's run as a :class:`StageInput`.
+
+    A table (``source`` a DataFrame) is the one partition of an in-memory run, with a
+    run-wide normalisation cache. A path is spilled (:func:`spill_input`) into a scratch
+    folder beside ``output`` (or in ``work_dir``); with ``final``, each partition writes
+    ``part-NNNNN{suffix}`` into a staging folder that :meth:`StageInput.place` renames to
+    ``final`` (:func:`workspace`). Every temporary folder is removed whatever happens.
+    """
+    if isinstance(source, pd.DataFrame):
+        with cached_normalisation(NormalisationCache()):  # each distinct string once a run
+            yield StageInput(whole_table(source, select), [None])
+        return
+    spilling = {"numeric": numeric, "select": select}
+    if final is None:
+        with scratch_folder(output, work_dir) as scratch:
+            spilled = spill_input(source, scratch, chunk_rows, n_partitions, **spilling)
+            yield StageInput(spilled, [None] * len(spilled.partitions))
+        return
+    with workspace(final, output, work_dir) as (scratch, staging):
+        spilled = spill_input(source, scratch, chunk_rows, n_partitions, **spilling)
+        outputs = [staging / f"part-{i:05d}{suffix}" for i in range(len(spilled.partitions))]
+        yield StageInput(spilled, outputs, staging, final)
 
 
 def wants_partitions(path: str | Path, rows: int | None) -> bool:

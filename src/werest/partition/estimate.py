@@ -1,32 +1,32 @@
-"""Bounded-memory ``werest estimate``: the input in hash partitions, never whole in memory.
+"""``werest estimate``'s one orchestrator (:func:`estimate_input`), in memory or in partitions.
 
-The in-memory run (:func:`werest.estimation.estimate.estimate_table`) holds the table, its features
-and
-its predictions at once: about 2.4 GB per million target rows. This engine holds one input
-chunk, then one partition, at a time, plus a few numbers per target row:
+An in-memory run (:func:`estimate_table`, ``werest estimate`` on a small input) is the
+table as its one partition, run in this process and never written to disk. A partitioned run
+holds one input chunk, then one partition, at a time, plus a few numbers per target row (the
+whole table, its features and its predictions take about 2.4 GB per million target rows).
+Both go through the same steps:
 
-1. **spill**: the input (a Parquet file read by row groups, a folder of Parquet files, or a
-   CSV/TSV file read in chunks of ``chunk_rows`` rows) is validated chunk by chunk and split
-   into ``n_partitions`` Parquet partitions by a stable hash of (dataset, utt_id), so every
-   utterance's systems land in one partition (:func:`spill`);
+1. **spill** (partitioned only): the input (a Parquet file read by row groups, a folder of
+   Parquet files, or a CSV/TSV file read in chunks of ``chunk_rows`` rows) is validated chunk
+   by chunk and split into ``n_partitions`` Parquet partitions by a stable hash of (dataset,
+   utt_id), so every utterance's systems land in one partition
+   (:func:`werest.partition.engine.spill`);
 2. **global state, computed first and broadcast**: the system names, the languages, and the
-   guards' seeded sample of at most 1,000 utterances per dataset: each partition's sample,
-   then the sample of their union, which is exactly the sample
-   :func:`werest.estimation.guards.sample_pairs` draws from the whole table. The label-free proxy
-   order (:func:`werest.features.proxy.consensus_order`) is computed from that sample, so it equals
-   the in-memory run's;
-3. **per partition** (:func:`estimate_partition`, in recycled child processes,
-   :func:`child_process_runner`, or on Dask workers, :mod:`werest.partition.cluster`): the same
-   :func:`werest.estimation.estimate.estimate_utterances` as the
-   in-memory run, its rows written atomically to ``utterances/part-NNNNN.csv``, and a
-   compact per-target-row frame returned (dataset, system, proxy, status, n̂, proxy words,
-   predictions, a 64-bit utterance hash: about 100 bytes a row) with integer sums of the true
-   errors and the guards' utterance counts;
-4. **combine**: the same :func:`werest.estimation.estimate.summarise` and guards on the compact
-frame.
-   Summaries take each (dataset, system)'s utterances in a canonical order (the utterance
-   hash), so corpus estimates, bootstrap intervals and proxies are identical to the
-   in-memory run's, not merely close.
+   guards' seeded sample of at most 1,000 utterances per dataset (partitioned: each
+   partition's sample, then the sample of their union, which is exactly the sample
+   :func:`werest.estimation.guards.sample_pairs` draws from the whole table). The label-free
+   proxy order (:func:`werest.features.proxy.consensus_order`) is computed from that sample;
+3. **per partition** (:func:`estimate_partition`; spilled partitions in recycled child
+   processes or on Dask workers, :mod:`werest.partition.cluster`):
+   :func:`werest.estimation.estimate.estimate_utterances`, its readable rows written
+   atomically to ``utterances/part-NNNNN.csv`` (in memory: returned), and a compact
+   per-target-row frame (dataset, system, proxy, status, n̂, proxy words, predictions, a 64-bit
+   utterance hash: about 100 bytes a row) with integer sums of the true errors and the
+   guards' utterance counts;
+4. **combine**: :func:`werest.estimation.estimate.summarise` and the guards on the compact
+   frame. Summaries take each (dataset, system)'s utterances in a canonical order (the
+   utterance hash), so corpus estimates, bootstrap intervals and proxies do not depend on the
+   partitioning.
 
 Memory bound: one input chunk (``chunk_rows`` rows) while spilling; one partition (the input
 rows / ``n_partitions``, by default ~500,000 rows, with their features: ~2.4 kB a target row)
@@ -38,14 +38,16 @@ that grows with the input (the summary stage's peak grew ~175 B per target row f
 time.
 
 The partition engine (:mod:`werest.partition.engine`: spilling, reading partitions, the
-workspace, atomic placement and the runners) knows nothing of this stage; ``werest score``
+workspace, atomic placement, the runners and :func:`~werest.partition.engine.stage_input`)
+knows nothing of this stage; ``werest score``
 (:mod:`werest.partition.score`), ``werest features`` (:mod:`werest.partition.features`) and
 ``werest leaderboard`` (:mod:`werest.partition.leaderboard`) run on it too.
 
-Not supported here (a ConfigError says so): ``missing_hypotheses=deletions`` and
+Not supported in partitions (a ConfigError says so): ``missing_hypotheses=deletions`` and
 ``ranking=references`` (they need the whole table), and models using the dataset-level
 context features ``ctx_*`` (they would need a second pass); the per-utterance files omit the
-``ctx_*`` columns, which the default model does not use.
+``ctx_*`` columns, which the default model does not use. In memory the one partition is the
+whole table, so all three work.
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ from werest.estimation.estimate import (
 )
 from werest.estimation.guards import (
     attach_warnings,
+    count_missing_as_deletions,
     evidence_found,
     sample_keys,
     sample_pairs,
@@ -92,18 +95,17 @@ from werest.partition.engine import (
     ROW,
     SOURCE,
     PartitionRunner,
+    Spill,
     Stages,
     concat_compact,
     in_child_process,
     partition_files,
     partition_table,
-    put_in_place,
     read_partition,
     run_locally,
-    spill_input,
-    workspace,
+    stage_input,
 )
-from werest.text import Normaliser, cached_normalisation
+from werest.text import Normaliser, cached_normalisation, reusing_normalisation
 from werest.text.scoring import dataset_units, scoring_units, utterance_order
 
 log = logging.getLogger(__name__)
@@ -134,6 +136,10 @@ class PartitionContext:
     normaliser: Normaliser
     sources: list[str]
     chunk_utterances: int
+    n_jobs: int = 1
+    #: the partition is the whole input (an in-memory run): the dataset-level ``ctx_*``
+    #: features it computes are the input's, so they are kept
+    whole_table: bool = False
 
 
 @dataclass
@@ -148,36 +154,42 @@ class PartitionResult:
     #: :func:`werest.estimation.guards.evidence_found` of its rows (the compact rows drop those
     #: columns)
     evidence: dict[str, bool] = field(default_factory=dict)
+    #: its readable rows when no ``output`` file was given (an in-memory run's)
+    rows: pd.DataFrame | None = None
 
 
-def estimate_partition(folder: Path, output: Path, context: PartitionContext) -> PartitionResult:
-    """Estimate one partition; its rows go to ``output`` (a CSV, written atomically).
-    Strings this process normalised for an earlier partition are not normalised again."""
-    with cached_normalisation(NORMALISED):
-        return _estimate_partition(folder, output, context)
-
-
-def _estimate_partition(folder: Path, output: Path, context: PartitionContext) -> PartitionResult:
-    table = partition_table(Path(folder), context.sources)
-    normaliser = context.normaliser
-    units = pd.DataFrame(
-        {"dataset": table["dataset"].to_numpy(), "unit": scoring_units(table, normaliser)}
-    ).drop_duplicates()
-    counts = utterance_counts(table)
-    if not table["system"].isin(context.targets).any():
-        return PartitionResult(_empty_compact(context.models), None, units, counts, None)
-    utterances = estimate_utterances(
-        table,
-        context.models,
-        context.targets,
-        proxy=context.proxy,
-        ranking=context.order,
-        chunk_utterances=context.chunk_utterances,
-    ).drop(columns=list(CONTEXT_FEATURES))
-    scored = scored_rows(table, utterances, normaliser)
-    readable = readable_utterances(utterances, table, normaliser, scored)
-    with atomic_path(output) as tmp:
-        write_csv(readable, tmp)
+def estimate_partition(
+    folder: Path | pd.DataFrame, output: Path | None, context: PartitionContext
+) -> PartitionResult:
+    """Estimate one partition; its rows go to ``output`` (a CSV, written atomically; None:
+    returned in the result). Strings this process normalised for an earlier partition are
+    not normalised again."""
+    with reusing_normalisation(NORMALISED):
+        table = partition_table(folder, context.sources)
+        normaliser = context.normaliser
+        units = pd.DataFrame(
+            {"dataset": table["dataset"].to_numpy(), "unit": scoring_units(table, normaliser)}
+        ).drop_duplicates()
+        counts = utterance_counts(table)
+        if not table["system"].isin(context.targets).any():
+            return PartitionResult(_empty_compact(context.models), None, units, counts, None)
+        utterances = estimate_utterances(
+            table,
+            context.models,
+            context.targets,
+            proxy=context.proxy,
+            ranking=context.order,
+            chunk_utterances=context.chunk_utterances,
+            n_jobs=context.n_jobs,
+        )
+        if not context.whole_table:
+            utterances = utterances.drop(columns=list(CONTEXT_FEATURES))
+        scored = scored_rows(table, utterances, normaliser)
+        readable = readable_utterances(utterances, table, normaliser, scored)
+    if output is not None:
+        with atomic_path(output) as tmp:
+            write_csv(readable, tmp)
+        readable = None
     predicted = [c for c in utterances.columns if c.startswith("predicted_")]
     compact = utterances[compact_columns(predicted)].assign(_order=utterance_order(utterances))
     # categories: a string read from Parquet is one object per row, ~60 bytes each, which
@@ -185,7 +197,8 @@ def _estimate_partition(folder: Path, output: Path, context: PartitionContext) -
     compact = compact.astype(dict.fromkeys(CATEGORIES, "category"))
     truth = truth_sums(scored, utterances) if scored is not None else None
     evidence = evidence_found(utterances)
-    return PartitionResult(compact, truth, units, counts, Path(output), evidence)
+    output = Path(output) if output is not None else None
+    return PartitionResult(compact, truth, units, counts, output, evidence, readable)
 
 
 def compact_columns(predicted: list[str]) -> list[str]:
@@ -205,11 +218,14 @@ def _empty_compact(models: Models) -> pd.DataFrame:
 
 
 @dataclass
-class PartitionedEstimate:
-    """The outputs of :func:`estimate_partitioned` (records and warnings as in-memory)."""
+class EstimateRun:
+    """The outputs of :func:`estimate_input`."""
 
     records: list[dict]
     warnings: list[dict]
+    #: an in-memory run's per-utterance rows (``utterances.csv``); None when partitioned
+    utterances: pd.DataFrame | None
+    #: a partitioned run's ``utterances/part-NNNNN.csv``
     utterance_files: list[Path]
     pairs: pd.DataFrame
     order: Ranking | list[str] | None
@@ -218,10 +234,10 @@ class PartitionedEstimate:
     seconds: dict[str, float]
 
 
-def estimate_partitioned(
-    path: str | Path,
+def estimate_input(
+    source: str | Path | pd.DataFrame,
     models: Models,
-    output_dir: str | Path,
+    output_dir: str | Path | None = None,
     *,
     target=None,
     proxy: str | None = None,
@@ -236,56 +252,103 @@ def estimate_partitioned(
     missing_hypotheses: str = "exclude",
     numeric: tuple[str, ...] = (),
     work_dir: str | Path | None = None,
+    n_jobs: int = 1,
     run_partitions: PartitionRunner = run_locally,
-) -> PartitionedEstimate:
-    """``werest estimate`` in bounded memory: the same summary as the in-memory run.
+    name: str | Path | None = None,
+) -> EstimateRun:
+    """``werest estimate``: the one orchestrator, in memory or in partitions.
 
-    Writes ``output_dir/utterances/part-NNNNN.csv`` (all of them put in place at once, by
-    renaming a finished folder) and ``output_dir/summary.json``; the caller writes the rest.
-    ``run_partitions`` maps :func:`estimate_partition` over the partitions
-    (:func:`run_locally`, or :func:`werest.partition.cluster.dask_runner`); ``work_dir`` holds the
-    spilled partitions (a temporary folder beside ``output_dir`` by default; on a cluster it
-    must be a folder every worker can read). ``n_partitions=None`` chooses the count from
-    the input's size (:func:`automatic_partitions`).
+    ``source`` is a validated table (an in-memory run: the table is its one partition, run
+    in this process with ``n_jobs`` workers, and its rows are returned in
+    ``EstimateRun.utterances``; ``name`` is its file in errors) or an input path (spilled into
+    partitions; their rows go to ``output_dir/utterances/part-NNNNN.csv``, put in place at
+    once when every partition is done). Either way the global state comes first (targets,
+    the guards' sample, the proxy order), then each partition's estimates, then one summary
+    (:func:`_combine`): the records and warnings do not depend on the partitioning.
+
+    ``target`` is one system, a list, or None (every system but the proxy); ``proxy``,
+    ``ranking`` and ``system_order`` choose the proxies
+    (:func:`werest.estimation.estimate.choose_ranking`); ``normaliser`` is the one a user asked
+    for (None: the models' own; :func:`werest.estimation.estimate.check_normaliser`);
+    ``missing_hypotheses="deletions"`` counts a system's missing hypothesis for an utterance of
+    a dataset it ran on as an empty output
+    (:func:`werest.estimation.guards.count_missing_as_deletions`; default ``exclude``: such rows
+    are absent, and a warning says the systems are compared on different utterance sets).
+    ``run_partitions`` maps :func:`estimate_partition` over spilled partitions
+    (:func:`werest.partition.engine.run_locally`, or :func:`werest.partition.cluster.dask_runner`);
+    ``work_dir`` holds them (beside ``output_dir`` by default; on a cluster, a folder every
+    worker reads); ``n_partitions=None`` chooses their count from the input's size. A
+    partitioned run also writes ``output_dir/summary.json``; an in-memory one writes nothing.
     """
-    refuse_whole_table_settings(models, ranking, missing_hypotheses)
-    output_dir = Path(output_dir)
+    if missing_hypotheses not in ("exclude", "deletions"):
+        raise ConfigError(
+            f"missing_hypotheses must be exclude or deletions, got {missing_hypotheses!r}"
+        )
+    in_memory = isinstance(source, pd.DataFrame)
+    if not in_memory:
+        refuse_whole_table_settings(models, ranking, missing_hypotheses)
+    elif missing_hypotheses == "deletions":
+        source = count_missing_as_deletions(source)
+    output = Path(output_dir) if output_dir is not None else Path.cwd()
+    spilling = {"chunk_rows": chunk_rows, "n_partitions": n_partitions, "work_dir": work_dir}
+    final = None if in_memory else output / "utterances"
     clock = Stages()
-    with workspace(output_dir / "utterances", output_dir, work_dir) as (scratch, staging):
-        spilled = spill_input(path, scratch, chunk_rows, n_partitions, numeric)
+    with stage_input(source, output, final=final, numeric=numeric, **spilling) as run:
         clock.lap("spill")
+        spilled = run.spill
         systems = pd.DataFrame({"system": spilled.systems})
         used = check_normaliser(models, normaliser, pd.DataFrame({"language": spilled.languages}))
         targets = resolve_targets(systems, target, proxy)
         if proxy is not None and proxy not in spilled.systems:
             raise ConfigError(f"proxy system {proxy!r} is not in the input")
-        pairs = sample_pairs_partitioned(spilled.partitions, normaliser=used, seed=seed)
+        pairs = sample_pairs_of(spilled, normaliser=used, seed=seed)
+        whole = spilled.partitions[0] if run.in_memory else systems  # ranking=references
         order = choose_ranking(  # with proxy=, the panel's order after the proxy
-            models, systems, ranking=ranking, system_order=system_order, pairs=pairs
+            models, whole, ranking=ranking, system_order=system_order, pairs=pairs
         )
         clock.lap("sample_and_order")
         context = PartitionContext(
-            models, targets, proxy, order, used, spilled.sources, chunk_utterances
+            models,
+            targets,
+            proxy,
+            order,
+            used,
+            spilled.sources,
+            chunk_utterances,
+            n_jobs=n_jobs if run.in_memory else 1,
+            whole_table=run.in_memory,
         )
-        outputs = [staging / f"part-{i:05d}.csv" for i in range(len(spilled.partitions))]
-        results = run_partitions(estimate_partition, spilled.partitions, outputs, context)
+        results = run.run(estimate_partition, context, run_partitions)
         clock.lap("partitions")
         records, warnings, compact = _combine(results, models, used, pairs, n_resamples, seed)
         if not (compact["status"] == STATUS_OK).any():
-            raise nothing_estimated(compact, path)
-        files = put_in_place(staging, output_dir / "utterances", results)
-        write_summary(records, output_dir)
+            raise nothing_estimated(compact, name if run.in_memory else source)
+        files = run.place(results)
+        if not run.in_memory:  # beside its parts (in memory, the caller writes every file)
+            write_summary(records, output)
         clock.lap("summary")
-    return PartitionedEstimate(
+    return EstimateRun(
         records,
         warnings,
+        results[0].rows if run.in_memory else None,
         files,
         pairs,
         order,
         spilled.n_rows,
-        len(spilled.partitions),
+        len(results),
         clock.seconds,
     )
+
+
+def estimate_table(
+    table: pd.DataFrame, models: Models, *, source: str | Path | None = None, **settings
+) -> tuple[pd.DataFrame, list[dict], list[dict]]:
+    """:func:`estimate_input` of a validated table (its one partition, in memory):
+    (utterance rows, summary records, warnings). ``source`` names the input in errors;
+    ``settings`` are :func:`estimate_input`'s. No file is written
+    (:mod:`werest.cli.commands.estimate` writes them)."""
+    run = estimate_input(table, models, name=source, **settings)
+    return run.utterances, run.records, run.warnings
 
 
 def refuse_whole_table_settings(models, ranking, missing_hypotheses) -> None:
@@ -303,6 +366,14 @@ def refuse_whole_table_settings(models, ranking, missing_hypotheses) -> None:
             "ranking=references needs the whole table: rank with werest score first and pass "
             "ranking=ranking.json, or unset partition.rows"
         )
+
+
+def sample_pairs_of(spilled: Spill, *, normaliser: Normaliser, seed: int = 0) -> pd.DataFrame:
+    """:func:`werest.estimation.guards.sample_pairs` of the whole input: of the table itself
+    in memory, else drawn from its partitions (:func:`sample_pairs_partitioned`)."""
+    if spilled.root is None:
+        return sample_pairs(spilled.partitions[0], normaliser=normaliser, seed=seed)
+    return sample_pairs_partitioned(spilled.partitions, normaliser=normaliser, seed=seed)
 
 
 def sample_pairs_partitioned(

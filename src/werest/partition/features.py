@@ -1,21 +1,21 @@
-"""Bounded-memory ``werest features``: the agreement feature table of an input too large for
-memory, as a Parquet dataset folder.
+"""``werest features``' one orchestrator (:func:`features_input`): the agreement feature table
+of an input in memory (the table as its one partition: the table is returned) or too large
+for memory (a Parquet dataset folder).
 
-The in-memory run (:func:`werest.features.proxy.choose_proxies`, then
-:func:`werest.features.agreement.agreement_features`) holds the table, every pair of systems'
-alignments and the features at once. Every feature is a function of one utterance's systems,
-so the input is spilled into utterance-hash partitions (:func:`werest.partition.engine.spill`) and
-each partition runs the in-memory code (:func:`features_partition`, in this process or on Dask
-workers, :mod:`werest.partition.cluster`), writing ``out/part-NNNNN.parquet`` atomically; the
-folder is
+Every feature is a function of one utterance's systems
+(:func:`werest.features.proxy.choose_proxies`, then
+:func:`werest.features.agreement.agreement_features`), so a large input is spilled into
+utterance-hash partitions (:func:`werest.partition.engine.spill`) and each partition
+(:func:`features_partition`, in this process or on Dask workers,
+:mod:`werest.partition.cluster`) writes ``out/part-NNNNN.parquet`` atomically; the folder is
 renamed into place when every partition is done. Concatenated and sorted by key, its rows are
 the in-memory table's.
 
 What needs the whole input is the proxies' ranking: ``ranking=`` (a file) and ``proxy=`` are
 given; without either, the systems are ranked on the input's references from the partitions
-first (:func:`werest.partition.score.reference_ranking_partitioned`: integer sums, so the
-in-memory ranking). The targets and the proxy are checked against the whole input's systems
-before any partition runs, so the errors are the in-memory run's.
+first (:func:`werest.partition.score.reference_ranking`: integer sums, so the same ranking
+however the input is partitioned). The targets and the proxy are checked against the whole
+input's systems before any partition runs, so the errors do not depend on the partitioning.
 """
 
 from __future__ import annotations
@@ -31,10 +31,17 @@ from werest.errors import ConfigError
 from werest.features.agreement import agreement_features
 from werest.features.proxy import Ranking, choose_proxies
 from werest.ingest.table import CSV_SUFFIXES, JSONL_SUFFIXES, KEY, write_table
-from werest.partition import engine as partitioned
-from werest.partition.engine import DEFAULT_CHUNK_ROWS, PartitionRunner, run_locally
-from werest.partition.score import reference_ranking_partitioned
-from werest.text import AUTO, Normaliser, cached_normalisation
+from werest.partition.engine import (
+    DEFAULT_CHUNK_ROWS,
+    NORMALISED,
+    PartitionRunner,
+    Stages,
+    partition_table,
+    run_locally,
+    stage_input,
+)
+from werest.partition.score import reference_ranking
+from werest.text import AUTO, Normaliser, reusing_normalisation
 
 log = logging.getLogger(__name__)
 
@@ -56,24 +63,30 @@ class FeaturesContext:
 
 @dataclass
 class FeaturesResult:
-    """A partition's feature rows: how many, and the file holding them (None: no target)."""
+    """A partition's feature rows: how many, and the file holding them (None: no target, or
+    none written: an in-memory run's table is in ``features``)."""
 
     rows: int
     output: Path | None
+    features: pd.DataFrame | None = None
 
 
-def features_partition(folder: Path, output: Path, context: FeaturesContext) -> FeaturesResult:
+def features_partition(
+    folder: Path | pd.DataFrame, output: Path | None, context: FeaturesContext
+) -> FeaturesResult:
     """The agreement features of one partition's target rows, written to ``output`` (a
-    Parquet file, atomically). Strings this process normalised for an earlier partition are
-    not normalised again."""
-    with cached_normalisation(partitioned.NORMALISED):
-        table = partitioned.partition_table(folder, context.sources)
+    Parquet file, atomically; None: returned). Strings this process normalised for an
+    earlier partition are not normalised again."""
+    with reusing_normalisation(NORMALISED):
+        table = partition_table(folder, context.sources)
         proxies = partition_proxies(table, context)
-        if proxies.empty:
+        if proxies.empty and output is not None:
             return FeaturesResult(0, None)
         features = agreement_features(
             table, proxies, normaliser=context.normaliser, n_jobs=context.n_jobs
         )
+    if output is None:
+        return FeaturesResult(len(features), None, features)
     write_table(features, output)
     return FeaturesResult(len(features), Path(output))
 
@@ -124,9 +137,11 @@ def refuse_a_table_file(out: Path) -> None:
 
 
 @dataclass
-class PartitionedFeatures:
-    """The outputs of :func:`features_partitioned`."""
+class FeaturesRun:
+    """The outputs of :func:`features_input`."""
 
+    #: an in-memory run's feature table; None when partitioned (its rows are in ``files``)
+    features: pd.DataFrame | None
     files: list[Path]
     ranking: Ranking | None
     n_features: int
@@ -135,8 +150,8 @@ class PartitionedFeatures:
     seconds: dict[str, float]
 
 
-def features_partitioned(
-    path: str | Path,
+def features_input(
+    source: str | Path | pd.DataFrame,
     out: str | Path,
     *,
     ranking: Ranking | None = None,
@@ -148,42 +163,48 @@ def features_partitioned(
     n_partitions: int | None = None,
     work_dir: str | Path | None = None,
     run_partitions: PartitionRunner = run_locally,
-) -> PartitionedFeatures:
-    """``werest features`` in bounded memory: ``out/part-NNNNN.parquet``, whose rows are the
-    in-memory feature table's (in another order).
+) -> FeaturesRun:
+    """``werest features``: the agreement feature table of ``source``, in memory or in
+    partitions.
 
-    ``ranking`` orders the proxies (None with no ``proxy``: ranked on the input's
-    references first); ``run_partitions``, ``work_dir`` and ``n_partitions`` are
-    :func:`werest.partition.estimate.estimate_partitioned`'s; the spilled input and the unfinished
+    A table (``source`` a DataFrame) is one partition, run here: its features are returned
+    (``FeaturesRun.features``) and nothing is written. A path is spilled and each partition
+    writes ``out/part-NNNNN.parquet``; concatenated and sorted by key, those rows are the
+    in-memory table's. ``ranking`` orders the proxies (None with no ``proxy``: ranked on the
+    input's references first); ``run_partitions``, ``work_dir`` and ``n_partitions`` are
+    :func:`werest.partition.estimate.estimate_input`'s; the spilled input and the unfinished
     folder go in temporary folders beside ``out`` (the former in ``work_dir`` when given).
     """
     out = Path(out)
-    refuse_a_table_file(out)
-    clock = partitioned.Stages()
-    with partitioned.workspace(out, out, work_dir) as (scratch, staging):
-        spilled = partitioned.spill_input(path, scratch, chunk_rows, n_partitions)
+    in_memory = isinstance(source, pd.DataFrame)
+    if not in_memory:
+        refuse_a_table_file(out)
+    clock = Stages()
+    spilling = {"chunk_rows": chunk_rows, "n_partitions": n_partitions, "work_dir": work_dir}
+    final = None if in_memory else out
+    with stage_input(source, out, final=final, suffix=".parquet", **spilling) as run:
         clock.lap("spill")
         if ranking is None and proxy is None:
-            ranking = reference_ranking_partitioned(
-                spilled,
+            ranking = reference_ranking(
+                run,
                 normaliser,
                 alternatives=RANKING_ALTERNATIVES,
                 n_jobs=n_jobs,
                 run_partitions=run_partitions,
             )
             clock.lap("ranking")
-        chosen = checked_targets(spilled.systems, ranking, targets, proxy)
-        complete = with_every_system(ranking, spilled.systems)
-        context = FeaturesContext(complete, chosen, proxy, normaliser, spilled.sources, n_jobs)
-        outputs = [staging / f"part-{i:05d}.parquet" for i in range(len(spilled.partitions))]
-        results = run_partitions(features_partition, spilled.partitions, outputs, context)
+        chosen = checked_targets(run.spill.systems, ranking, targets, proxy)
+        complete = with_every_system(ranking, run.spill.systems)
+        context = FeaturesContext(complete, chosen, proxy, normaliser, run.spill.sources, n_jobs)
+        results = run.run(features_partition, context, run_partitions)
         clock.lap("partitions")
-        files = partitioned.put_in_place(staging, out, results)
-    return PartitionedFeatures(
+        files = run.place(results)
+    return FeaturesRun(
+        results[0].features if in_memory else None,
         files,
         ranking,
         sum(r.rows for r in results),
-        spilled.n_rows,
-        len(spilled.partitions),
+        run.spill.n_rows,
+        len(results),
         clock.seconds,
     )

@@ -1,13 +1,13 @@
-"""Bounded-memory ``werest leaderboard``: the in-memory tables from an input of any size.
+"""``werest leaderboard``'s one orchestrator (:func:`leaderboard_input`): the leaderboard of an
+input in memory (the table as its one partition) or too large for memory (in partitions).
 
-The in-memory run (:func:`werest.report.leaderboard.build`) turns the whole table into one compact
-row per transcript row (:func:`werest.report.leaderboard.utterance_rows`: the estimate, the true
-counts where there is a reference, timings, language and demographic columns as categories,
-a 64-bit utterance hash instead of the id) and computes every table from those rows
-(:func:`werest.report.leaderboard.assemble`). This run does the same from the engine of
-:mod:`werest.partition.estimate`:
+Each partition becomes one compact row per transcript row
+(:func:`werest.report.leaderboard.utterance_rows`: the estimate, the true counts where there
+is a reference, timings, language and demographic columns as categories, a 64-bit utterance
+hash instead of the id), and every table is computed from those rows
+(:func:`werest.report.leaderboard.assemble`), on the engine of :mod:`werest.partition.engine`:
 
-1. **spill**: the input is read chunk by chunk, each chunk's selected datasets
+1. **spill** (partitioned only): the input is read chunk by chunk, each chunk's selected datasets
    (``datasets``/``exclude_datasets``) split into utterance-hash partitions;
 2. **global state first**: the systems, the guards' seeded sample of pairs drawn from all
    partitions as the in-memory run draws it
@@ -25,8 +25,8 @@ Memory: one input chunk while spilling, one partition per worker, and the compac
 the driver (72 bytes a transcript row on dighr, with four demographic and language columns),
 which the bootstraps and the fairness fits need together.
 
-Not supported here (a ConfigError says so): ``ranking=references`` and models using the
-dataset-level ``ctx_*`` features (they need the whole table), as for ``werest estimate``.
+Not supported in partitions (a ConfigError says so): ``ranking=references`` and models using
+the dataset-level ``ctx_*`` features (they need the whole table), as for ``werest estimate``.
 The leaderboard writes no per-utterance file, so no partitioned output folder either.
 """
 
@@ -53,12 +53,11 @@ from werest.partition.engine import (
     concat_compact,
     partition_table,
     run_locally,
-    scratch_folder,
-    spill_input,
+    stage_input,
 )
 from werest.partition.estimate import (
     refuse_whole_table_settings,
-    sample_pairs_partitioned,
+    sample_pairs_of,
     total_counts,
 )
 from werest.report.leaderboard import (
@@ -71,7 +70,7 @@ from werest.report.leaderboard import (
     utterance_rows,
 )
 from werest.stats import Bootstrap
-from werest.text import Normaliser, cached_normalisation
+from werest.text import Normaliser, reusing_normalisation
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +85,7 @@ class LeaderboardContext:
     fairness: FairnessSettings | None
     sources: list[str]
     chunk_utterances: int
+    n_jobs: int = 1
 
 
 @dataclass
@@ -98,12 +98,12 @@ class LeaderboardPart:
 
 
 def leaderboard_partition(
-    folder: Path, output: Path | None, context: LeaderboardContext
+    folder: Path | pd.DataFrame, output: Path | None, context: LeaderboardContext
 ) -> LeaderboardPart:
     """:func:`~werest.report.leaderboard.utterance_rows` of one partition. Strings this process
     normalised for an earlier partition are not normalised again."""
-    with cached_normalisation(NORMALISED):
-        table = partition_table(Path(folder), context.sources)
+    with reusing_normalisation(NORMALISED):
+        table = partition_table(folder, context.sources)
         rows = utterance_rows(
             table,
             context.models,
@@ -111,6 +111,7 @@ def leaderboard_partition(
             ranking=context.ranking,
             fairness=context.fairness,
             chunk_utterances=context.chunk_utterances,
+            n_jobs=context.n_jobs,
         )
         return LeaderboardPart(rows, utterance_counts(table))
 
@@ -138,8 +139,8 @@ def _with_columns(frame: pd.DataFrame, columns: list[str], categories: tuple[str
 
 
 @dataclass
-class PartitionedLeaderboard:
-    """The outputs of :func:`leaderboard_partitioned`: the in-memory run's leaderboard."""
+class LeaderboardRun:
+    """The outputs of :func:`leaderboard_input`."""
 
     leaderboard: Leaderboard
     n_rows: int
@@ -147,10 +148,10 @@ class PartitionedLeaderboard:
     seconds: dict[str, float]
 
 
-def leaderboard_partitioned(
-    path: str | Path,
+def leaderboard_input(
+    source: str | Path | pd.DataFrame,
     models: Models,
-    output_dir: str | Path,
+    output_dir: str | Path | None = None,
     *,
     boot: Bootstrap,
     fairness: FairnessSettings | None,
@@ -160,39 +161,54 @@ def leaderboard_partitioned(
     ranking: str | Path | None = None,
     system_order: list[str] | None = None,
     chunk_utterances: int = 50_000,
+    n_jobs: int = 1,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     n_partitions: int | None = None,
     work_dir: str | Path | None = None,
     run_partitions: PartitionRunner = run_locally,
-) -> PartitionedLeaderboard:
-    """``werest leaderboard`` in bounded memory: the same :class:`Leaderboard` as
-    :func:`werest.report.leaderboard.build` on the selected datasets of the whole input.
+) -> LeaderboardRun:
+    """``werest leaderboard``: the one orchestrator, in memory or in partitions. No file is
+    written (the caller writes the leaderboard's files).
 
-    No file is written (the caller writes the leaderboard's files); ``run_partitions``,
-    ``work_dir`` and ``n_partitions`` are :func:`werest.partition.estimate.estimate_partitioned`'s.
+    ``source`` is a validated table (its one partition, run here with ``n_jobs`` workers) or
+    an input path (spilled; its partitions run by ``run_partitions``). ``datasets`` and
+    ``exclude_datasets`` select the rows; ``ranking``/``system_order`` choose the proxy
+    order as in ``werest estimate`` (:func:`werest.estimation.estimate.choose_ranking`;
+    default: label-free); ``normaliser`` (None: the models' own) is checked against the
+    models'. ``work_dir`` and ``n_partitions`` are
+    :func:`werest.partition.estimate.estimate_input`'s.
     """
-    refuse_whole_table_settings(models, ranking, "exclude")
+    in_memory = isinstance(source, pd.DataFrame)
+    if not in_memory:
+        refuse_whole_table_settings(models, ranking, "exclude")
     clock = Stages()
-    with scratch_folder(Path(output_dir), work_dir) as scratch:
-        select = partial(keep_datasets, keep=datasets, exclude=exclude_datasets)
-        spilled = spill_input(path, scratch, chunk_rows, n_partitions, select=select)
+    select = partial(keep_datasets, keep=datasets, exclude=exclude_datasets)
+    spilling = {"chunk_rows": chunk_rows, "n_partitions": n_partitions, "work_dir": work_dir}
+    output = Path(output_dir) if output_dir is not None else Path.cwd()
+    with stage_input(source, output, select=select, **spilling) as run:
+        spilled = run.spill
         check_selection(spilled.datasets, datasets, exclude_datasets)
         require_two_systems(spilled.systems)
         check_normaliser(models, normaliser, pd.DataFrame({"language": spilled.languages}))
         clock.lap("spill")
-        pairs = sample_pairs_partitioned(
-            spilled.partitions, normaliser=models.normaliser, seed=boot.seed
+        pairs = sample_pairs_of(spilled, normaliser=models.normaliser, seed=boot.seed)
+        whole = (
+            spilled.partitions[0] if run.in_memory else pd.DataFrame({"system": spilled.systems})
         )
-        systems = pd.DataFrame({"system": spilled.systems})
         order = choose_ranking(
-            models, systems, ranking=ranking, system_order=system_order, pairs=pairs
+            models, whole, ranking=ranking, system_order=system_order, pairs=pairs
         )
         clock.lap("sample_and_order")
         context = LeaderboardContext(
-            models, spilled.systems, order, fairness, spilled.sources, chunk_utterances
+            models,
+            spilled.systems,
+            order,
+            fairness,
+            spilled.sources,
+            chunk_utterances,
+            n_jobs=n_jobs if run.in_memory else 1,
         )
-        outputs = [None] * len(spilled.partitions)
-        results = run_partitions(leaderboard_partition, spilled.partitions, outputs, context)
+        results = run.run(leaderboard_partition, context, run_partitions)
         clock.lap("partitions")
     rows = concat_rows([r.rows for r in results])
     result = assemble(
@@ -204,4 +220,10 @@ def leaderboard_partitioned(
         calibration=models.calibration,
     )
     clock.lap("tables")
-    return PartitionedLeaderboard(result, spilled.n_rows, len(spilled.partitions), clock.seconds)
+    return LeaderboardRun(result, spilled.n_rows, len(results), clock.seconds)
+
+
+def build(table: pd.DataFrame, models: Models, **settings) -> Leaderboard:
+    """The :class:`Leaderboard` of a validated table (its one partition, in memory:
+    :func:`leaderboard_input`, whose keyword ``settings`` it takes)."""
+    return leaderboard_input(table, models, **settings).leaderboard

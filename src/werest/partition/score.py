@@ -1,14 +1,13 @@
-"""Bounded-memory ``werest score``: true corpus WER/CER of an input too large for memory.
+"""``werest score``'s one orchestrator (:func:`score_input`): true corpus WER/CER of an input
+in memory (the table as its one partition) or too large for memory (in partitions).
 
-The in-memory run (:func:`werest.text.scoring.score_utterances`, then
-:func:`werest.text.scoring.corpus_scores`) holds the table and its per-utterance scores at once.
-This one runs on the partition engine (:mod:`werest.partition.engine`): the input is spilled into
-utterance-hash partitions (:func:`werest.partition.engine.spill`), each partition is scored by the
-in-memory code (:func:`score_partition`, in this process or on Dask workers,
-:mod:`werest.partition.cluster`) and its rows written atomically to ``utterances/part-NNNNN.csv``,
-and
-it returns a compact row per labelled row: (dataset, system, unit) as categories, the integer
-counts :func:`werest.text.scoring.corpus_scores` sums, and a 64-bit hash of the utterance id
+It runs on the partition engine (:mod:`werest.partition.engine`): a large input is spilled
+into utterance-hash partitions (:func:`werest.partition.engine.spill`); each partition is
+scored (:func:`score_partition`, in this process or on Dask workers,
+:mod:`werest.partition.cluster`) and its rows written atomically to
+``utterances/part-NNNNN.csv`` (in memory: returned, for ``utterances.csv``); it returns a
+compact row per labelled row: (dataset, system, unit) as categories, the integer counts
+:func:`werest.text.scoring.corpus_scores` sums, and a 64-bit hash of the utterance id
 (``_order``), about 45 bytes a row.
 
 **Why the result is identical**, not merely close: the corpus rates are sums of integers, and
@@ -16,7 +15,7 @@ counts :func:`werest.text.scoring.corpus_scores` sums, and a 64-bit hash of the 
 order (the utterance hash) in both runs, so the seeded bootstrap resamples the same arrays.
 The ranking (:func:`werest.features.proxy.rank_systems`) is a function of those scores.
 
-:func:`reference_ranking_partitioned` ranks the systems on the input's references from the
+:func:`reference_ranking` ranks the systems on the input's references from the
 same partitions (``werest features`` without ``ranking=`` or ``proxy=``): the per (dataset,
 system) sums of word errors and reference words add up over partitions exactly.
 """
@@ -36,16 +35,14 @@ from werest.partition.engine import (
     DEFAULT_CHUNK_ROWS,
     NORMALISED,
     PartitionRunner,
-    Spill,
+    StageInput,
     Stages,
     concat_compact,
     partition_table,
-    put_in_place,
     run_locally,
-    spill_input,
-    workspace,
+    stage_input,
 )
-from werest.text import AUTO, Normaliser, cached_normalisation
+from werest.text import AUTO, Normaliser, reusing_normalisation
 from werest.text.scoring import corpus_scores, readable_scores, score_utterances, utterance_order
 
 log = logging.getLogger(__name__)
@@ -72,38 +69,42 @@ class ScoreContext:
     normaliser: Normaliser
     sources: list[str]
     n_jobs: int = 1
+    #: return the readable rows (an in-memory run's ``utterances.csv``) instead of writing them
+    keep_rows: bool = False
 
 
 @dataclass
 class ScoreResult:
-    """A partition's labelled rows, compact (:data:`COUNTS`, :data:`CATEGORIES`, ``_order``)."""
+    """A partition's labelled rows, compact (:data:`COUNTS`, :data:`CATEGORIES`, ``_order``),
+    and its readable rows when the context keeps them."""
 
     compact: pd.DataFrame
     has_reference_column: bool
     output: Path | None
+    rows: pd.DataFrame | None = None
 
 
-def score_partition(folder: Path, output: Path | None, context: ScoreContext) -> ScoreResult:
+def score_partition(
+    folder: Path | pd.DataFrame, output: Path | None, context: ScoreContext
+) -> ScoreResult:
     """Score one partition's labelled rows; their readable rows go to ``output`` (a CSV,
-    written atomically; None: no file). Strings this process normalised for an earlier
-    partition are not normalised again."""
-    with cached_normalisation(NORMALISED):
-        return _score_partition(Path(folder), output, context)
-
-
-def _score_partition(folder: Path, output: Path | None, context: ScoreContext) -> ScoreResult:
-    table = partition_table(folder, context.sources)
-    has_column = "reference" in table.columns
-    if not has_column or table["reference"].isna().all():
-        return ScoreResult(_empty_compact(), has_column, None)
-    scored = score_utterances(table, context.normaliser, n_jobs=context.n_jobs)
+    written atomically; None: no file, or kept in the result with ``context.keep_rows``).
+    Strings this process normalised for an earlier partition are not normalised again."""
+    with reusing_normalisation(NORMALISED):
+        table = partition_table(folder, context.sources)
+        has_column = "reference" in table.columns
+        if not has_column or table["reference"].isna().all():
+            return ScoreResult(_empty_compact(), has_column, None)
+        scored = score_utterances(table, context.normaliser, n_jobs=context.n_jobs)
+    rows = readable_scores(scored, table) if output is not None or context.keep_rows else None
     if output is not None:
-        write_table(readable_scores(scored, table), output)
+        write_table(rows, output)
+        rows = None
     compact = scored[[*CATEGORIES, *COUNTS]].astype(
         {**dict.fromkeys(CATEGORIES, "category"), **dict.fromkeys(COUNTS, "int32")}
     )
     compact["_order"] = utterance_order(scored)
-    return ScoreResult(compact, True, output)
+    return ScoreResult(compact, True, output, rows)
 
 
 def _empty_compact() -> pd.DataFrame:
@@ -126,18 +127,20 @@ def labelled_rows(results: list[ScoreResult], path: str | Path) -> pd.DataFrame:
 
 
 @dataclass
-class PartitionedScores:
-    """The outputs of :func:`score_partitioned`."""
+class ScoreRun:
+    """The outputs of :func:`score_input`."""
 
     scores: pd.DataFrame
+    #: an in-memory run's readable rows (``utterances.csv``); None when partitioned
+    rows: pd.DataFrame | None
     utterance_files: list[Path]
     n_rows: int
     n_partitions: int
     seconds: dict[str, float]
 
 
-def score_partitioned(
-    path: str | Path,
+def score_input(
+    source: str | Path | pd.DataFrame,
     output_dir: str | Path,
     *,
     normaliser: Normaliser = AUTO,
@@ -149,50 +152,52 @@ def score_partitioned(
     n_partitions: int | None = None,
     work_dir: str | Path | None = None,
     run_partitions: PartitionRunner = run_locally,
-) -> PartitionedScores:
-    """``werest score`` in bounded memory: the in-memory run's corpus scores, exactly.
+    name: str | Path | None = None,
+) -> ScoreRun:
+    """``werest score``: the corpus scores of ``source``, in memory or in partitions.
 
-    Writes ``output_dir/utterances/part-NNNNN.csv`` (the columns of the in-memory
-    ``utterances.csv``; the folder is renamed into place once every partition is done); the
-    caller writes ``scores.csv`` and the ranking. ``run_partitions``, ``work_dir`` and
-    ``n_partitions`` are :func:`werest.partition.estimate.estimate_partitioned`'s.
+    A table (``source`` a DataFrame, ``name`` its file in errors) is scored as one partition
+    in this process and its readable rows returned (``ScoreRun.rows``); a path is spilled
+    and its partitions' rows written to ``output_dir/utterances/part-NNNNN.csv`` (the columns
+    of the in-memory ``utterances.csv``; the folder is renamed into place once every
+    partition is done). The corpus scores are the same either way. The caller writes
+    ``scores.csv`` and the ranking. ``run_partitions``, ``work_dir`` and ``n_partitions`` are
+    :func:`werest.partition.estimate.estimate_input`'s.
     """
     output_dir = Path(output_dir)
-    final = output_dir / "utterances"
     clock = Stages()
-    with workspace(final, output_dir, work_dir) as (scratch, staging):
-        spilled = spill_input(path, scratch, chunk_rows, n_partitions)
+    spilling = {"chunk_rows": chunk_rows, "n_partitions": n_partitions, "work_dir": work_dir}
+    with stage_input(source, output_dir, final=output_dir / "utterances", **spilling) as run:
         clock.lap("spill")
-        context = ScoreContext(normaliser, spilled.sources, n_jobs)
-        outputs = [staging / f"part-{i:05d}.csv" for i in range(len(spilled.partitions))]
-        results = run_partitions(score_partition, spilled.partitions, outputs, context)
+        context = ScoreContext(normaliser, run.spill.sources, n_jobs, keep_rows=run.in_memory)
+        results = run.run(score_partition, context, run_partitions)
         clock.lap("partitions")
+        where = name if run.in_memory else source
         scores = corpus_scores(
-            labelled_rows(results, path),
+            labelled_rows(results, where),
             n_resamples=n_resamples,
             seed=seed,
             confidence=confidence,
         )
-        files = put_in_place(staging, final, results)
+        files = run.place(results)
         clock.lap("scores")
-    return PartitionedScores(scores, files, spilled.n_rows, len(spilled.partitions), clock.seconds)
+    rows = results[0].rows if run.in_memory and results else None
+    return ScoreRun(scores, rows, files, run.spill.n_rows, len(results), clock.seconds)
 
 
-def reference_ranking_partitioned(
-    spilled: Spill,
+def reference_ranking(
+    run: StageInput,
     normaliser: Normaliser,
     *,
     alternatives: str,
     n_jobs: int = 1,
     run_partitions: PartitionRunner = run_locally,
 ) -> Ranking:
-    """The systems ranked on the input's references
-    (:func:`werest.features.proxy.references_ranking`
-    of the whole table) from its partitions: a ConfigError suggesting ``alternatives`` when
-    no row has a reference."""
-    context = ScoreContext(normaliser, spilled.sources, n_jobs)
-    outputs = [None] * len(spilled.partitions)
-    results = run_partitions(score_partition, spilled.partitions, outputs, context)
+    """The systems ranked on the input's references (:func:`werest.features.proxy.rank_totals`
+    of the per (dataset, system) sums, which add up over partitions exactly): a ConfigError
+    suggesting ``alternatives`` when no row has a reference."""
+    context = ScoreContext(normaliser, run.spill.sources, n_jobs)
+    results = run.run(score_partition, context, run_partitions, write=False)
     compact = concat_compact([r.compact for r in results], CATEGORIES)
     if compact.empty:
         raise ConfigError(f"the input has no references to rank its systems on: {alternatives}")

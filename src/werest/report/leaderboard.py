@@ -52,8 +52,8 @@ import numpy as np
 import pandas as pd
 
 from werest.errors import ConfigError, InputError
-from werest.estimation.estimate import estimate_utterances, estimated_sample, sampled_order
-from werest.estimation.guards import utterance_counts, warnings_from_counts
+from werest.estimation.estimate import estimate_utterances, estimated_sample
+from werest.estimation.guards import warnings_from_counts
 from werest.evaluation.fairness import FairnessSettings, audit, audit_frames, compare_audits
 from werest.features.agreement import STATUS_OK
 from werest.features.inputs import relative_to_proxy
@@ -70,7 +70,7 @@ from werest.stats import (
     paired_bootstrap,
     rank_agreement,
 )
-from werest.text import NormalisationCache, Normaliser, cached_normalisation
+from werest.text import Normaliser
 from werest.text.lid import CONFIDENCE, DETECTED, TRUE, LidReport, has_lid, lid_report
 from werest.text.scoring import utterance_order
 
@@ -584,46 +584,6 @@ def fairness_audits(
 
 
 # --------------------------------------------------------------------------- the command
-
-
-def build(
-    table: pd.DataFrame,
-    models: Models,
-    *,
-    boot: Bootstrap,
-    fairness: FairnessSettings | None,
-    chunk_utterances: int = 50_000,
-    n_jobs: int = 1,
-    ranking: str | None = None,
-    system_order: list[str] | None = None,
-) -> Leaderboard:
-    """Estimate every system's WER and assemble the leaderboard (no files written).
-
-    ``ranking``/``system_order`` choose the proxy order as in ``werest estimate``
-    (:func:`werest.estimation.estimate.choose_ranking`; default: label-free). The table becomes
-    :func:`utterance_rows`, from which :func:`assemble` computes every table, as a
-    partitioned run (:func:`werest.partition.leaderboard.leaderboard_partitioned`) does
-    from its partitions' rows."""
-    with cached_normalisation(NormalisationCache()):  # each distinct string once per run
-        systems = sorted(table["system"].unique())
-        pairs_sample, ranking = sampled_order(models, table, ranking, system_order, boot.seed)
-        rows = utterance_rows(
-            table,
-            models,
-            systems,
-            ranking=ranking,
-            fairness=fairness,
-            chunk_utterances=chunk_utterances,
-            n_jobs=n_jobs,
-        )
-        return assemble(
-            rows,
-            utterance_counts(table),
-            pairs_sample,
-            boot=boot,
-            fairness=fairness,
-            calibration=models.calibration,
-        )
 
 
 def add_intervals(

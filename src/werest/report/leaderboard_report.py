@@ -2,7 +2,7 @@
 the readable views of its tables that the report and the web page (:mod:`werest.report.webpage`)
 share.
 
-:func:`werest.report.leaderboard.build` computes; this module only formats what it returns.
+:func:`werest.partition.leaderboard.build` computes; this module only formats what it returns.
 """
 
 from __future__ import annotations

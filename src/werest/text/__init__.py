@@ -327,6 +327,17 @@ def cached_normalisation(cache: NormalisationCache) -> Iterator[NormalisationCac
         _CACHES.remove(cache)
 
 
+@contextmanager
+def reusing_normalisation(default: NormalisationCache) -> Iterator[NormalisationCache]:
+    """The cache an enclosing :func:`cached_normalisation` opened (an in-memory run's own),
+    else ``default`` (a partition process's, kept across the partitions it runs)."""
+    if _CACHES:
+        yield _CACHES[-1]
+        return
+    with cached_normalisation(default) as cache:
+        yield cache
+
+
 def _normalise_chunk(texts: list[str], languages: list[str], *, normaliser: str) -> list[str]:
     return [
         get_normaliser(normaliser, lang or None)(text)

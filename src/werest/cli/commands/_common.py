@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
+import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from werest.build import instantiate_checked
@@ -119,6 +120,15 @@ def partitioned_run(cfg: DictConfig) -> bool:
     if cluster.get("address") or cluster.get("kind") not in (None, "none"):
         return True
     return wants_partitions(cfg.input, (cfg.get("partition") or {}).get("rows"))
+
+
+def stage_source(cfg: DictConfig, numeric: tuple[str, ...] = ()) -> str | pd.DataFrame:
+    """What a stage's one orchestrator runs on: the input's path for a partitioned run
+    (:func:`partitioned_run`), else the input read whole (:func:`read_table`), its one
+    partition."""
+    if partitioned_run(cfg):
+        return cfg.input
+    return read_table(cfg.input, numeric=numeric)
 
 
 def partition_settings(cfg: DictConfig) -> dict:

@@ -2,12 +2,10 @@
 
 Writes ``utterances.csv``, ``summary.json``, ``resources.json`` (the run's CPU %, memory and GPU
 use: :mod:`werest.resources`) and ``config.yaml`` in ``output_dir`` and shows the summary with
-the guards' warnings (:func:`werest.estimation.estimate.estimate_table` does the work). Large
-inputs, or a
-named Dask cluster, run in bounded memory, partition by partition
-(:func:`werest.partition.estimate.estimate_partitioned`, :mod:`werest.partition.cluster`): the same
-summary,
-with the per-utterance rows in ``utterances/part-N.csv``.
+the guards' warnings. One orchestrator (:func:`werest.partition.estimate.estimate_input`) does
+the work: in memory (the table as its one partition), or, for large inputs or a named Dask
+cluster (:mod:`werest.partition.cluster`), partition by partition: the same summary, with the
+per-utterance rows in ``utterances/part-N.csv``.
 """
 
 from __future__ import annotations
@@ -23,10 +21,10 @@ from werest.cli.commands._common import (
     partitioned_run,
     print_blocks,
     save_config,
+    stage_source,
 )
 from werest.errors import ConfigError
 from werest.estimation.estimate import (
-    estimate_table,
     format_summary,
     input_features,
     load_models,
@@ -34,10 +32,8 @@ from werest.estimation.estimate import (
 )
 from werest.estimation.guards import attach_warnings, format_warnings
 from werest.estimation.labels import LabelSettings, apply_labels, read_labels
-from werest.ingest.table import read_table
 from werest.io import atomic_path, write_csv
-from werest.model.files import Models
-from werest.partition.estimate import estimate_partitioned
+from werest.partition.estimate import estimate_input
 from werest.resources import ResourceMonitor, write_resources
 from werest.text import requested_normaliser
 
@@ -47,31 +43,35 @@ def run(cfg: DictConfig) -> list[dict]:
     models = load_models(
         cfg.get("model_path"), cfg.get("cer_model_path"), trust_model=bool(cfg.get("trust_model"))
     )
-    if partitioned_run(cfg):
-        if cfg.get("labels"):
-            raise ConfigError(
-                "labels= is not supported in a partitioned run yet: estimate the labelled "
-                "datasets in memory (partition.rows=0)"
-            )
-        return _run_partitioned(cfg, models)
-    table = read_table(cfg.input, numeric=input_features(models))
-    labels = read_labels(cfg.labels, table, cfg.input) if cfg.get("labels") else None
+    if partitioned_run(cfg) and cfg.get("labels"):
+        raise ConfigError(
+            "labels= is not supported in a partitioned run yet: estimate the labelled "
+            "datasets in memory (partition.rows=0)"
+        )
+    folder = output_dir(cfg)
+    source = stage_source(cfg, numeric=input_features(models))
+    labels = read_labels(cfg.labels, source, cfg.input) if cfg.get("labels") else None
     label_settings = (
         instantiate_block(cfg, "few_labels", LabelSettings) if labels is not None else None
     )
-    with ResourceMonitor() as monitor:
-        utterances, records, warnings = estimate_table(
-            table,
+    with ResourceMonitor() as monitor, partition_runner(cfg) as runner:
+        result = estimate_input(
+            source,
             models,
+            folder,
             **estimate_settings(cfg),
+            **partition_settings(cfg),
+            numeric=input_features(models),
             n_jobs=cfg.n_jobs,
-            source=cfg.input,
+            run_partitions=runner,
+            name=cfg.input,
         )
+        records, warnings = result.records, result.warnings
         if labels is not None:
             labelled = apply_labels(
                 records,
-                utterances,
-                table,
+                result.utterances,
+                source,
                 labels,
                 models.normaliser,
                 label_settings,
@@ -79,12 +79,15 @@ def run(cfg: DictConfig) -> list[dict]:
             )
             warnings = [*warnings, *labelled.warnings]
             attach_warnings(records, warnings)
-    folder = output_dir(cfg)
     if labels is not None:
         with atomic_path(folder / "pairs.csv") as tmp:
             write_csv(labelled.pairs, tmp)
-    write_outputs(utterances, records, folder)
-    write_resources(monitor.summary, folder / "resources.json")
+    resources = monitor.summary
+    if result.utterances is not None:
+        write_outputs(result.utterances, records, folder)
+    else:  # estimate_input wrote summary.json beside the parts
+        resources |= {"stage_seconds": result.seconds, "partitions": result.n_partitions}
+    write_resources(resources, folder / "resources.json")
     save_config(cfg, folder / "config.yaml")
     print_blocks(
         format_summary(records, labels is not None), format_warnings(warnings) if warnings else None
@@ -93,7 +96,7 @@ def run(cfg: DictConfig) -> list[dict]:
 
 
 def estimate_settings(cfg: DictConfig) -> dict:
-    """The settings the in-memory and the partitioned run share, as keyword arguments."""
+    """The settings of :func:`werest.partition.estimate.estimate_input`, as keyword arguments."""
     return {
         "target": cfg.get("target"),
         "proxy": cfg.get("proxy"),
@@ -104,25 +107,3 @@ def estimate_settings(cfg: DictConfig) -> dict:
         "chunk_utterances": cfg.chunk_utterances,
         "missing_hypotheses": cfg.get("missing_hypotheses", "exclude"),
     }
-
-
-def _run_partitioned(cfg: DictConfig, models: Models) -> list[dict]:
-    folder = output_dir(cfg)
-    with ResourceMonitor() as monitor, partition_runner(cfg) as runner:
-        result = estimate_partitioned(
-            cfg.input,
-            models,
-            folder,
-            **estimate_settings(cfg),
-            **partition_settings(cfg),
-            numeric=input_features(models),
-            run_partitions=runner,
-        )
-    stages = {"stage_seconds": result.seconds, "partitions": result.n_partitions}
-    write_resources({**monitor.summary, **stages}, folder / "resources.json")
-    save_config(cfg, folder / "config.yaml")
-    print_blocks(
-        format_summary(result.records),
-        format_warnings(result.warnings) if result.warnings else None,
-    )
-    return result.records

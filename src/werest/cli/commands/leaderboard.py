@@ -1,4 +1,9 @@
-"""``werest leaderboard input=T output_dir=DIR``: every system ranked by label-free WER."""
+"""``werest leaderboard input=T output_dir=DIR``: every system ranked by label-free WER.
+
+One orchestrator (:func:`werest.partition.leaderboard.leaderboard_input`) builds it in memory
+(the table as its one partition) or, for large inputs or a named Dask cluster, partition by
+partition: the same tables either way.
+"""
 
 from __future__ import annotations
 
@@ -15,17 +20,16 @@ from werest.cli.commands._common import (
     partitioned_run,
     print_blocks,
     save_config,
+    stage_source,
 )
 from werest.errors import ConfigError
-from werest.estimation.estimate import check_normaliser, input_features, load_models
+from werest.estimation.estimate import input_features, load_models
 from werest.estimation.guards import format_warnings
 from werest.estimation.labels import LabelSettings, read_labels
 from werest.evaluation.fairness import FairnessSettings
-from werest.ingest.table import read_table
 from werest.io import atomic_path
-from werest.model.files import Models
-from werest.partition.leaderboard import leaderboard_partitioned
-from werest.report.leaderboard import Leaderboard, build, select_datasets
+from werest.partition.leaderboard import leaderboard_input
+from werest.report.leaderboard import Leaderboard, select_datasets
 from werest.report.leaderboard_labels import label_leaderboard
 from werest.report.leaderboard_report import format_board, markdown_report, plot_board
 from werest.report.webpage import write_page
@@ -40,34 +44,35 @@ def run(cfg: DictConfig) -> Leaderboard:
     )
     boot = instantiate_block(cfg, "bootstrap", Bootstrap)
     fairness = instantiate_block(cfg, "fairness", FairnessSettings)
-    audit = fairness if fairness.enabled else None
-    if partitioned_run(cfg):
-        if cfg.get("labels"):
-            raise ConfigError(
-                "labels= is not supported in a partitioned run yet: build the labelled "
-                "leaderboard in memory (partition.rows=0)"
-            )
-        result = _run_partitioned(cfg, models, boot, audit)
-    else:
-        table = read_table(cfg.input, numeric=input_features(models))
-        table = select_datasets(table, cfg.get("datasets"), cfg.get("exclude_datasets"))
-        check_normaliser(models, requested_normaliser(cfg.get("normaliser")), table)
-        labels = read_labels(cfg.labels, table, cfg.input) if cfg.get("labels") else None
-        label_settings = (
-            instantiate_block(cfg, "few_labels", LabelSettings) if labels is not None else None
+    if partitioned_run(cfg) and cfg.get("labels"):
+        raise ConfigError(
+            "labels= is not supported in a partitioned run yet: build the labelled "
+            "leaderboard in memory (partition.rows=0)"
         )
-        result = build(
-            table,
+    source = stage_source(cfg, numeric=input_features(models))
+    selection = {"datasets": cfg.get("datasets"), "exclude_datasets": cfg.get("exclude_datasets")}
+    if cfg.get("labels"):  # checked before the run
+        table = select_datasets(source, *selection.values())
+        labels = read_labels(cfg.labels, table, cfg.input)
+        label_settings = instantiate_block(cfg, "few_labels", LabelSettings)
+    with partition_runner(cfg) as runner:
+        result = leaderboard_input(
+            source,
             models,
+            output_dir(cfg),
             boot=boot,
-            fairness=audit,
-            chunk_utterances=cfg.chunk_utterances,
-            n_jobs=cfg.n_jobs,
+            fairness=fairness if fairness.enabled else None,
+            **selection,
+            normaliser=requested_normaliser(cfg.get("normaliser")),
             ranking=cfg.get("ranking"),
             system_order=name_list(cfg.get("system_order")),
-        )
-        if labels is not None:
-            label_leaderboard(result, table, labels, models.normaliser, label_settings, boot)
+            chunk_utterances=cfg.chunk_utterances,
+            n_jobs=cfg.n_jobs,
+            **partition_settings(cfg),
+            run_partitions=runner,
+        ).leaderboard
+    if cfg.get("labels"):
+        label_leaderboard(result, table, labels, models.normaliser, label_settings, boot)
     folder = output_dir(cfg)
     context = {
         "n_resamples": boot.n_resamples,
@@ -81,28 +86,6 @@ def run(cfg: DictConfig) -> Leaderboard:
         format_board(result), format_warnings(result.warnings) if result.warnings else None
     )
     return result
-
-
-def _run_partitioned(
-    cfg: DictConfig, models: Models, boot: Bootstrap, fairness: FairnessSettings | None
-) -> Leaderboard:
-    """The bounded-memory run (docs/scale.md): the same leaderboard."""
-    with partition_runner(cfg) as runner:
-        return leaderboard_partitioned(
-            cfg.input,
-            models,
-            output_dir(cfg),
-            boot=boot,
-            fairness=fairness,
-            datasets=cfg.get("datasets"),
-            exclude_datasets=cfg.get("exclude_datasets"),
-            normaliser=requested_normaliser(cfg.get("normaliser")),
-            ranking=cfg.get("ranking"),
-            system_order=name_list(cfg.get("system_order")),
-            chunk_utterances=cfg.chunk_utterances,
-            **partition_settings(cfg),
-            run_partitions=runner,
-        ).leaderboard
 
 
 def write_outputs(result: Leaderboard, output_dir: Path, context: dict | None = None) -> None:

@@ -3,7 +3,7 @@
 Draws ``budget`` utterances per dataset of the transcripts table (:func:`werest.estimation.sampling.
 draw_sample`) and writes the labelling sheet, CSV, with ``<out>.config.yaml`` beside it.
 ``stratified`` and ``active`` need the model's per-utterance predictions, so they run
-:func:`werest.estimation.estimate.estimate_table` on every system first (at least two systems);
+:func:`werest.partition.estimate.estimate_table` on every system first (at least two systems);
 ``random`` needs no model.
 """
 
@@ -16,7 +16,7 @@ from omegaconf import DictConfig
 
 from werest.cli.commands._common import print_blocks, save_config
 from werest.errors import InputError
-from werest.estimation.estimate import estimate_table, input_features, load_models
+from werest.estimation.estimate import input_features, load_models
 from werest.estimation.sampling import (
     check_design,
     draw_sample,
@@ -26,6 +26,7 @@ from werest.estimation.sampling import (
 )
 from werest.ingest.table import read_table
 from werest.io import atomic_path
+from werest.partition.estimate import estimate_table
 
 
 def run(cfg: DictConfig) -> pd.DataFrame:

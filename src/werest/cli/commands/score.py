@@ -1,8 +1,9 @@
 """``werest score input=T output_dir=DIR``: true corpus WER/CER with CIs and the ranking.
 
-Large inputs, or a named Dask cluster, are scored partition by partition
-(:func:`werest.partition.score.score_partitioned`): the same ``scores.csv`` and
-``ranking.json``, with the per-utterance rows in ``utterances/part-N.csv``.
+One orchestrator (:func:`werest.partition.score.score_input`) scores the input in memory (the
+table as its one partition: ``utterances.csv``) or, for large inputs or a named Dask cluster,
+partition by partition: the same ``scores.csv`` and ``ranking.json``, with the per-utterance
+rows in ``utterances/part-N.csv``.
 """
 
 from __future__ import annotations
@@ -18,56 +19,45 @@ from werest.cli.commands._common import (
     output_dir,
     partition_runner,
     partition_settings,
-    partitioned_run,
     print_blocks,
     require,
     save_config,
+    stage_source,
 )
 from werest.features.proxy import Ranking, rank_systems
-from werest.ingest.table import read_table, write_table
-from werest.partition.score import score_partitioned
+from werest.ingest.table import write_table
+from werest.partition.score import score_input
 from werest.resources import ResourceMonitor, write_resources
 from werest.stats import Bootstrap
-from werest.text.scoring import corpus_scores, format_scores, readable_scores, score_utterances
+from werest.text.scoring import format_scores
 
 CHARACTER_NOTE = "(chars): languages written without spaces (zh, ja, th…) are scored on characters"
 
 
 def run(cfg: DictConfig) -> pd.DataFrame:
-    """Write scores.csv, utterances.csv, ranking.json, resources.json and config.yaml."""
+    """Write scores.csv, utterances.csv (or utterances/), ranking.json, resources.json and
+    config.yaml."""
     require(cfg, "input", "werest score input=table.parquet output_dir=DIR")
-    if partitioned_run(cfg):
-        return _run_partitioned(cfg)
-    n_jobs = cfg.n_jobs
-    normaliser = normaliser_setting(cfg)
-    with ResourceMonitor() as monitor:
-        table = read_table(cfg.input)
-        scored = score_utterances(table, normaliser, n_jobs=n_jobs)
-        scores = corpus_scores(scored, **asdict(instantiate_block(cfg, "bootstrap", Bootstrap)))
-        ranking = rank_systems(scores, normaliser=normaliser)
-    folder = output_dir(cfg)
-    write_table(readable_scores(scored, table), folder / "utterances.csv")
-    _finish(cfg, scores, ranking, monitor.summary)
-    return scores
-
-
-def _run_partitioned(cfg: DictConfig) -> pd.DataFrame:
-    """The bounded-memory run: utterances/part-N.csv instead of utterances.csv."""
     folder = output_dir(cfg)
     normaliser = normaliser_setting(cfg)
     with ResourceMonitor() as monitor, partition_runner(cfg) as runner:
-        result = score_partitioned(
-            cfg.input,
+        result = score_input(
+            stage_source(cfg),
             folder,
             normaliser=normaliser,
             **asdict(instantiate_block(cfg, "bootstrap", Bootstrap)),
             n_jobs=cfg.n_jobs,
             **partition_settings(cfg),
             run_partitions=runner,
+            name=cfg.input,
         )
         ranking = rank_systems(result.scores, normaliser=normaliser)
-    stages = {"stage_seconds": result.seconds, "partitions": result.n_partitions}
-    _finish(cfg, result.scores, ranking, {**monitor.summary, **stages})
+    resources = monitor.summary
+    if result.rows is not None:
+        write_table(result.rows, folder / "utterances.csv")
+    else:
+        resources |= {"stage_seconds": result.seconds, "partitions": result.n_partitions}
+    _finish(cfg, result.scores, ranking, resources)
     return result.scores
 
 

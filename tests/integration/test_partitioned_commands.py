@@ -116,9 +116,7 @@ def _read_features(folder: Path) -> pd.DataFrame:
 def test_features_in_chunks_and_partitions_equal_the_in_memory_table(tmp_path):
     """Ranked on the references from the partitions, as the in-memory run ranks the table."""
     table = read_table(demo_table_path())
-    result = features_input(
-        demo_table_path(), tmp_path / "features", chunk_rows=7, n_partitions=3
-    )
+    result = features_input(demo_table_path(), tmp_path / "features", chunk_rows=7, n_partitions=3)
     assert result.ranking == references_ranking(table, AUTO, RANKING_ALTERNATIVES)
     assert [f.name for f in result.files] == [f"part-{i:05d}.parquet" for i in range(3)]
     expected = _features_in_memory(table)

@@ -189,7 +189,7 @@ def _check_range(key: str, number: float, setting: Setting) -> None:
 
 
 def conf_dir() -> Path:
-    """The directory holding the Hydra configs (inside the wheel, or the repo's ``conf/``): each
+    """The directory holding the Hydra configs, ``werest/conf`` inside the package: each
     command's usage and config groups, and the groups' options."""
     return shipped("conf")
 

@@ -509,7 +509,9 @@ class EstimateSettings:
             "label-free"
         ),
     )
-    model_path: Path | None = setting(None, "default: models/default.skops")
+    model_path: Path | None = setting(
+        None, "a model file, or a shipped model's name (default, audio); null: default"
+    )
     cer_model_path: Path | None = setting(None, "a CER model (target=cer) to add predicted_cer")
     trust_model: bool = setting(
         False, "load a model whose sha256 differs from its card (own files; types still checked)"
@@ -554,7 +556,9 @@ class LeaderboardSettings:
     )
     datasets: Names | None = setting(None, "keep only these datasets (null: all)")
     exclude_datasets: Names | None = setting([])
-    model_path: Path | None = setting(None, "default: models/default.skops")
+    model_path: Path | None = setting(
+        None, "a model file, or a shipped model's name (default, audio); null: default"
+    )
     cer_model_path: Path | None = setting(
         None, "a CER model adds estimated utterance CER statistics"
     )
@@ -742,7 +746,9 @@ class EvaluateSettings:
 @dataclass
 class DemoSettings:
     input: Path | None = setting(None, "another transcripts table, if you like")
-    model_path: Path | None = setting(None, "default: models/default.skops")
+    model_path: Path | None = setting(
+        None, "a model file, or a shipped model's name (default, audio); null: default"
+    )
     output_dir: Path = setting(Path("outputs/demo"))
     log_level: LogLevel = setting("WARNING")
 
@@ -803,8 +809,8 @@ class SampleSettings:
     model_path: Path | None = setting(
         None,
         (
-            "stratified/active: the model that predicts each utterance's WER; default: "
-            "models/default.skops"
+            "stratified/active: the model that predicts each utterance's WER, a file or a shipped "
+            "model's name (default, audio); null: default"
         ),
     )
     trust_model: bool = setting(

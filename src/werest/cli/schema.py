@@ -350,6 +350,45 @@ class Lodo:
     panel: int | None = setting(ABSENT, minimum=1)
 
 
+#: ``werest evaluate``'s ablation: name -> feature columns, each fitted with ablation.model
+#: (``ablation=null`` or ``{}`` skips the ablation)
+ABLATION_FEATURE_SETS: dict[str, Any] = {
+    "pwer only": ["pwer"],
+    "pcer only": ["pcer"],
+    "both": ["pwer", "pcer"],
+    "both + lengths": ["pwer", "pcer", "hyp_words", "proxy_words", "hyp_chars", "proxy_chars"],
+    "full text": "${features.columns}",
+    # the text set with absolute lengths and counts instead of rates (werest's first design)
+    "text with counts": [
+        "pwer",
+        "pcer",
+        "hyp_words",
+        "proxy_words",
+        "hyp_chars",
+        "proxy_chars",
+        "pwer_sub",
+        "pwer_del",
+        "pwer_ins",
+        "pcer_sub",
+        "pcer_del",
+        "pcer_ins",
+        "n_others",
+        "pwer_mean",
+        "pwer_min",
+        "pwer_max",
+        "pwer_median",
+        "pcer_mean",
+        "pcer_min",
+        "proxy_pwer_others",
+        "proxy_pcer_others",
+        "est_ref_words",
+        "len_ratio",
+        "len_ratio_others",
+        "proxy_len_ratio",
+    ],
+}
+
+
 # --------------------------------------------------------------------------- commands
 
 
@@ -691,51 +730,7 @@ class EvaluateSettings:
         "WARNING", "INFO shows progress; errors are one line on stderr either way"
     )
     cases: Cases = block(Cases, "set by the experiment")
-    ablation: Any | None = setting(
-        {
-            "feature_sets": {
-                "pwer only": ["pwer"],
-                "pcer only": ["pcer"],
-                "both": ["pwer", "pcer"],
-                "both + lengths": [
-                    "pwer",
-                    "pcer",
-                    "hyp_words",
-                    "proxy_words",
-                    "hyp_chars",
-                    "proxy_chars",
-                ],
-                "full text": "${features.columns}",
-                "text with counts": [
-                    "pwer",
-                    "pcer",
-                    "hyp_words",
-                    "proxy_words",
-                    "hyp_chars",
-                    "proxy_chars",
-                    "pwer_sub",
-                    "pwer_del",
-                    "pwer_ins",
-                    "pcer_sub",
-                    "pcer_del",
-                    "pcer_ins",
-                    "n_others",
-                    "pwer_mean",
-                    "pwer_min",
-                    "pwer_max",
-                    "pwer_median",
-                    "pcer_mean",
-                    "pcer_min",
-                    "proxy_pwer_others",
-                    "proxy_pcer_others",
-                    "est_ref_words",
-                    "len_ratio",
-                    "len_ratio_others",
-                    "proxy_len_ratio",
-                ],
-            }
-        }
-    )
+    ablation: Any | None = setting({"feature_sets": ABLATION_FEATURE_SETS})
     bootstrap: Resamples = block(Resamples, "95 % aWER CIs per cell, seeded by `seed`")
     data: Data = block(Data)
     features: Features = block(Features)

@@ -43,11 +43,11 @@ $(VENV)/.audio: $(BIN)/python pyproject.toml
 
 # The real offline chain on AN4 (needs ../shared): pocketsphinx generic and AN4-tuned on the
 # AN4 test audio, each one's WER estimated label-free with the other as proxy, with the
-# audio model (models/audio.skops: text + Whisper likelihood features, trained on AN4 train and
+# audio model (model_path=audio, src/werest/models/audio.skops: text + Whisper likelihood features, trained on AN4 train and
 # thennal10-en, not on AN4 test); then Whisper tiny.en joins as a third system and all three
 # are estimated. The true WER from the AN4 references is printed beside every estimate.
 AN4 := outputs/an4
-AN4_ESTIMATE := $(BIN)/werest estimate model_path=models/audio.skops
+AN4_ESTIMATE := $(BIN)/werest estimate model_path=audio
 AN4_EMBED := $(BIN)/werest embed embedder=whisper_likelihood default_language=en \
   cache_dir=$(AN4)/cache
 demo-an4: $(VENV)/.core $(VENV)/.audio
@@ -78,18 +78,20 @@ lodo-audio: $(VENV)/.core
 audio-model: $(VENV)/.core
 	@test -f experiments/results/lodo_audio_cells.csv || { echo "run make lodo-audio first"; exit 2; }
 	$(BIN)/werest train data=audio_shared 'data.exclude_datasets=[an4-test]' features=audio \
-	  model=hgb name=audio calibration=experiments/results/lodo_audio_cells.csv
+	  model=hgb name=audio output_dir=src/werest/models \
+	  calibration=experiments/results/lodo_audio_cells.csv
 
 # Issue 10: leave one domain out over every shared domain, then the shipped model trained on all
 # of them with the conformal calibration of those held-out residuals (needs ../shared).
 lodo: $(VENV)/.core
 	$(BIN)/werest evaluate experiment=lodo
 
-# The shipped model (conf/train.yaml: the anchored estimator and its features) trained on every
+# The shipped model (werest train's defaults: the anchored estimator and its features) trained on every
 # shared domain, calibrated on the cells of `make lodo` (same model, features and interval).
 model: $(VENV)/.core
 	@test -f experiments/results/lodo_cells.csv || { echo "run make lodo first"; exit 2; }
-	$(BIN)/werest train data=all_shared calibration=experiments/results/lodo_cells.csv
+	$(BIN)/werest train data=all_shared output_dir=src/werest/models \
+	  calibration=experiments/results/lodo_cells.csv
 
 # Real systems on the shared audio (needs ../shared and the [audio] extra): pocketsphinx generic,
 # AN4-tuned and Whisper tiny.en on AN4 test and train (1,065 utterances, ~20 min on 2 cores); thennal10-en's

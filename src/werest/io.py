@@ -12,6 +12,7 @@ import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -19,15 +20,12 @@ import pandas as pd
 
 from werest.errors import InputError
 
-#: the installed package's folder (``src/werest`` in the repository)
-PACKAGE = Path(__file__).resolve().parent
-
 
 def shipped(folder: str) -> Path:
-    """``conf`` or ``models``: inside the installed package (the wheel puts them there), else
-    the repository's own folder beside ``src``."""
-    packaged = PACKAGE / folder
-    return packaged if packaged.is_dir() else PACKAGE.parents[1] / folder
+    """A folder shipped inside the package, ``conf`` (the Hydra configs) or ``models`` (the
+    shipped models), found with :mod:`importlib.resources` (``src/werest/<folder>`` in the
+    repository; the package is always on disk, installed editable or from the wheel)."""
+    return Path(str(resources.files("werest") / folder))
 
 
 @contextmanager

@@ -13,7 +13,7 @@
 * :func:`latency`: RTFx (Σ audio s / Σ processing s) and per-utterance latency mean and p95.
 
 :class:`Bootstrap` holds the settings every bootstrap of a run shares (the ``bootstrap:`` block
-of ``conf/score.yaml`` and ``conf/leaderboard.yaml`` builds it by its ``_target_``).
+of ``werest score`` and ``werest leaderboard`` builds it by its ``_target_``).
 """
 
 from __future__ import annotations

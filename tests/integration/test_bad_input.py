@@ -30,6 +30,7 @@ from werest.cli.main import _quote
 from werest.demo import demo_table_path
 from werest.features.proxy import rank_on
 from werest.ingest.table import read_table, write_table
+from werest.io import shipped
 from werest.model.files import save_model
 from werest.model.regressor import StackedWerRegressor
 from werest.model.training import fit_model, training_frame
@@ -639,7 +640,7 @@ def test_numbers_as_text_are_coerced(tmp_path, monkeypatch, capsys):
 @pytest.fixture
 def model_copy(tmp_path) -> Path:
     for suffix in (".skops", ".json"):
-        shutil.copy(REPO / "models" / f"default{suffix}", tmp_path / f"m{suffix}")
+        shutil.copy(shipped("models") / f"default{suffix}", tmp_path / f"m{suffix}")
     (tmp_path / "t.csv").write_text(SMALL, encoding="utf-8")
     return tmp_path / "m.skops"
 

@@ -48,6 +48,9 @@ def test_the_wheel_runs_the_demo_in_a_fresh_venv(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"werest/models/default.skops", "werest/models/default.json"} <= names
     assert {"werest/conf/estimate.yaml", "werest/data/demo_transcripts.csv"} <= names
+    # every config (commands and group options) ships, found by importlib.resources
+    conf = REPO / "src" / "werest" / "conf"
+    assert {f"werest/conf/{p.relative_to(conf).as_posix()}" for p in conf.rglob("*.yaml")} <= names
 
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", venv)

@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,8 @@ import werest
 from tests.conftest import REPO
 from werest.cli.main import main
 from werest.demo import demo_table_path
+from werest.io import shipped
+from werest.model.files import ModelError, model_file, shipped_models
 
 
 def readme_example() -> str:
@@ -100,3 +103,23 @@ def test_estimate_with_labels_as_a_dataframe():
     bad = labels.assign(utt_id=["nope", *labels["utt_id"].iloc[1:]])
     with pytest.raises(InputError, match="not in the input table"):
         werest.estimate(table, labels=bad)
+
+
+def test_a_shipped_model_is_loaded_by_its_name(tmp_path, monkeypatch):
+    """model_path=audio / model_path=default: the models inside the package, which a user of
+    an installed werest cannot name by a path."""
+    monkeypatch.chdir(tmp_path)
+    folder = shipped("models")
+    assert shipped_models() == sorted(p.stem for p in folder.glob("*.skops"))
+    assert {"audio", "default"} <= set(shipped_models())
+    audio = werest.load_model("audio")
+    assert any(name.startswith("wl_") for name in audio.feature_names)  # the audio features
+    assert werest.load_model("default").feature_names == werest.load_model().feature_names
+    assert model_file("audio") == folder / "audio.skops"
+    # a file of that name here is the user's and wins; a path or a suffix is never a name
+    (tmp_path / "audio").write_text("mine", encoding="utf-8")
+    assert model_file("audio") == Path("audio")
+    assert model_file("sub/default") == Path("sub/default")
+    assert model_file("default.skops") == Path("default.skops")
+    with pytest.raises(ModelError, match=r"no such model file \(or shipped model: audio, default"):
+        werest.load_model("nope")

@@ -1,4 +1,5 @@
-"""The commands' Hydra configs: composing ``conf/<command>.yaml`` and checking setting types."""
+"""The commands' Hydra configs: composing ``conf/<command>.yaml`` over the defaults the
+command's settings class declares (:mod:`werest.cli.schema`), and validating the result."""
 
 from __future__ import annotations
 
@@ -8,20 +9,21 @@ from pathlib import Path
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from werest.cli.schema import SCHEMAS, Setting, entries, settings_of
+from werest.cli.schema import SCHEMAS, Setting, defaults_of, entries, settings_of
 from werest.errors import ConfigError
 from werest.io import shipped
 
 
 def check_settings(command: str, cfg: DictConfig) -> DictConfig:
-    """Check ``cfg`` against the command's schema (:mod:`werest.cli.schema`) and coerce, in place,
-    every typed setting.
+    """Validate ``cfg`` against the command's settings class (:mod:`werest.cli.schema`): coerce,
+    in place, every setting to the type its annotation declares.
 
-    The keys must match the schema's both ways (outside the open blocks that config groups
-    fill), so a setting renamed in the YAML or the schema alone fails here instead of losing
-    its check. Numbers written as text (``n_jobs='2'``) become numbers, whole floats become
-    ints, names and paths given as numbers (``target=1``) become text. Anything else of the
-    wrong type is a ConfigError whose one line names the key, the value and what it should be.
+    The keys must match the declared ones both ways (outside the open blocks that config groups
+    fill): a key nobody declared (``+chunk_rows=5``, or one a config group option adds) is an
+    error naming the closest setting, and so is a declared key the composed config lost.
+    Numbers written as text (``n_jobs='2'``) become numbers, whole floats become ints, names
+    and paths given as numbers (``target=1``) become text. Anything else of the wrong type
+    is a ConfigError whose one line names the key, the value and what it should be.
     """
     from omegaconf import open_dict
 
@@ -45,7 +47,7 @@ def check_settings(command: str, cfg: DictConfig) -> DictConfig:
 def check_keys(command: str, cfg: DictConfig, schema: type) -> None:
     """ConfigError when the composed config and the schema disagree on a key: one that the
     config holds and the schema lacks (in the top level or a closed block), or one that the
-    schema types and the config lacks (outside open and optional blocks)."""
+    schema declares and the config lacks (outside open and optional blocks)."""
     where = f"werest.cli.schema.{schema.__name__}"
     closed: dict[str, DictConfig] = {"": cfg}  # blocks whose keys must match the schema's
     known = set()
@@ -56,7 +58,9 @@ def check_keys(command: str, cfg: DictConfig, schema: type) -> None:
         # `key in cfg` is False for a required (???) value; its keys() hold it
         present = isinstance(container, DictConfig) and name in set(container.keys())
         if not present and (parent in closed and not entry.optional):
-            raise ConfigError(f"{entry.key}: in {where} but not in conf/{command}.yaml")
+            raise ConfigError(
+                f"{entry.key}: declared in {where} but missing from the composed config"
+            )
         if entry.setting is None and present and not entry.open:
             node = container._get_node(name)
             if isinstance(node, DictConfig):
@@ -65,15 +69,10 @@ def check_keys(command: str, cfg: DictConfig, schema: type) -> None:
         for key in node:
             dotted = f"{parent}.{key}" if parent else str(key)
             if dotted not in known:
-                if not parent and not _in_yaml(command, dotted):  # the user's "+key=value"
-                    hint = closest_setting(command, dotted)
-                    raise ConfigError(
-                        f"werest {command} has no setting {dotted!r}"
-                        f"{' (' + hint + ')' if hint else ''}; werest {command} --help lists them"
-                    )
+                hint = closest_setting(command, dotted)
                 raise ConfigError(
-                    f"{dotted}: a setting of conf/{command}.yaml that {where} does not type; "
-                    "add it there"
+                    f"werest {command} has no setting {dotted!r}"
+                    f"{' (' + hint + ')' if hint else ''}; werest {command} --help lists them"
                 )
 
 
@@ -189,14 +188,9 @@ def _check_range(key: str, number: float, setting: Setting) -> None:
         raise ConfigError(f"{key} must be {_describe(setting)}, got {number!r}")
 
 
-def _in_yaml(command: str, key: str) -> bool:
-    """Whether ``key`` is a top-level key of ``conf/<command>.yaml`` itself."""
-    path = conf_dir() / f"{command}.yaml"
-    return path.is_file() and key in (OmegaConf.load(path) or {})
-
-
 def conf_dir() -> Path:
-    """The directory holding the Hydra configs (inside the wheel, or the repo's ``conf/``)."""
+    """The directory holding the Hydra configs, ``werest/conf`` inside the package: each
+    command's usage and config groups, and the groups' options."""
     return shipped("conf")
 
 
@@ -207,6 +201,7 @@ def compose(command: str, overrides: Sequence[str] = ()) -> DictConfig:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
+    register_settings()
     try:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
             return hydra_compose(config_name=command, overrides=list(overrides))
@@ -224,14 +219,26 @@ def compose(command: str, overrides: Sequence[str] = ()) -> DictConfig:
         raise ConfigError(f"bad configuration for 'werest {command}': {message}") from None
 
 
+def register_settings() -> None:
+    """Put each command's declared defaults in Hydra's ConfigStore as ``settings_<command>``,
+    the first entry of ``conf/<command>.yaml``'s defaults list. A plain mapping, not a
+    structured config: :func:`check_settings` types the values and words the errors."""
+    from hydra.core.config_store import ConfigStore
+
+    store = ConfigStore.instance()
+    for command, schema in SCHEMAS.items():
+        store.store(name=f"settings_{command}", node=defaults_of(schema))
+
+
 def closest_setting(command: str, key: str) -> str:
-    """ "did you mean X?" for a mistyped top-level setting of ``command`` ('' if none is close)."""
+    """ "did you mean X?" for a mistyped setting of ``command`` ('' if none is close): among the
+    top-level settings, or those of the same block for a dotted key."""
     import difflib
 
-    from werest.cli.schema import SCHEMAS, entries
-
     schema = SCHEMAS.get(command)
-    names = sorted({entry.key.split(".")[0] for entry in entries(schema)}) if schema else []
+    parent = key.rpartition(".")[0]
+    keys = [entry.key for entry in entries(schema)] if schema else []
+    names = sorted({k for k in keys if k.rpartition(".")[0] == parent})
     close = difflib.get_close_matches(key, names, n=2, cutoff=0.6)
     return f"did you mean {' or '.join(close)}?" if close else ""
 

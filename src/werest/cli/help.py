@@ -1,9 +1,10 @@
-"""``werest <command> --help``: every setting of a command with its comment and an example.
+"""``werest <command> --help``: every setting of a command with its help text and an example.
 
-The settings and their defaults come from the composed config (``conf/<command>.yaml`` and the
-config groups it names), their comments from the YAML files themselves (the text after ``#``
-on the setting's line), so the help cannot drift from the configs: a setting added to a YAML
-file is listed with its comment, and one without a comment is listed with none.
+The settings come from the composed config, whose defaults are those the command's settings
+class declares (:mod:`werest.cli.schema`); their help texts from the same declarations. Keys of
+a config group's option (``asr=faster_whisper``, ``model=stack``, ``experiment=lodo``) that the
+class does not describe take the comment after the key in the option's YAML file. So the help
+cannot drift from the settings: a setting is declared once, with its help.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import re
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
+
+from werest.cli.schema import SCHEMAS, help_texts
 
 #: one real example per command (README "The commands").
 EXAMPLES: dict[str, list[str]] = {
@@ -54,9 +57,9 @@ _KEY = re.compile(r"^(\s*)([A-Za-z_][\w.-]*)\s*:(.*)$")
 
 
 def yaml_comments(path: Path, prefix: str = "") -> dict[str, str]:
-    """``{dotted key: comment}`` of a YAML config file, from the ``# ...`` after each key; a
-    comment continued on the next lines (``#`` alone on a line, in the same column) is one
-    comment."""
+    """``{dotted key: comment}`` of a config group's option file, from the ``# ...`` after each
+    key; a comment continued on the next lines (``#`` alone on a line, in the same column) is
+    one comment."""
     comments: dict[str, str] = {}
     stack: list[tuple[int, str]] = []
     last: tuple[str, int] | None = None  # the last commented key and its '#' column
@@ -129,9 +132,10 @@ def command_help(
     command: str, about: str, cfg: DictConfig, conf: Path, overrides: list[str] = ()
 ) -> str:
     """The ``--help`` text of ``command`` from its composed config ``cfg`` (composed with
-    ``overrides``, which may choose config group options such as ``asr=transformers``)."""
+    ``overrides``, which may choose config group options such as ``asr=transformers``) and the
+    help texts its settings class declares."""
     path = conf / f"{command}.yaml"
-    comments = yaml_comments(path)
+    comments = help_texts(SCHEMAS[command])
     groups = _groups(conf, command)
     chosen = dict(o.split("=", 1) for o in overrides if "=" in o)
     for group, (default, _options) in groups.items():

@@ -1,8 +1,9 @@
 """`werest <command> [key=value ...]`: one thin entry point per command.
 
-Each command composes its Hydra config from ``conf/<command>.yaml`` (plus any config groups it
-names), applies the ``key=value`` overrides from the command line, and calls the command's
-``run(cfg)`` function. Every setting's type is checked once, right after composition
+Each command composes its Hydra config from the defaults its settings class declares
+(:mod:`werest.cli.schema`) and the config groups ``conf/<command>.yaml`` names, applies the
+``key=value`` overrides from the command line, and calls the command's ``run(cfg)`` function.
+Every setting's type is checked once, right after composition
 (:func:`werest.cli.config.check_settings`), before any work starts. Errors a user can cause
 (:class:`werest.errors.WerestError`, a bad override) print as one line, always the last line
 of stderr, and exit with status 2; there is no traceback for them. Commands log at WARNING by
@@ -86,7 +87,7 @@ def _usage() -> str:
     lines += [
         "",
         "Each command composes conf/<command>.yaml; `werest <command> --help` lists its",
-        "settings with their comments, `werest <command> --cfg` prints the composed config.",
+        "settings with their help, `werest <command> --cfg` prints the composed config.",
         "`werest --version` prints the version.",
     ]
     return "\n".join(lines)

@@ -1,33 +1,59 @@
-"""The commands' settings as dataclass schemas: one place that says which keys a command has
-and what type each one is.
+"""Each command's settings, declared once: one dataclass per command whose fields carry each
+setting's type (the annotation), default and ``--help`` text.
 
-Every ``conf/<command>.yaml`` is described by a schema here. After composition,
-:func:`werest.cli.config.check_settings` checks the composed config against it both ways: a
-key the YAML has and the schema lacks, or the reverse, is an error, so renaming a setting in
-one place and not the other fails at once (and in ``tests/unit/test_config_schema.py``)
-instead of silently losing its type check. Leaves are typed
-``Any`` for OmegaConf, with the werest type in :class:`Setting` metadata: the check coerces
-what a command line gives (``n_jobs='2'``) and words its errors for users ("n_jobs must be a
-whole number other than 0, got 'x'").
+A field is ``name: <type> = setting(default, "help", minimum=..., nonzero=...)``; a nested block
+is ``name: <Block> = block(<Block>, "help")``. From these declarations
 
-Config-group nodes (``model``, ``asr``, ``embedder``, ``data``, ``features``) come from
-``conf/<group>/*.yaml`` files with their own keys, so their blocks are *open*: only the typed
-keys they hold are checked.
+* :func:`defaults_of` builds the command's defaults, which Hydra composes first (the
+  ConfigStore node ``settings_<command>`` named at the top of ``conf/<command>.yaml``'s defaults
+  list; the YAML file itself holds only its usage comment and the config groups it names);
+* :func:`werest.cli.config.check_settings` validates the composed config: each annotation gives
+  the werest type (:class:`Setting`: ``int``, ``float``, ``bool``, ``str``, ``Literal[...]``
+  for a choice, ``X | None`` for "null allowed", ``Path`` for a path, ``list[str]``, ``Names``
+  for one name or a list of names, ``Any`` for a block the stage reads itself) and the
+  keywords add the ranges, so a command line's ``n_jobs='2'`` becomes 2 and ``n_jobs=x`` is a
+  one-line error ("n_jobs must be a whole number other than 0, got 'x'");
+* :func:`werest.cli.help.command_help` prints every setting with its default and help.
+
+The defaults reach Hydra as a plain mapping, not a structured config: OmegaConf's own type
+errors never reach a user; the check above words them.
+
+Blocks filled by a config group (``model``, ``asr``, ``embedder``, ``data``, ``features``) are
+*open* (:class:`Open`): their options (``conf/<group>/*.yaml``) are choices, not defaults, so
+these blocks declare only the types of the keys they may hold (``setting()`` without a
+default), and keys beyond those are fine. ``cluster``, ``partition`` and ``bootstrap`` are
+config groups too, but closed: their defaults are declared here and each option file holds only
+what differs (``conf/cluster/local.yaml``: ``kind: local``).
 """
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields, is_dataclass
-from typing import Any, ClassVar
+import copy
+import types
+import typing
+from dataclasses import dataclass, field, fields, is_dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Literal
 
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-NORMALISERS = ("whisper_english", "whisper_basic", "auto", "none")
-SAMPLING_STRATEGIES = ("random", "stratified", "active")  # werest.estimation.sampling.STRATEGIES
+from omegaconf import MISSING
+
+#: one name or a list of names (``target=a`` or ``target=[a,b]``); always text
+Names = str | list[str]
+
+
+class _Absent:
+    """No default: the block's config group gives the value (``setting()`` in open blocks)."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
 
 
 @dataclass(frozen=True)
 class Setting:
-    """The type of one setting.
+    """The werest type of one setting, derived from its annotation and keywords.
 
     Parameters
     ----------
@@ -47,15 +73,21 @@ class Setting:
     nonzero: bool = False
 
 
-def typed(kind: type | str, **rules: Any) -> Any:
-    """A schema field of werest type ``kind`` (see :class:`Setting`); ``Any`` to OmegaConf."""
-    return field(default=None, metadata={"setting": Setting(kind, **rules)})
+def setting(
+    default: Any = ABSENT, help: str = "", *, minimum: float | None = None, nonzero: bool = False
+) -> Any:
+    """A setting's field: its ``default`` (``MISSING``, ``???``: required; :data:`ABSENT`: given by
+    a config group), its ``--help`` text and the rules its annotation cannot say."""
+    metadata = {"default": default, "help": help, "minimum": minimum, "nonzero": nonzero}
+    if isinstance(default, list | dict):
+        return field(default_factory=lambda: copy.deepcopy(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
-def block(schema: type, *, optional: bool = False) -> Any:
-    """A nested block; ``optional``: the command's config may lack it (e.g. ``lodo`` outside
-    ``experiment=lodo``)."""
-    return field(default_factory=schema, metadata={"optional": optional})
+def block(schema: type, help: str = "", *, optional: bool = False) -> Any:
+    """A nested block of settings with its ``--help`` text; ``optional``: the command's config
+    may lack it (``lodo`` outside ``experiment=lodo``), and it has no defaults of its own."""
+    return field(default_factory=schema, metadata={"help": help, "optional": optional})
 
 
 class Open:
@@ -64,54 +96,81 @@ class Open:
     OPEN: ClassVar[bool] = True
 
 
-def _whole() -> Any:
-    return typed(int, minimum=0)
-
-
-def _positive() -> Any:
-    return typed(int, minimum=1)
-
-
-def _seconds() -> Any:
-    return typed(float, minimum=0)
-
-
-def _path() -> Any:
-    return typed("path")
-
-
-def _optional_path() -> Any:
-    return typed("path", nullable=True)
-
-
-def _log_level() -> Any:
-    return typed(str, choices=LOG_LEVELS)
-
-
-def _n_jobs() -> Any:
-    return typed(int, nonzero=True)
-
-
-def _normaliser() -> Any:
-    return typed(str, choices=NORMALISERS, nullable=True)
-
-
-def _target() -> Any:
-    """The class ``hydra.utils.instantiate`` builds a block into (``_target_``)."""
-    return typed(str)
-
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+Normaliser = Literal["whisper_english", "whisper_basic", "auto", "none"]
+#: werest.estimation.sampling.STRATEGIES
+Strategy = Literal["random", "stratified", "active"]
 
 # --------------------------------------------------------------------------- blocks
 
 
 @dataclass
-class Bootstrap:
-    """Builds a :class:`werest.stats.Bootstrap`."""
+class Cluster:
+    """Dask (werest.partition.cluster). By default no cluster: partitions run one after another
+    in this process; ``cluster=local`` (``conf/cluster/local.yaml``) starts a Dask LocalCluster,
+    ``cluster.address=tcp://HOST:8786`` joins a running scheduler (dask-jobqueue,
+    dask-kubernetes, ``dask scheduler`` + ``dask worker``: docs/scale.md)."""
 
-    _target_: Any = _target()
-    n_resamples: Any = _whole()
-    confidence: Any = typed(float, minimum=0)
-    seed: Any = _whole()
+    kind: Literal["none", "local"] = setting(
+        "none", "none: partitions in this process; local: a Dask LocalCluster (cluster=local)"
+    )
+    address: str | None = setting(None, "a running scheduler, e.g. tcp://10.0.0.5:8786")
+    workers: int = setting(2, "kind=local only", minimum=1)
+    retries: int = setting(
+        2,
+        "times a partition that raised is retried (a lost worker's are rescheduled anyway)",
+        minimum=0,
+    )
+
+
+@dataclass
+class Partition:
+    """Bounded memory (docs/scale.md, werest.partition.estimate): the input read a chunk at a time
+    and split into utterance-hash partitions, each processed alone; the outputs are those of an
+    in-memory run."""
+
+    rows: int | None = setting(
+        None,
+        (
+            "input rows read at a time; null: automatic (a Parquet folder or a file >= 1 GB, "
+            "1,000,000 rows); 0: never"
+        ),
+        minimum=0,
+    )
+    count: int | None = setting(
+        None,
+        (
+            "utterance-hash partitions, one in memory per worker at a time; null: one per 500,000"
+            " input rows, at least 16"
+        ),
+        minimum=1,
+    )
+    dir: Path | None = setting(
+        None,
+        (
+            "where the input is split (default: beside the command's output; on a cluster, a "
+            "folder every worker reads)"
+        ),
+    )
+    per_process: int | None = setting(
+        8,
+        (
+            "without a cluster: partitions a child process runs before a fresh one replaces it "
+            "(gives its heap back); 0: all in this process"
+        ),
+        minimum=0,
+    )
+
+
+@dataclass
+class Bootstrap:
+    """Percentile bootstrap CIs of corpus WER/CER: utterances resampled with replacement, seeded.
+    Builds a :class:`werest.stats.Bootstrap`."""
+
+    _target_: str = setting("werest.stats.Bootstrap")
+    n_resamples: int = setting(1000, "resamples per interval", minimum=0)
+    confidence: float = setting(0.95, "the intervals' level", minimum=0)
+    seed: int = setting(0, "the same seed gives the same intervals", minimum=0)
 
 
 @dataclass
@@ -119,110 +178,215 @@ class Resamples:
     """``evaluate``'s bootstrap: builds a :class:`werest.stats.Bootstrap` of the resamples of
     each cell's aWER CI (95 %, seeded by the run's ``seed``)."""
 
-    _target_: Any = _target()
-    n_resamples: Any = _whole()
+    _target_: str = setting("werest.stats.Bootstrap")
+    n_resamples: int = setting(200, "resamples per CI (0: none)", minimum=0)
 
 
 @dataclass
-class Audio:
-    """Builds a :class:`werest.ingest.audio.AudioPolicy`."""
+class EmbedAudio:
+    """``werest embed``'s long-clip rule: builds a :class:`werest.ingest.audio.AudioPolicy`."""
 
-    _target_: Any = _target()
-    sample_rate: Any = _positive()
-    min_seconds: Any = _seconds()
-    warn_seconds: Any = _seconds()
-    max_seconds: Any = _seconds()
-    long_clips: Any = typed(str, choices=("split", "reject"))
-    segment_seconds: Any = _seconds()
-    silence_peak: Any = _seconds()
-
-
-@dataclass
-class Model(Open):
-    n_splits: Any = typed(int, minimum=2)
-    ridge_alpha: Any = typed(float, minimum=0)
-    alpha: Any = typed(float, minimum=0)
-    clip_max: Any = typed(float, minimum=0, nullable=True)
-    models: Any = typed("list")
+    _target_: str = setting("werest.ingest.audio.AudioPolicy")
+    sample_rate: int = setting(16000, minimum=1)
+    min_seconds: float = setting(0.1, minimum=0)
+    warn_seconds: float = setting(30.0, "warn above", minimum=0)
+    max_seconds: float = setting(60.0, "split or reject above (SONAR fails above ~80 s)", minimum=0)
+    long_clips: Literal["split", "reject"] = setting("split", "split | reject")
+    segment_seconds: float = setting(30.0, minimum=0)
+    silence_peak: float = setting(1.0e-4, minimum=0)
 
 
 @dataclass
-class Data(Open):
-    max_rows_per_domain: Any = typed(int, minimum=1, nullable=True)
+class TranscribeAudio:
+    """``werest transcribe``'s audio loading: builds a :class:`werest.ingest.audio.AudioPolicy`."""
+
+    _target_: str = setting("werest.ingest.audio.AudioPolicy")
+    sample_rate: int = setting(16000, minimum=1)
+    min_seconds: float = setting(0.1, "shorter: too_short", minimum=0)
+    warn_seconds: float = setting(600.0, minimum=0)
+    max_seconds: float = setting(
+        3600.0, "longer clips are cut into equal pieces, each transcribed, texts joined", minimum=0
+    )
+    long_clips: Literal["split", "reject"] = setting("split")
+    segment_seconds: float = setting(3600.0, minimum=0)
+    silence_peak: float = setting(1.0e-4, "peak below this: silent", minimum=0)
 
 
 @dataclass
-class Features(Open):
-    columns: Any = typed("list")
+class FewLabels:
+    """How ``labels=`` is used: builds a :class:`werest.estimation.labels.LabelSettings`."""
 
-
-@dataclass
-class Embedder(Open):
-    batch_size: Any = _positive()
-    cpu_threads: Any = _whole()
-    chunk_seconds: Any = _seconds()
-    text_form: Any = typed(str, choices=("sentence", "lower", "raw"))
-
-
-@dataclass
-class Asr(Open):
-    batch_size: Any = _positive()
-    beam_size: Any = _positive()
-    cpu_threads: Any = _whole()
-    vad_filter: Any = typed(bool)
-    word_timestamps: Any = typed(bool)
-
-
-@dataclass
-class Interval:
-    """Builds a :class:`werest.model.intervals.ConformalInterval`."""
-
-    _target_: Any = _target()
-    level: Any = typed(float, minimum=0)
-    offset: Any = typed(float, minimum=0)
-    bins: Any = typed("any")  # numbers, checked by ConformalInterval
-    min_cells: Any = _positive()
-
-
-@dataclass
-class Lodo(Interval):
-    """Builds a :class:`werest.evaluation.lodo.LodoSettings`: the interval's keys and the held-out
-    domains."""
-
-    held_out: Any = typed("names", nullable=True)
-    panel: Any = typed(int, minimum=1, nullable=True)
-
-
-@dataclass
-class Cases:
-    """Builds a :class:`werest.evaluation.four_cases.FourCases` (``experiment=lodo`` sets it to
-    null)."""
-
-    _target_: Any = _target()
-    source_system: Any = typed(str)
-    target_systems: Any = typed("names")
-    benchmark_datasets: Any = typed("names")
-    wild_datasets: Any = typed("names", nullable=True)
-    unseen_wild_targets: Any = typed(bool)
-    rationale: Any = typed(str, nullable=True)
+    _target_: str = setting("werest.estimation.labels.LabelSettings")
+    interval: Literal["bootstrap", "t", "normal"] = setting(
+        "t",
+        (
+            "t (delta method, m - 1 df; held 90 % in every held-out domain) | normal | bootstrap "
+            "(percentile over the labelled utterances); none narrower than independent Poisson "
+            "errors"
+        ),
+    )
+    level: float = setting(0.95, "the interval's coverage", minimum=0)
+    min_labels: int = setting(
+        20,
+        "fewer labelled utterances for a system: its zero-label estimate is kept, with a warning",
+        minimum=1,
+    )
+    n_resamples: int = setting(2000, "bootstrap resamples", minimum=1)
+    recalibrate: bool = setting(
+        True,
+        (
+            "refit the predicted errors on the labels, cross-fitted by utterance (learns the "
+            "errors every system shares); the estimate stays unbiased either way"
+        ),
+    )
 
 
 @dataclass
 class Fairness:
     """Builds a :class:`werest.evaluation.fairness.FairnessSettings`."""
 
-    _target_: Any = _target()
-    enabled: Any = typed(bool)
-    categories: Any = typed("list")
-    weights: Any = typed("any")
-    min_group_size: Any = _positive()
-    small_groups: Any = typed(str, choices=("pool", "drop"))
-    alpha: Any = typed(float, minimum=0)
-    dispersion: Any = typed(str, choices=("pearson", "none"))
-    covariates: Any = typed("list")
-    speaker: Any = typed(str, nullable=True)
-    model: Any = typed(str, choices=("glm", "glmm"))
-    quadrature_nodes: Any = _positive()
+    _target_: str = setting("werest.evaluation.fairness.FairnessSettings")
+    enabled: bool = setting(True, "false: no audit")
+    categories: list[str] = setting(["gender", "age", "accent"], "columns audited where present")
+    weights: Any = setting({}, "category -> weight in the overall score (default 1)")
+    min_group_size: int = setting(30, "smaller groups are pooled (or dropped)", minimum=1)
+    small_groups: Literal["pool", "drop"] = setting("pool", "pool | drop")
+    alpha: float = setting(0.05, "penalty: score * p/alpha when p < alpha", minimum=0)
+    dispersion: Literal["pearson", "none"] = setting(
+        "pearson", "pearson (quasi-likelihood LRT) | none (plain LRT)"
+    )
+    covariates: list[str] = setting(["duration"], "entered as log(value) where every row has one")
+    speaker: str | None = setting("speaker", "cluster-robust Wald test when this column exists")
+    model: Literal["glm", "glmm"] = setting(
+        "glm", "glm | glmm (Poisson GLMM, per-speaker random intercept, LRT)"
+    )
+    quadrature_nodes: int = setting(
+        15, "adaptive Gauss-Hermite nodes per speaker (1 = Laplace)", minimum=1
+    )
+
+
+@dataclass
+class Interval:
+    """Builds a :class:`werest.model.intervals.ConformalInterval`."""
+
+    _target_: str = setting("werest.model.intervals.ConformalInterval")
+    level: float = setting(0.95, minimum=0)
+    offset: float = setting(0.5, minimum=0)
+    bins: Any = setting([0.1, 0.25, 0.5])
+    min_cells: int = setting(20, minimum=1)
+
+
+@dataclass
+class Cases:
+    """Builds a :class:`werest.evaluation.four_cases.FourCases`; the experiment sets it
+    (``experiment=lodo``: null)."""
+
+    _target_: str = setting("werest.evaluation.four_cases.FourCases")
+    source_system: str = setting(MISSING)
+    target_systems: Names = setting(MISSING)
+    benchmark_datasets: Names = setting(MISSING)
+    wild_datasets: Names | None = setting([])
+    unseen_wild_targets: bool = setting(True, "case 4 also evaluates W systems no B dataset has")
+    rationale: str | None = setting(None)
+
+
+@dataclass
+class Model(Open):
+    """The ``model`` group (``conf/model/``): the typed keys its options may hold."""
+
+    n_splits: int = setting(ABSENT, minimum=2)
+    ridge_alpha: float = setting(ABSENT, minimum=0)
+    alpha: float = setting(ABSENT, minimum=0)
+    clip_max: float | None = setting(ABSENT, minimum=0)
+    models: list[str] = setting(ABSENT)
+
+
+@dataclass
+class Data(Open):
+    """The ``data`` group (``conf/data/``)."""
+
+    max_rows_per_domain: int | None = setting(ABSENT, minimum=1)
+
+
+@dataclass
+class Features(Open):
+    """The ``features`` group (``conf/features/``)."""
+
+    columns: list[str] = setting(ABSENT)
+
+
+@dataclass
+class Embedder(Open):
+    """The ``embedder`` group (``conf/embedder/``)."""
+
+    batch_size: int = setting(ABSENT, minimum=1)
+    cpu_threads: int = setting(ABSENT, minimum=0)
+    chunk_seconds: float = setting(ABSENT, minimum=0)
+    text_form: Literal["sentence", "lower", "raw"] = setting(ABSENT)
+
+
+@dataclass
+class Asr(Open):
+    """The ``asr`` group (``conf/asr/``)."""
+
+    batch_size: int = setting(ABSENT, minimum=1)
+    beam_size: int = setting(ABSENT, minimum=1)
+    cpu_threads: int = setting(ABSENT, minimum=0)
+    vad_filter: bool = setting(ABSENT)
+    word_timestamps: bool = setting(ABSENT)
+
+
+@dataclass
+class Lodo:
+    """Builds a :class:`werest.evaluation.lodo.LodoSettings`: the interval's keys and the held-out
+    domains. Only ``experiment=lodo`` and its kin have it; they give every value."""
+
+    _target_: str = setting(ABSENT)
+    level: float = setting(ABSENT, minimum=0)
+    offset: float = setting(ABSENT, minimum=0)
+    bins: Any = setting(ABSENT)
+    min_cells: int = setting(ABSENT, minimum=1)
+    held_out: Names | None = setting(ABSENT)
+    panel: int | None = setting(ABSENT, minimum=1)
+
+
+#: ``werest evaluate``'s ablation: name -> feature columns, each fitted with ablation.model
+#: (``ablation=null`` or ``{}`` skips the ablation)
+ABLATION_FEATURE_SETS: dict[str, Any] = {
+    "pwer only": ["pwer"],
+    "pcer only": ["pcer"],
+    "both": ["pwer", "pcer"],
+    "both + lengths": ["pwer", "pcer", "hyp_words", "proxy_words", "hyp_chars", "proxy_chars"],
+    "full text": "${features.columns}",
+    # the text set with absolute lengths and counts instead of rates (werest's first design)
+    "text with counts": [
+        "pwer",
+        "pcer",
+        "hyp_words",
+        "proxy_words",
+        "hyp_chars",
+        "proxy_chars",
+        "pwer_sub",
+        "pwer_del",
+        "pwer_ins",
+        "pcer_sub",
+        "pcer_del",
+        "pcer_ins",
+        "n_others",
+        "pwer_mean",
+        "pwer_min",
+        "pwer_max",
+        "pwer_median",
+        "pcer_mean",
+        "pcer_min",
+        "proxy_pwer_others",
+        "proxy_pcer_others",
+        "est_ref_words",
+        "len_ratio",
+        "len_ratio_others",
+        "proxy_len_ratio",
+    ],
+}
 
 
 # --------------------------------------------------------------------------- commands
@@ -230,147 +394,241 @@ class Fairness:
 
 @dataclass
 class ImportSettings:
-    format: Any = typed(str)
-    paths: Any = typed("list")
-    out: Any = _path()
-    reference: Any = _optional_path()
-    dataset: Any = typed(str, nullable=True)
-    system: Any = typed(str, nullable=True)
-    id_column: Any = typed(str)
-    reference_column: Any = typed(str, nullable=True)
-    hypothesis_column: Any = typed(str)
-    streaming: Any = typed(bool)
-    log_level: Any = _log_level()
-
-
-@dataclass
-class Partition:
-    """Bounded-memory runs (werest.partition.estimate)."""
-
-    rows: Any = typed(int, minimum=0, nullable=True)
-    count: Any = typed(int, minimum=1, nullable=True)
-    dir: Any = _optional_path()
-    per_process: Any = typed(int, minimum=0, nullable=True)
-
-
-@dataclass
-class Cluster:
-    """Dask (werest.partition.cluster): ``conf/cluster/*.yaml``."""
-
-    kind: Any = typed(str, choices=("none", "local"))
-    address: Any = typed(str, nullable=True)
-    workers: Any = _positive()
-    retries: Any = _whole()
+    format: str = setting(
+        MISSING,
+        (
+            "dighr | thennal10 | sphinx | kaldi | sclite | afrispeech | mubench | svarah | verli "
+            "| csv"
+        ),
+    )
+    paths: list[str] = setting(MISSING, "files or folders in the format's original layout")
+    out: Path = setting(MISSING, ".parquet, .csv, .tsv or .jsonl")
+    reference: Path | None = setting(
+        None,
+        (
+            "kaldi/sclite: the reference file in the same format; verli: LibriSpeech references "
+            "(dighr's 190423 folder or its actual.csv)"
+        ),
+    )
+    dataset: str | None = setting(
+        None,
+        (
+            "kaldi/sclite/sphinx/csv/verli: dataset name (default from the layout; csv: the "
+            "file's folder name)"
+        ),
+    )
+    system: str | None = setting(
+        None,
+        (
+            "kaldi/sclite/csv: system name for a single hypothesis file (csv default: the file's "
+            "stem)"
+        ),
+    )
+    id_column: str = setting("id", "csv: the utterance-id column")
+    reference_column: str | None = setting(
+        "reference", "csv: the reference column (null: none; blank cells = unlabelled)"
+    )
+    hypothesis_column: str = setting(
+        "hypothesis", "csv: the hypothesis column (a blank cell = empty hypothesis)"
+    )
+    streaming: bool = setting(False, "verli: also the streaming variants (<engine>-stream)")
+    log_level: LogLevel = setting(
+        "WARNING", "INFO shows progress; errors are one line on stderr either way"
+    )
 
 
 @dataclass
 class ScoreSettings:
-    input: Any = _path()
-    output_dir: Any = _path()
-    normaliser: Any = _normaliser()
-    n_jobs: Any = _n_jobs()
-    bootstrap: Bootstrap = block(Bootstrap)
-    partition: Partition = block(Partition)
     cluster: Cluster = block(Cluster)
-    log_level: Any = _log_level()
+    partition: Partition = block(Partition)
+    bootstrap: Bootstrap = block(Bootstrap)
+    input: Path = setting(MISSING)
+    output_dir: Path = setting(Path("outputs/score"))
+    normaliser: Normaliser | None = setting(
+        "auto",
+        "auto: whisper_english, or per row by `language` (whisper_basic; zh/ja/th on characters)",
+    )
+    n_jobs: int = setting(1, nonzero=True)
+    log_level: LogLevel = setting(
+        "WARNING", "INFO shows progress; errors are one line on stderr either way"
+    )
 
 
 @dataclass
 class FeaturesSettings:
-    input: Any = _path()
-    out: Any = _path()
-    ranking: Any = _optional_path()
-    proxy: Any = typed(str, nullable=True)
-    targets: Any = typed("names", nullable=True)
-    normaliser: Any = _normaliser()
-    n_jobs: Any = _n_jobs()
-    partition: Partition = block(Partition)
     cluster: Cluster = block(Cluster)
-    log_level: Any = _log_level()
+    partition: Partition = block(Partition)
+    input: Path = setting(MISSING)
+    out: Path = setting(MISSING)
+    ranking: Path | None = setting(
+        None, "a ranking.json from `werest score`; null: rank on the input's references"
+    )
+    proxy: str | None = setting(None, "an explicit proxy system for every target")
+    targets: Names | None = setting(None, "target systems (default: all)")
+    normaliser: Normaliser | None = setting(
+        "auto",
+        "auto: whisper_english, or per row by `language` (whisper_basic; zh/ja/th on characters)",
+    )
+    n_jobs: int = setting(1, nonzero=True)
+    log_level: LogLevel = setting(
+        "WARNING", "INFO shows progress; errors are one line on stderr either way"
+    )
 
 
 @dataclass
 class EmbedSettings:
     embedder: Embedder = block(Embedder)
-    input: Any = _path()
-    transcripts: Any = _path()
-    out: Any = _optional_path()
-    text_column: Any = typed(str)
-    default_language: Any = typed(str, nullable=True)
-    cache_dir: Any = _optional_path()
-    audio: Audio = block(Audio)
     cluster: Cluster = block(Cluster)
-    log_level: Any = _log_level()
+    input: Path = setting(MISSING, "feature table: one row per (dataset, utt_id, system)")
+    transcripts: Path = setting(MISSING, "transcripts table with `audio` (and `language`) columns")
+    out: Path | None = setting(None, "default: rewrite `input` in place")
+    text_column: str = setting("hypothesis")
+    default_language: str | None = setting(
+        None, "ISO 639-1 code for rows without `language`, e.g. en"
+    )
+    cache_dir: Path | None = setting(Path(".werest-cache/embeddings"), "null: no on-disk cache")
+    audio: EmbedAudio = block(EmbedAudio, "the long-clip rule: werest.ingest.audio")
+    log_level: LogLevel = setting(
+        "WARNING", "INFO shows progress; errors are one line on stderr either way"
+    )
 
 
 @dataclass
 class TranscribeSettings:
     asr: Asr = block(Asr)
-    input: Any = _path()
-    out: Any = _path()
-    system: Any = typed(str, nullable=True)
-    dataset: Any = typed("names", nullable=True)
-    limit: Any = typed(int, minimum=0, nullable=True)
-    chunk_size: Any = _positive()
-    audio_suffixes: Any = typed("list")
-    audio: Audio = block(Audio)
     cluster: Cluster = block(Cluster)
-    log_level: Any = _log_level()
+    input: Path = setting(
+        MISSING, "table with `audio` (utterance or transcripts table), or a folder of audio"
+    )
+    out: Path = setting(
+        MISSING, ".parquet, .csv, .tsv or .jsonl; may already exist (rows kept, resumed)"
+    )
+    system: str | None = setting(None, "system name of the new rows; null: the backend's `name`")
+    dataset: Names | None = setting(
+        None, "folder input: its dataset name (default: folder name); table: keep these"
+    )
+    limit: int | None = setting(
+        None, "transcribe only the first N utterances (after the dataset filter)", minimum=0
+    )
+    chunk_size: int = setting(50, "utterances between two (atomic) writes of `out`", minimum=1)
+    audio_suffixes: list[str] = setting(
+        ["wav", "flac", "mp3", "sph", "ogg"], "folder input: files to take"
+    )
+    audio: TranscribeAudio = block(
+        TranscribeAudio, "loading (werest.ingest.audio): 16 kHz mono; bad clips get a status"
+    )
+    log_level: LogLevel = setting(
+        "WARNING", "INFO shows progress; errors are one line on stderr either way"
+    )
 
 
 @dataclass
-class _Estimating:
-    """What ``estimate`` and ``leaderboard`` share: the input, the models and how proxies are
-    chosen."""
-
-    input: Any = _path()
-    output_dir: Any = _path()
-    ranking: Any = _optional_path()
-    system_order: Any = typed("list", nullable=True)
-    model_path: Any = _optional_path()
-    cer_model_path: Any = _optional_path()
-    trust_model: Any = typed(bool)
-    chunk_utterances: Any = _positive()
-    n_jobs: Any = _n_jobs()
-    normaliser: Any = _normaliser()
-    log_level: Any = _log_level()
-
-
-@dataclass
-class FewLabels:
-    """Builds a :class:`werest.estimation.labels.LabelSettings`."""
-
-    _target_: Any = _target()
-    interval: Any = typed(str, choices=("bootstrap", "t", "normal"))
-    level: Any = typed(float, minimum=0)
-    min_labels: Any = _positive()
-    n_resamples: Any = _positive()
-    recalibrate: Any = typed(bool)
-
-
-@dataclass
-class EstimateSettings(_Estimating):
-    target: Any = typed("names", nullable=True)
-    labels: Any = _optional_path()
-    few_labels: FewLabels = block(FewLabels)
-    proxy: Any = typed(str, nullable=True)
-    missing_hypotheses: Any = typed(str, choices=("exclude", "deletions"))
-    seed: Any = _whole()
+class EstimateSettings:
+    cluster: Cluster = block(Cluster)
     partition: Partition = block(Partition)
-    cluster: Cluster = block(Cluster)
+    input: Path = setting(MISSING)
+    target: Names | None = setting(
+        None, "a system, a list [a,b], or null: every system except the proxy"
+    )
+    proxy: str | None = setting(
+        None, "one proxy for every target; default: the best other system by `ranking`"
+    )
+    ranking: Path | None = setting(
+        None,
+        (
+            "proxy order: null = label-free (the systems' agreement, names unused); model = the "
+            "model's saved ranking; references = the input's references; or a ranking.json from "
+            "werest score"
+        ),
+    )
+    system_order: list[str] | None = setting(
+        None,
+        (
+            "your own order, best first, e.g. [large-v3,base,tiny]; unlisted systems follow, "
+            "label-free"
+        ),
+    )
+    model_path: Path | None = setting(
+        None, "a model file, or a shipped model's name (default, audio); null: default"
+    )
+    cer_model_path: Path | None = setting(None, "a CER model (target=cer) to add predicted_cer")
+    trust_model: bool = setting(
+        False, "load a model whose sha256 differs from its card (own files; types still checked)"
+    )
+    output_dir: Path = setting(Path("outputs/estimate"))
+    labels: Path | None = setting(
+        None,
+        (
+            "a few references (docs/few_labels.md): the filled sheet of werest sample, any table "
+            "with dataset, utt_id, reference, or `input` (the input's own references where only "
+            "some rows have one); every estimate becomes prediction-powered"
+        ),
+    )
+    few_labels: FewLabels = block(FewLabels, "how labels= is used")
+    missing_hypotheses: Literal["exclude", "deletions"] = setting(
+        "exclude",
+        (
+            "a system's missing hypothesis for an utterance of its dataset: exclude (warned) | "
+            "deletions (an empty output)"
+        ),
+    )
+    chunk_utterances: int = setting(
+        50000, "utterances per processing chunk (memory bound)", minimum=1
+    )
+    n_jobs: int = setting(1, nonzero=True)
+    seed: int = setting(0, "bootstrap seed", minimum=0)
+    normaliser: Normaliser | None = setting(
+        None, "null: the model's own (another one is refused unless equivalent)"
+    )
+    log_level: LogLevel = setting("WARNING")
 
 
 @dataclass
-class LeaderboardSettings(_Estimating):
-    title: Any = typed(str, nullable=True)
-    labels: Any = _optional_path()
-    few_labels: FewLabels = block(FewLabels)
-    datasets: Any = typed("names", nullable=True)
-    exclude_datasets: Any = typed("names", nullable=True)
+class LeaderboardSettings:
+    cluster: Cluster = block(Cluster)
+    partition: Partition = block(Partition)
     bootstrap: Bootstrap = block(Bootstrap)
+    input: Path = setting(MISSING)
+    output_dir: Path = setting(Path("outputs/leaderboard"))
+    title: str | None = setting(
+        None, "the web page's title (leaderboard.html; default: werest leaderboard)"
+    )
+    datasets: Names | None = setting(None, "keep only these datasets (null: all)")
+    exclude_datasets: Names | None = setting([])
+    model_path: Path | None = setting(
+        None, "a model file, or a shipped model's name (default, audio); null: default"
+    )
+    cer_model_path: Path | None = setting(
+        None, "a CER model adds estimated utterance CER statistics"
+    )
+    ranking: Path | None = setting(
+        None,
+        (
+            "proxy order as in werest estimate: null = label-free; model; references; or a "
+            "ranking.json"
+        ),
+    )
+    system_order: list[str] | None = setting(
+        None, "your own order, best first, e.g. [a,b,c]; unlisted systems follow, label-free"
+    )
+    trust_model: bool = setting(False)
+    labels: Path | None = setting(
+        None,
+        (
+            "a few references (docs/few_labels.md): the filled sheet of werest sample, any table "
+            "with dataset, utt_id, reference, or `input` (the input's own references where only "
+            "some rows have one); labelled datasets' estimates, the ranking and the neighbours' "
+            "verdicts become prediction-powered"
+        ),
+    )
+    few_labels: FewLabels = block(FewLabels, "how labels= is used")
+    chunk_utterances: int = setting(50000, minimum=1)
+    n_jobs: int = setting(1, nonzero=True)
     fairness: Fairness = block(Fairness)
-    partition: Partition = block(Partition)
-    cluster: Cluster = block(Cluster)
+    normaliser: Normaliser | None = setting(
+        None, "null: the model's own (another one is refused unless equivalent)"
+    )
+    log_level: LogLevel = setting("WARNING")
 
 
 @dataclass
@@ -378,88 +636,188 @@ class TrainSettings:
     data: Data = block(Data)
     features: Features = block(Features)
     model: Model = block(Model)
-    name: Any = typed(str)
-    output_dir: Any = _path()
-    target: Any = typed(str, choices=("wer", "cer"))
-    train_systems: Any = typed("names", nullable=True)
-    normaliser: Any = _normaliser()
-    two_system_views: Any = typed(bool)
-    proxies: Any = typed(str, choices=("label_free", "ranking"))
-    n_jobs: Any = _n_jobs()
-    seed: Any = _whole()
-    features_table: Any = _optional_path()
-    calibration: Any = _optional_path()
-    interval: Interval = block(Interval)
-    log_level: Any = _log_level()
+    name: str = setting("default")
+    output_dir: Path = setting(Path("models"))
+    target: Literal["wer", "cer"] = setting("wer", "wer | cer")
+    train_systems: Names | None = setting(
+        None, "target systems whose rows train the model (null: all)"
+    )
+    normaliser: Normaliser | None = setting(
+        "auto",
+        "auto: whisper_english, or per row by `language` (whisper_basic; zh/ja/th on characters)",
+    )
+    two_system_views: bool = setting(
+        True, "also train on each row seen as if only it and its proxy existed"
+    )
+    proxies: Literal["label_free", "ranking"] = setting(
+        "label_free",
+        (
+            "training rows' proxies: label_free (as werest estimate picks them for a user, per "
+            "domain) | ranking (the best system on the training labels)"
+        ),
+    )
+    n_jobs: int = setting(2, nonzero=True)
+    seed: int = setting(0, minimum=0)
+    features_table: Path | None = setting(
+        None,
+        (
+            "a feature table (werest features + werest embed) whose extra columns (similarity, "
+            "wl_*) join the data by key: features=paper/full"
+        ),
+    )
+    calibration: Path | None = setting(
+        None, "a LODO cells CSV (werest evaluate experiment=lodo): conformal intervals"
+    )
+    interval: Interval = block(
+        Interval, "werest.model.intervals: Mondrian bins of aWER, scale aWER + offset"
+    )
+    log_level: LogLevel = setting(
+        "WARNING", "INFO shows progress; errors are one line on stderr either way"
+    )
 
 
 @dataclass
 class ConvertModelSettings:
-    model_path: Any = _path()
-    trust_model: Any = typed(bool)
-    out: Any = _optional_path()
-    log_level: Any = _log_level()
+    model_path: Path = setting(MISSING)
+    trust_model: bool = setting(
+        False, "must be true: you vouch for the file (it is unpickled once)"
+    )
+    out: Path | None = setting(None, "default: model_path with the .skops suffix")
+    log_level: LogLevel = setting("WARNING")
 
 
 @dataclass
 class EvaluateSettings:
-    name: Any = typed(str)
-    protocol: Any = typed(str, choices=("four_cases", "lodo", "few_labels"))
-    predictions: Any = _optional_path()
-    output_dir: Any = _path()
-    normaliser: Any = _normaliser()
-    two_system_views: Any = typed(bool)
-    proxies: Any = typed(str, choices=("label_free", "ranking"))
-    n_jobs: Any = _n_jobs()
-    features_table: Any = _optional_path()
-    seed: Any = _whole()
-    log_level: Any = _log_level()
-    cases: Cases = block(Cases)
-    ablation: Any = typed("any", nullable=True)
-    bootstrap: Resamples = block(Resamples)
+    name: str = setting("four_cases")
+    protocol: Literal["four_cases", "lodo", "few_labels"] = setting(
+        "four_cases", "four_cases (the paper's) | lodo (leave one domain out: experiment=lodo)"
+    )
+    output_dir: Path = setting(Path("experiments/results"))
+    normaliser: Normaliser | None = setting(
+        "auto",
+        "auto: whisper_english, or per row by `language` (whisper_basic; zh/ja/th on characters)",
+    )
+    two_system_views: bool = setting(
+        True, "also train on each row seen as if only it and its proxy existed"
+    )
+    proxies: Literal["label_free", "ranking"] = setting(
+        "label_free",
+        (
+            "training rows' proxies: label_free (as werest estimate picks them for a user, per "
+            "domain) | ranking (the best system on the training labels)"
+        ),
+    )
+    n_jobs: int = setting(2, nonzero=True)
+    features_table: Path | None = setting(
+        None,
+        (
+            "a feature table (werest features + werest embed) whose extra columns (similarity, "
+            "wl_*) join the data by key: features=paper/full"
+        ),
+    )
+    seed: int = setting(0, minimum=0)
+    predictions: Path | None = setting(
+        None,
+        (
+            "experiment=few_labels: a parquet of held-out predictions, read when it exists, else "
+            "written there"
+        ),
+    )
+    few_labels: Any | None = setting(
+        None, "experiment=few_labels sets the budgets and draws (conf/experiment/few_labels.yaml)"
+    )
+    log_level: LogLevel = setting(
+        "WARNING", "INFO shows progress; errors are one line on stderr either way"
+    )
+    cases: Cases = block(Cases, "set by the experiment")
+    ablation: Any | None = setting({"feature_sets": ABLATION_FEATURE_SETS})
+    bootstrap: Resamples = block(Resamples, "95 % aWER CIs per cell, seeded by `seed`")
     data: Data = block(Data)
     features: Features = block(Features)
     model: Model = block(Model)
     lodo: Lodo = block(Lodo, optional=True)
-    few_labels: Any = typed("any", nullable=True)
 
 
 @dataclass
 class DemoSettings:
-    input: Any = _optional_path()
-    model_path: Any = _optional_path()
-    output_dir: Any = _path()
-    log_level: Any = _log_level()
+    input: Path | None = setting(None, "another transcripts table, if you like")
+    model_path: Path | None = setting(
+        None, "a model file, or a shipped model's name (default, audio); null: default"
+    )
+    output_dir: Path = setting(Path("outputs/demo"))
+    log_level: LogLevel = setting("WARNING")
 
 
 @dataclass
 class SegmentationSettings:
-    reference: Any = _path()
-    hypothesis: Any = _path()
-    tolerance: Any = _seconds()
-    tier: Any = typed(str)
-    reference_system: Any = typed(str, nullable=True)
-    hypothesis_system: Any = typed(str, nullable=True)
-    output_dir: Any = _path()
-    log_level: Any = _log_level()
+    reference: Path = setting(MISSING)
+    hypothesis: Path = setting(MISSING)
+    tolerance: float = setting(
+        0.02, "seconds: a boundary within this distance of a reference one is a hit", minimum=0
+    )
+    tier: str = setting("words", "the TextGrid interval tier holding words (else the first one)")
+    reference_system: str | None = setting(
+        None, "a transcripts table as reference: the system whose asr_words to use"
+    )
+    hypothesis_system: str | None = setting(
+        None, "the same for the hypothesis (null: the table's only such system)"
+    )
+    output_dir: Path = setting(Path("outputs/segmentation"))
+    log_level: LogLevel = setting("WARNING")
 
 
 @dataclass
 class SampleSettings:
-    input: Any = _path()
-    budget: Any = _positive()
-    out: Any = _path()
-    strategy: Any = typed(str, choices=SAMPLING_STRATEGIES)
-    seed: Any = _whole()
-    uniform_share: Any = typed(float)  # in (0, 1]: werest.estimation.sampling.check_design
-    strata: Any = _positive()
-    model_path: Any = _optional_path()
-    trust_model: Any = typed(bool)
-    n_jobs: Any = _n_jobs()
-    log_level: Any = _log_level()
+    input: Path = setting(MISSING)
+    budget: int = setting(
+        MISSING,
+        (
+            "utterances per dataset (active: draws, with replacement); a dataset of at most this "
+            "many is taken whole"
+        ),
+        minimum=1,
+    )
+    out: Path = setting(
+        Path("to_label.csv"),
+        "the labelling sheet: fill its reference column (its config: <out>.config.yaml)",
+    )
+    strategy: Strategy = setting(
+        "random",
+        (
+            "random: simple random sample | stratified: by the model's predicted WER | active: "
+            "drawn more where the error is uncertain"
+        ),
+    )
+    seed: int = setting(0, "with each dataset's name, seeds that dataset's draw", minimum=0)
+    uniform_share: float = setting(
+        0.5,
+        (
+            "active: share in (0, 1] of each draw spread evenly over the dataset (bounds the "
+            "weights)"
+        ),
+    )
+    strata: int = setting(
+        4,
+        "stratified: the most equal-count groups by mean predicted WER (never more than budget)",
+        minimum=1,
+    )
+    model_path: Path | None = setting(
+        None,
+        (
+            "stratified/active: the model that predicts each utterance's WER, a file or a shipped "
+            "model's name (default, audio); null: default"
+        ),
+    )
+    trust_model: bool = setting(
+        False, "load a model whose sha256 differs from its card (own files; types still checked)"
+    )
+    n_jobs: int = setting(1, "worker processes for the predictions (-1: every core)", nonzero=True)
+    log_level: LogLevel = setting(
+        "WARNING", "INFO shows progress; errors are one line on stderr either way"
+    )
 
 
-#: command -> its schema
+#: command -> its settings
 SCHEMAS: dict[str, type] = {
     "import": ImportSettings,
     "score": ScoreSettings,
@@ -477,28 +835,72 @@ SCHEMAS: dict[str, type] = {
 }
 
 
+# --------------------------------------------------------------------------- reading them
+
+
 @dataclass(frozen=True)
 class Entry:
-    """One key of a schema, flattened: its dotted key and what is known about it."""
+    """One key of a schema, flattened: its dotted key and its declaration."""
 
     key: str
     setting: Setting | None  # None: a block
+    default: Any = ABSENT  # a block's: ABSENT
+    help: str = ""
     open: bool = False  # a block whose extra keys are fine
     optional: bool = False  # a block the config may lack
 
 
+_SIMPLE = {int: int, float: float, bool: bool, str: str, Path: "path", Any: "any"}
+
+
+def setting_of(annotation: Any, metadata: typing.Mapping[str, Any]) -> Setting:
+    """The :class:`Setting` a field's annotation and ``setting()`` keywords declare."""
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    members = typing.get_args(annotation) if union else (annotation,)
+    nullable = type(None) in members
+    kinds = [m for m in members if m is not type(None)]
+    rules = {"minimum": metadata.get("minimum"), "nonzero": metadata.get("nonzero", False)}
+    if set(kinds) == {str, list[str]}:
+        return Setting("names", nullable=nullable, **rules)
+    if len(kinds) != 1:
+        raise TypeError(f"no werest type for {annotation!r}")
+    kind = kinds[0]
+    if typing.get_origin(kind) is Literal:
+        return Setting(str, nullable=nullable, choices=typing.get_args(kind), **rules)
+    if kind == list[str]:
+        return Setting("list", nullable=nullable, **rules)
+    if kind not in _SIMPLE:
+        raise TypeError(f"no werest type for {annotation!r}")
+    return Setting(_SIMPLE[kind], nullable=nullable, **rules)
+
+
 def entries(schema: type, prefix: str = "") -> list[Entry]:
-    """The schema's keys and blocks, depth first, as dotted keys."""
+    """The schema's keys and blocks, depth first, as dotted keys, in declaration order."""
+    hints = typing.get_type_hints(schema)
     out: list[Entry] = []
     for item in fields(schema):
-        key = f"{prefix}{item.name}"
-        nested = item.default_factory if item.default_factory is not MISSING else None
-        if nested is not None and is_dataclass(nested):
-            is_open = bool(getattr(nested, "OPEN", False))
-            out.append(Entry(key, None, open=is_open, optional=item.metadata.get("optional")))
-            out += entries(nested, f"{key}.")
+        key, annotation = f"{prefix}{item.name}", hints[item.name]
+        if is_dataclass(annotation):
+            out.append(
+                Entry(
+                    key,
+                    None,
+                    help=item.metadata.get("help", ""),
+                    open=bool(getattr(annotation, "OPEN", False)),
+                    optional=bool(item.metadata.get("optional")),
+                )
+            )
+            out += entries(annotation, f"{key}.")
         else:
-            out.append(Entry(key, item.metadata["setting"]))
+            declared = item.metadata
+            out.append(
+                Entry(
+                    key,
+                    setting_of(annotation, declared),
+                    default=declared["default"],
+                    help=declared["help"],
+                )
+            )
     return out
 
 
@@ -508,3 +910,26 @@ def settings_of(command: str) -> dict[str, Setting]:
     if schema is None:
         return {}
     return {entry.key: entry.setting for entry in entries(schema) if entry.setting is not None}
+
+
+def help_texts(schema: type) -> dict[str, str]:
+    """``{dotted key: help}`` of every declared setting and block that has a help text."""
+    return {entry.key: entry.help for entry in entries(schema) if entry.help}
+
+
+def defaults_of(schema: type) -> dict[str, Any]:
+    """The schema's defaults as a plain mapping (``???`` for a required setting; paths as text),
+    without what a config group gives (:data:`ABSENT`) and without optional blocks."""
+    hints = typing.get_type_hints(schema)
+    out: dict[str, Any] = {}
+    for item in fields(schema):
+        annotation = hints[item.name]
+        if is_dataclass(annotation):
+            if not item.metadata.get("optional"):
+                out[item.name] = defaults_of(annotation)
+            continue
+        default = item.metadata["default"]
+        if default is ABSENT:
+            continue
+        out[item.name] = str(default) if isinstance(default, Path) else copy.deepcopy(default)
+    return out

@@ -74,7 +74,7 @@ STATUS_NO_FEATURE = "missing feature value"
 
 
 def default_model_path() -> Path:
-    """``models/default.skops`` in the repository (or inside the installed package)."""
+    """The shipped ``werest/models/default.skops``."""
     return shipped("models") / "default.skops"
 
 
@@ -534,7 +534,8 @@ def load_models(
     *,
     trust_model: bool = False,
 ) -> Models:
-    """The WER model (``model_path``, default models/default.skops) and an optional CER one."""
+    """The WER model (``model_path``: a file or a shipped model's name; default: the shipped
+    ``default``) and an optional CER one."""
     return Models(
         load_model(model_path or default_model_path(), trust_model=trust_model),
         load_model(cer_model_path, trust_model=trust_model) if cer_model_path else None,

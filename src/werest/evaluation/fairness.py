@@ -84,8 +84,8 @@ COUNT_COLUMNS = ("errors", "words")
 
 @dataclass(frozen=True)
 class FairnessSettings:
-    """How the audit is run (``fairness:`` in conf/leaderboard.yaml builds it by its
-    ``_target_``).
+    """How the audit is run (``werest leaderboard``'s ``fairness:`` block builds it by
+    its ``_target_``).
 
     Parameters
     ----------

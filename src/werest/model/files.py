@@ -41,7 +41,7 @@ import pandas as pd
 
 from werest.errors import ConfigError, WerestError
 from werest.features.proxy import Ranking
-from werest.io import atomic_path, json_default
+from werest.io import atomic_path, json_default, shipped
 from werest.text import Normaliser
 
 log = logging.getLogger(__name__)
@@ -225,6 +225,21 @@ def package_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             versions[name] = "absent"
     return versions
+
+
+def shipped_models() -> list[str]:
+    """The names of the models shipped inside the package (``default``, ``audio``)."""
+    return sorted(path.stem for path in shipped("models").glob("*.skops"))
+
+
+def model_file(path: str | Path) -> Path:
+    """The model file ``path`` names: the file itself, or, for a bare name that is no file here
+    (``model_path=audio``), the shipped model of that name (``werest/models/audio.skops``)."""
+    path = Path(path)
+    if path.exists() or len(path.parts) != 1 or path.suffix:
+        return path
+    named = shipped("models") / f"{path.name}.skops"
+    return named if named.is_file() else path
 
 
 def card_path(model_path: str | Path) -> Path:
@@ -450,7 +465,8 @@ def _refuse_unknown(names: list[str], what: str, path: str | Path) -> None:
 
 def load_model(path: str | Path, *, trust_model: bool = False) -> TrainedModel:
     """Load a model saved by :func:`save_model`, after checking it against its card and
-    auditing the types it names.
+    auditing the types it names. ``path`` is a file or the name of a shipped model
+    (:func:`model_file`: ``default``, ``audio``).
 
     Raises
     ------
@@ -459,9 +475,10 @@ def load_model(path: str | Path, *, trust_model: bool = False) -> TrainedModel:
         type outside :data:`ALLOWED_TYPES`, a tree whose node indices are out of range, or a
         payload whose features differ from the card's.
     """
-    path = Path(path)
+    path = model_file(path)
     if not path.is_file():
-        raise ModelError("no such model file", path=path)
+        shipped_names = ", ".join(shipped_models())
+        raise ModelError(f"no such model file (or shipped model: {shipped_names})", path=path)
     card = read_card(path)
     digest = sha256_of(path)
     if digest != card["sha256"] and not trust_model:

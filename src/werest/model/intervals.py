@@ -35,8 +35,8 @@ from werest.errors import ConfigError
 
 @dataclass(frozen=True)
 class ConformalInterval:
-    """The interval's coverage ``level`` and scale ``offset`` (``interval:`` in conf/train.yaml
-    builds it by its ``_target_``; ``lodo:`` of ``werest evaluate`` holds the same two).
+    """The interval's coverage ``level`` and scale ``offset`` (``werest train``'s ``interval:``
+    block builds it by its ``_target_``; ``lodo:`` of ``werest evaluate`` holds the same two).
 
     The offset must be above 0: a cell estimated at 0 % would otherwise divide by zero.
     ``bins`` are the increasing aWER edges of the Mondrian bins (empty: one bin).

@@ -12,6 +12,7 @@ from typing import Any, Literal
 import pytest
 from omegaconf import OmegaConf, open_dict
 
+from tests.helpers import run_cli
 from werest.cli.config import check_settings, compose, conf_dir
 from werest.cli.main import COMMANDS
 from werest.cli.schema import (
@@ -195,3 +196,23 @@ def test_every_group_option_is_covered():
     """The variants above reach every file of every group the commands use."""
     used = set(itertools.chain.from_iterable(GROUPS.values()))
     assert used == {p.name for p in conf_dir().iterdir() if p.is_dir()}
+
+
+@pytest.mark.parametrize(
+    ("args", "unset"),
+    [
+        (["score", "input="], "input"),
+        (["transcribe", "input=t.parquet", "out="], "out"),
+        (["sample", "input=t.parquet", "budget=''"], "budget"),
+        (["features", "input=", "out=f.parquet"], "input"),
+    ],
+)
+def test_a_required_setting_given_empty_is_unset(capsys, args, unset):
+    """A setting declared without a default (``???``) is required; given empty it is as
+    unset, one line naming it, whichever command (no command checks it again itself)."""
+    status, out, err = run_cli(capsys, *args)
+    assert status == 2 and out == ""
+    assert err.strip() == (
+        f"werest {args[0]}: error: missing required setting(s) {unset}, e.g. {unset}=... "
+        f"(werest {args[0]} --help lists the settings)"
+    )

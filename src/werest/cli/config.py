@@ -44,6 +44,18 @@ def check_settings(command: str, cfg: DictConfig) -> DictConfig:
     return cfg
 
 
+def unset_required(command: str, cfg: DictConfig) -> list[str]:
+    """The required settings (declared without a default) that ``cfg`` leaves unset: never
+    given (``???``) or given empty (``input=``)."""
+    unset = set(OmegaConf.missing_keys(cfg))
+    schema = SCHEMAS.get(command)
+    for entry in entries(schema) if schema is not None else []:
+        required = entry.setting is not None and entry.default == "???"
+        if required and OmegaConf.select(cfg, entry.key, throw_on_missing=False) == "":
+            unset.add(entry.key)
+    return sorted(unset)
+
+
 def check_keys(command: str, cfg: DictConfig, schema: type) -> None:
     """ConfigError when the composed config and the schema disagree on a key: one that the
     config holds and the schema lacks (in the top level or a closed block), or one that the

@@ -24,7 +24,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from werest import logs
-from werest.cli.config import check_settings, compose, conf_dir
+from werest.cli.config import check_settings, compose, conf_dir, unset_required
 from werest.errors import ConfigError, WerestError
 from werest.io import recorded_writes
 
@@ -150,7 +150,7 @@ def _main(args: list[str]) -> int:
 
             print(command_help(command, COMMANDS[command][1], cfg, conf_dir(), overrides))
             return 0
-        missing = sorted(OmegaConf.missing_keys(cfg))
+        missing = unset_required(command, cfg)
         if missing and not show_config:
             raise ConfigError(
                 f"missing required setting(s) {', '.join(missing)}, e.g. {missing[0]}=... "

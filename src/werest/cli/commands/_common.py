@@ -16,7 +16,6 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from werest.build import instantiate_checked
-from werest.errors import ConfigError
 from werest.features.inputs import input_columns, with_feature_table
 from werest.ingest.table import KEY, read_table
 from werest.io import atomic_path
@@ -82,14 +81,6 @@ def plain_dict(node) -> dict:
     if OmegaConf.is_config(node):
         return OmegaConf.to_container(node, resolve=True)
     return dict(node) if isinstance(node, Mapping) else node
-
-
-def require(cfg: DictConfig, key: str, example: str) -> str:
-    """``cfg.<key>``, or a ConfigError with ``example`` when it is unset."""
-    value = cfg.get(key)
-    if value in (None, "", "???"):
-        raise ConfigError(f"no {key}: {example}")
-    return value
 
 
 def output_dir(cfg: DictConfig) -> Path:

@@ -7,7 +7,7 @@ import logging
 import pandas as pd
 from omegaconf import DictConfig
 
-from werest.cli.commands._common import print_blocks, require, save_config
+from werest.cli.commands._common import print_blocks, save_config
 from werest.ingest.importers import OPTIONS, import_table, summarise
 from werest.ingest.table import write_table
 
@@ -16,7 +16,6 @@ log = logging.getLogger("werest.ingest.importers")
 
 def run(cfg: DictConfig) -> pd.DataFrame:
     """Write the imported table and its config beside it; show rows per dataset and system."""
-    require(cfg, "out", "add --out table.parquet (or out=table.parquet)")
     options = {k: cfg[k] for k in OPTIONS if k in cfg}
     table = import_table(cfg.format, list(cfg.paths), **options)
     out = write_table(table, cfg.out)

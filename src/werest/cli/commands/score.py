@@ -20,7 +20,6 @@ from werest.cli.commands._common import (
     partition_runner,
     partition_settings,
     print_blocks,
-    require,
     save_config,
     stage_source,
 )
@@ -37,7 +36,6 @@ CHARACTER_NOTE = "(chars): languages written without spaces (zh, ja, th…) are 
 def run(cfg: DictConfig) -> pd.DataFrame:
     """Write scores.csv, utterances.csv (or utterances/), ranking.json, resources.json and
     config.yaml."""
-    require(cfg, "input", "werest score input=table.parquet output_dir=DIR")
     folder = output_dir(cfg)
     normaliser = normaliser_setting(cfg)
     with ResourceMonitor() as monitor, partition_runner(cfg) as runner:

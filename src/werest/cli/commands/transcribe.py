@@ -18,7 +18,6 @@ from werest.cli.commands._common import (
     name_list,
     plain_dict,
     print_blocks,
-    require,
     save_config,
 )
 from werest.errors import ConfigError, InputError
@@ -103,11 +102,5 @@ def run(cfg: DictConfig) -> pd.DataFrame | None:
 
 
 def _settings(cfg: DictConfig) -> tuple[Path, Path, int | None, int]:
-    """(input, out, limit, chunk_size), each checked."""
-    for key in ("input", "out"):
-        require(cfg, key, "werest transcribe input=PATH out=table.parquet")
-    limit = cfg.get("limit")
-    chunk_size = cfg.chunk_size
-    if chunk_size < 1 or (limit is not None and limit < 0):
-        raise ConfigError("chunk_size must be at least 1 and limit at least 0")
-    return Path(cfg.input), Path(cfg.out), limit, chunk_size
+    """(input, out, limit, chunk_size), as werest.cli.schema declared and checked them."""
+    return Path(cfg.input), Path(cfg.out), cfg.get("limit"), cfg.chunk_size

@@ -101,6 +101,42 @@ Normaliser = Literal["whisper_english", "whisper_basic", "auto", "none"]
 #: werest.estimation.sampling.STRATEGIES
 Strategy = Literal["random", "stratified", "active"]
 
+
+# --------------------------------------------------------------------------- shared settings
+# Settings several commands have, each declared once here with its default and help.
+
+
+def log_level_setting() -> Any:
+    return setting("WARNING", "INFO shows progress; errors are one line on stderr either way")
+
+
+def auto_normaliser_setting() -> Any:
+    return setting(
+        "auto",
+        "auto: whisper_english, or per row by `language` (whisper_basic; zh/ja/th on characters)",
+    )
+
+
+def two_system_views_setting() -> Any:
+    return setting(True, "also train on each row seen as if only it and its proxy existed")
+
+
+def training_proxies_setting() -> Any:
+    return setting(
+        "label_free",
+        "training rows' proxies: label_free (as werest estimate picks them for a user, per "
+        "domain) | ranking (the best system on the training labels)",
+    )
+
+
+def features_table_setting() -> Any:
+    return setting(
+        None,
+        "a feature table (werest features + werest embed) whose extra columns (similarity, "
+        "wl_*) join the data by key: features=paper/full",
+    )
+
+
 # --------------------------------------------------------------------------- blocks
 
 
@@ -432,9 +468,7 @@ class ImportSettings:
         "hypothesis", "csv: the hypothesis column (a blank cell = empty hypothesis)"
     )
     streaming: bool = setting(False, "verli: also the streaming variants (<engine>-stream)")
-    log_level: LogLevel = setting(
-        "WARNING", "INFO shows progress; errors are one line on stderr either way"
-    )
+    log_level: LogLevel = log_level_setting()
 
 
 @dataclass
@@ -444,14 +478,9 @@ class ScoreSettings:
     bootstrap: Bootstrap = block(Bootstrap)
     input: Path = setting(MISSING)
     output_dir: Path = setting(Path("outputs/score"))
-    normaliser: Normaliser | None = setting(
-        "auto",
-        "auto: whisper_english, or per row by `language` (whisper_basic; zh/ja/th on characters)",
-    )
+    normaliser: Normaliser | None = auto_normaliser_setting()
     n_jobs: int = setting(1, nonzero=True)
-    log_level: LogLevel = setting(
-        "WARNING", "INFO shows progress; errors are one line on stderr either way"
-    )
+    log_level: LogLevel = log_level_setting()
 
 
 @dataclass
@@ -465,14 +494,9 @@ class FeaturesSettings:
     )
     proxy: str | None = setting(None, "an explicit proxy system for every target")
     targets: Names | None = setting(None, "target systems (default: all)")
-    normaliser: Normaliser | None = setting(
-        "auto",
-        "auto: whisper_english, or per row by `language` (whisper_basic; zh/ja/th on characters)",
-    )
+    normaliser: Normaliser | None = auto_normaliser_setting()
     n_jobs: int = setting(1, nonzero=True)
-    log_level: LogLevel = setting(
-        "WARNING", "INFO shows progress; errors are one line on stderr either way"
-    )
+    log_level: LogLevel = log_level_setting()
 
 
 @dataclass
@@ -488,9 +512,7 @@ class EmbedSettings:
     )
     cache_dir: Path | None = setting(Path(".werest-cache/embeddings"), "null: no on-disk cache")
     audio: EmbedAudio = block(EmbedAudio, "the long-clip rule: werest.ingest.audio")
-    log_level: LogLevel = setting(
-        "WARNING", "INFO shows progress; errors are one line on stderr either way"
-    )
+    log_level: LogLevel = log_level_setting()
 
 
 @dataclass
@@ -517,9 +539,7 @@ class TranscribeSettings:
     audio: TranscribeAudio = block(
         TranscribeAudio, "loading (werest.ingest.audio): 16 kHz mono; bad clips get a status"
     )
-    log_level: LogLevel = setting(
-        "WARNING", "INFO shows progress; errors are one line on stderr either way"
-    )
+    log_level: LogLevel = log_level_setting()
 
 
 @dataclass
@@ -580,7 +600,7 @@ class EstimateSettings:
     normaliser: Normaliser | None = setting(
         None, "null: the model's own (another one is refused unless equivalent)"
     )
-    log_level: LogLevel = setting("WARNING")
+    log_level: LogLevel = log_level_setting()
 
 
 @dataclass
@@ -628,7 +648,7 @@ class LeaderboardSettings:
     normaliser: Normaliser | None = setting(
         None, "null: the model's own (another one is refused unless equivalent)"
     )
-    log_level: LogLevel = setting("WARNING")
+    log_level: LogLevel = log_level_setting()
 
 
 @dataclass
@@ -642,38 +662,19 @@ class TrainSettings:
     train_systems: Names | None = setting(
         None, "target systems whose rows train the model (null: all)"
     )
-    normaliser: Normaliser | None = setting(
-        "auto",
-        "auto: whisper_english, or per row by `language` (whisper_basic; zh/ja/th on characters)",
-    )
-    two_system_views: bool = setting(
-        True, "also train on each row seen as if only it and its proxy existed"
-    )
-    proxies: Literal["label_free", "ranking"] = setting(
-        "label_free",
-        (
-            "training rows' proxies: label_free (as werest estimate picks them for a user, per "
-            "domain) | ranking (the best system on the training labels)"
-        ),
-    )
+    normaliser: Normaliser | None = auto_normaliser_setting()
+    two_system_views: bool = two_system_views_setting()
+    proxies: Literal["label_free", "ranking"] = training_proxies_setting()
     n_jobs: int = setting(2, nonzero=True)
     seed: int = setting(0, minimum=0)
-    features_table: Path | None = setting(
-        None,
-        (
-            "a feature table (werest features + werest embed) whose extra columns (similarity, "
-            "wl_*) join the data by key: features=paper/full"
-        ),
-    )
+    features_table: Path | None = features_table_setting()
     calibration: Path | None = setting(
         None, "a LODO cells CSV (werest evaluate experiment=lodo): conformal intervals"
     )
     interval: Interval = block(
         Interval, "werest.model.intervals: Mondrian bins of aWER, scale aWER + offset"
     )
-    log_level: LogLevel = setting(
-        "WARNING", "INFO shows progress; errors are one line on stderr either way"
-    )
+    log_level: LogLevel = log_level_setting()
 
 
 @dataclass
@@ -683,7 +684,7 @@ class ConvertModelSettings:
         False, "must be true: you vouch for the file (it is unpickled once)"
     )
     out: Path | None = setting(None, "default: model_path with the .skops suffix")
-    log_level: LogLevel = setting("WARNING")
+    log_level: LogLevel = log_level_setting()
 
 
 @dataclass
@@ -693,28 +694,11 @@ class EvaluateSettings:
         "four_cases", "four_cases (the paper's) | lodo (leave one domain out: experiment=lodo)"
     )
     output_dir: Path = setting(Path("experiments/results"))
-    normaliser: Normaliser | None = setting(
-        "auto",
-        "auto: whisper_english, or per row by `language` (whisper_basic; zh/ja/th on characters)",
-    )
-    two_system_views: bool = setting(
-        True, "also train on each row seen as if only it and its proxy existed"
-    )
-    proxies: Literal["label_free", "ranking"] = setting(
-        "label_free",
-        (
-            "training rows' proxies: label_free (as werest estimate picks them for a user, per "
-            "domain) | ranking (the best system on the training labels)"
-        ),
-    )
+    normaliser: Normaliser | None = auto_normaliser_setting()
+    two_system_views: bool = two_system_views_setting()
+    proxies: Literal["label_free", "ranking"] = training_proxies_setting()
     n_jobs: int = setting(2, nonzero=True)
-    features_table: Path | None = setting(
-        None,
-        (
-            "a feature table (werest features + werest embed) whose extra columns (similarity, "
-            "wl_*) join the data by key: features=paper/full"
-        ),
-    )
+    features_table: Path | None = features_table_setting()
     seed: int = setting(0, minimum=0)
     predictions: Path | None = setting(
         None,
@@ -726,9 +710,7 @@ class EvaluateSettings:
     few_labels: Any | None = setting(
         None, "experiment=few_labels sets the budgets and draws (conf/experiment/few_labels.yaml)"
     )
-    log_level: LogLevel = setting(
-        "WARNING", "INFO shows progress; errors are one line on stderr either way"
-    )
+    log_level: LogLevel = log_level_setting()
     cases: Cases = block(Cases, "set by the experiment")
     ablation: Any | None = setting({"feature_sets": ABLATION_FEATURE_SETS})
     bootstrap: Resamples = block(Resamples, "95 % aWER CIs per cell, seeded by `seed`")
@@ -745,7 +727,7 @@ class DemoSettings:
         None, "a model file, or a shipped model's name (default, audio); null: default"
     )
     output_dir: Path = setting(Path("outputs/demo"))
-    log_level: LogLevel = setting("WARNING")
+    log_level: LogLevel = log_level_setting()
 
 
 @dataclass
@@ -763,7 +745,7 @@ class SegmentationSettings:
         None, "the same for the hypothesis (null: the table's only such system)"
     )
     output_dir: Path = setting(Path("outputs/segmentation"))
-    log_level: LogLevel = setting("WARNING")
+    log_level: LogLevel = log_level_setting()
 
 
 @dataclass
@@ -812,9 +794,7 @@ class SampleSettings:
         False, "load a model whose sha256 differs from its card (own files; types still checked)"
     )
     n_jobs: int = setting(1, "worker processes for the predictions (-1: every core)", nonzero=True)
-    log_level: LogLevel = setting(
-        "WARNING", "INFO shows progress; errors are one line on stderr either way"
-    )
+    log_level: LogLevel = log_level_setting()
 
 
 #: command -> its settings

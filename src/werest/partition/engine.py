@@ -8,6 +8,11 @@ process, in recycled child processes, or on a Dask cluster: :mod:`werest.partiti
 the stage then combines the partitions' results. :func:`workspace` and :func:`put_in_place`
 make the run's outputs appear atomically, and only when every partition succeeded.
 
+:func:`stage_input` is where a stage's one orchestrator starts: it gives the input as
+partitions, either spilled (as above) or, for a table already in memory, the table itself as
+the one partition, run in this process (:func:`whole_table`). So a stage's in-memory and
+partitioned runs are one code path.
+
 The stages that run on it: ``werest estimate`` (:mod:`werest.partition.estimate`), ``score``
 (:mod:`werest.partition.score`), ``features`` (:mod:`werest.partition.features`) and
 ``leaderboard`` (:mod:`werest.partition.leaderboard`).

@@ -52,7 +52,7 @@ def run(cfg: DictConfig) -> Leaderboard:
     source = stage_source(cfg, numeric=input_features(models))
     selection = {"datasets": cfg.get("datasets"), "exclude_datasets": cfg.get("exclude_datasets")}
     if cfg.get("labels"):  # checked before the run
-        table = select_datasets(source, *selection.values())
+        table = select_datasets(source, selection["datasets"], selection["exclude_datasets"])
         labels = read_labels(cfg.labels, table, cfg.input)
         label_settings = instantiate_block(cfg, "few_labels", LabelSettings)
     with partition_runner(cfg) as runner:

@@ -166,3 +166,13 @@ def test_bare_carriage_return_in_a_field_is_a_one_line_error(tmp_path):
     with pytest.raises(InputError, match="not a well-formed CSV record") as error:
         read_raw_csv(path)
     assert "azure.csv" in str(error.value) and "row 1" in str(error.value)
+
+
+def test_bare_carriage_return_in_the_header_is_a_one_line_error(tmp_path):
+    """Found by the property tests in a fresh clone's CI run (data=b'\\r\\xc2\\x80'): the
+    header's own record raised csv's error from outside the guarded loop."""
+    path = tmp_path / "t.csv"
+    path.write_bytes(b"\r\xc2\x80")
+    with pytest.raises(InputError, match="the header is not a well-formed CSV record") as error:
+        read_table(path)
+    assert str(error.value).startswith(f"{path}: ") and "row" not in str(error.value)

@@ -235,17 +235,22 @@ def parse_csv(path: Path, text: str, sep: str = ",") -> pd.DataFrame:
 def _check_field_counts(path: Path, text: str, sep: str) -> None:
     """Refuse records whose field count differs from the header's (row numbers from 1)."""
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff")), delimiter=sep)
-    header = next(reader, None)
-    if header is None:
-        return
-    row = 0
+    row = -1  # still reading the header
     try:
+        header = next(reader, None)
+        if header is None:
+            return
+        row = 0
         for row, fields in enumerate(reader, start=1):
             if fields and len(fields) != len(header):
                 raise InputError(
                     f"{len(fields)} fields, the header has {len(header)}", path=path, row=row
                 )
     except csv.Error as error:  # e.g. a bare carriage return inside an unquoted field
+        if row < 0:
+            raise InputError(
+                f"the header is not a well-formed CSV record: {error}", path=path
+            ) from None
         raise InputError(f"not a well-formed CSV record: {error}", path=path, row=row + 1) from None
 
 

@@ -129,6 +129,24 @@ def training_proxies_setting() -> Any:
     )
 
 
+def model_path_setting() -> Any:
+    return setting(None, "a model file, or a shipped model's name (default, audio); null: default")
+
+
+def trust_model_setting() -> Any:
+    return setting(
+        False, "load a model whose sha256 differs from its card (own files; types still checked)"
+    )
+
+
+def model_normaliser_setting() -> Any:
+    return setting(None, "null: the model's own (another one is refused unless equivalent)")
+
+
+def chunk_utterances_setting() -> Any:
+    return setting(50000, "utterances per processing chunk (memory bound)", minimum=1)
+
+
 def features_table_setting() -> Any:
     return setting(
         None,
@@ -275,6 +293,10 @@ class FewLabels:
             "errors every system shares); the estimate stays unbiased either way"
         ),
     )
+
+
+def few_labels_block() -> Any:
+    return block(FewLabels, "how labels= is used")
 
 
 @dataclass
@@ -568,13 +590,9 @@ class EstimateSettings:
             "label-free"
         ),
     )
-    model_path: Path | None = setting(
-        None, "a model file, or a shipped model's name (default, audio); null: default"
-    )
+    model_path: Path | None = model_path_setting()
     cer_model_path: Path | None = setting(None, "a CER model (target=cer) to add predicted_cer")
-    trust_model: bool = setting(
-        False, "load a model whose sha256 differs from its card (own files; types still checked)"
-    )
+    trust_model: bool = trust_model_setting()
     output_dir: Path = setting(Path("outputs/estimate"))
     labels: Path | None = setting(
         None,
@@ -584,7 +602,7 @@ class EstimateSettings:
             "some rows have one); every estimate becomes prediction-powered"
         ),
     )
-    few_labels: FewLabels = block(FewLabels, "how labels= is used")
+    few_labels: FewLabels = few_labels_block()
     missing_hypotheses: Literal["exclude", "deletions"] = setting(
         "exclude",
         (
@@ -592,14 +610,10 @@ class EstimateSettings:
             "deletions (an empty output)"
         ),
     )
-    chunk_utterances: int = setting(
-        50000, "utterances per processing chunk (memory bound)", minimum=1
-    )
+    chunk_utterances: int = chunk_utterances_setting()
     n_jobs: int = setting(1, nonzero=True)
     seed: int = setting(0, "bootstrap seed", minimum=0)
-    normaliser: Normaliser | None = setting(
-        None, "null: the model's own (another one is refused unless equivalent)"
-    )
+    normaliser: Normaliser | None = model_normaliser_setting()
     log_level: LogLevel = log_level_setting()
 
 
@@ -615,9 +629,7 @@ class LeaderboardSettings:
     )
     datasets: Names | None = setting(None, "keep only these datasets (null: all)")
     exclude_datasets: Names | None = setting([])
-    model_path: Path | None = setting(
-        None, "a model file, or a shipped model's name (default, audio); null: default"
-    )
+    model_path: Path | None = model_path_setting()
     cer_model_path: Path | None = setting(
         None, "a CER model adds estimated utterance CER statistics"
     )
@@ -631,7 +643,7 @@ class LeaderboardSettings:
     system_order: list[str] | None = setting(
         None, "your own order, best first, e.g. [a,b,c]; unlisted systems follow, label-free"
     )
-    trust_model: bool = setting(False)
+    trust_model: bool = trust_model_setting()
     labels: Path | None = setting(
         None,
         (
@@ -641,13 +653,11 @@ class LeaderboardSettings:
             "verdicts become prediction-powered"
         ),
     )
-    few_labels: FewLabels = block(FewLabels, "how labels= is used")
-    chunk_utterances: int = setting(50000, minimum=1)
+    few_labels: FewLabels = few_labels_block()
+    chunk_utterances: int = chunk_utterances_setting()
     n_jobs: int = setting(1, nonzero=True)
     fairness: Fairness = block(Fairness)
-    normaliser: Normaliser | None = setting(
-        None, "null: the model's own (another one is refused unless equivalent)"
-    )
+    normaliser: Normaliser | None = model_normaliser_setting()
     log_level: LogLevel = log_level_setting()
 
 
@@ -723,9 +733,7 @@ class EvaluateSettings:
 @dataclass
 class DemoSettings:
     input: Path | None = setting(None, "another transcripts table, if you like")
-    model_path: Path | None = setting(
-        None, "a model file, or a shipped model's name (default, audio); null: default"
-    )
+    model_path: Path | None = model_path_setting()
     output_dir: Path = setting(Path("outputs/demo"))
     log_level: LogLevel = log_level_setting()
 
@@ -790,9 +798,7 @@ class SampleSettings:
             "model's name (default, audio); null: default"
         ),
     )
-    trust_model: bool = setting(
-        False, "load a model whose sha256 differs from its card (own files; types still checked)"
-    )
+    trust_model: bool = trust_model_setting()
     n_jobs: int = setting(1, "worker processes for the predictions (-1: every core)", nonzero=True)
     log_level: LogLevel = log_level_setting()
 

@@ -301,10 +301,8 @@ def estimate_input(
         targets = resolve_targets(systems, target, proxy)
         if proxy is not None and proxy not in spilled.systems:
             raise ConfigError(f"proxy system {proxy!r} is not in the input")
-        pairs = sample_pairs_of(spilled, normaliser=used, seed=seed)
-        whole = spilled.partitions[0] if run.in_memory else systems  # ranking=references
-        order = choose_ranking(  # with proxy=, the panel's order after the proxy
-            models, whole, ranking=ranking, system_order=system_order, pairs=pairs
+        pairs, order = sampled_order(  # with proxy=, the panel's order after the proxy
+            spilled, models, ranking=ranking, system_order=system_order, seed=seed
         )
         clock.lap("sample_and_order")
         context = PartitionContext(
@@ -368,12 +366,29 @@ def refuse_whole_table_settings(models, ranking, missing_hypotheses) -> None:
         )
 
 
-def sample_pairs_of(spilled: Spill, *, normaliser: Normaliser, seed: int = 0) -> pd.DataFrame:
-    """:func:`werest.estimation.guards.sample_pairs` of the whole input: of the table itself
-    in memory, else drawn from its partitions (:func:`sample_pairs_partitioned`)."""
+def sampled_order(
+    spilled: Spill,
+    models: Models,
+    *,
+    ranking: str | Path | None,
+    system_order: list[str] | None,
+    seed: int,
+) -> tuple[pd.DataFrame, Ranking]:
+    """The guards' sample of pairs of the whole input
+    (:func:`werest.estimation.guards.sample_pairs`: of the table itself in memory, else drawn
+    from its partitions, :func:`sample_pairs_partitioned`) and the proxy order chosen from it
+    (:func:`werest.estimation.estimate.choose_ranking`; ``ranking=references`` reads the
+    table, so it works in memory only)."""
     if spilled.root is None:
-        return sample_pairs(spilled.partitions[0], normaliser=normaliser, seed=seed)
-    return sample_pairs_partitioned(spilled.partitions, normaliser=normaliser, seed=seed)
+        whole = spilled.partitions[0]
+        pairs = sample_pairs(whole, normaliser=models.normaliser, seed=seed)
+    else:
+        whole = pd.DataFrame({"system": spilled.systems})
+        pairs = sample_pairs_partitioned(
+            spilled.partitions, normaliser=models.normaliser, seed=seed
+        )
+    order = choose_ranking(models, whole, ranking=ranking, system_order=system_order, pairs=pairs)
+    return pairs, order
 
 
 def sample_pairs_partitioned(

@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from werest.estimation.estimate import check_normaliser, choose_ranking
+from werest.estimation.estimate import check_normaliser
 from werest.estimation.guards import utterance_counts
 from werest.evaluation.fairness import FairnessSettings
 from werest.features.proxy import Ranking
@@ -57,7 +57,7 @@ from werest.partition.engine import (
 )
 from werest.partition.estimate import (
     refuse_whole_table_settings,
-    sample_pairs_of,
+    sampled_order,
     total_counts,
 )
 from werest.report.leaderboard import (
@@ -191,12 +191,8 @@ def leaderboard_input(
         require_two_systems(spilled.systems)
         check_normaliser(models, normaliser, pd.DataFrame({"language": spilled.languages}))
         clock.lap("spill")
-        pairs = sample_pairs_of(spilled, normaliser=models.normaliser, seed=boot.seed)
-        whole = (
-            spilled.partitions[0] if run.in_memory else pd.DataFrame({"system": spilled.systems})
-        )
-        order = choose_ranking(
-            models, whole, ranking=ranking, system_order=system_order, pairs=pairs
+        pairs, order = sampled_order(
+            spilled, models, ranking=ranking, system_order=system_order, seed=boot.seed
         )
         clock.lap("sample_and_order")
         context = LeaderboardContext(

@@ -49,7 +49,8 @@ def run(cfg: DictConfig) -> list[dict]:
             "datasets in memory (partition.rows=0)"
         )
     folder = output_dir(cfg)
-    source = stage_source(cfg, numeric=input_features(models))
+    numeric = input_features(models)  # columns read as numbers: the model's extra inputs
+    source = stage_source(cfg, numeric=numeric)
     labels = read_labels(cfg.labels, source, cfg.input) if cfg.get("labels") else None
     label_settings = (
         instantiate_block(cfg, "few_labels", LabelSettings) if labels is not None else None
@@ -61,7 +62,7 @@ def run(cfg: DictConfig) -> list[dict]:
             folder,
             **estimate_settings(cfg),
             **partition_settings(cfg),
-            numeric=input_features(models),
+            numeric=numeric,
             n_jobs=cfg.n_jobs,
             run_partitions=runner,
             name=cfg.input,

@@ -38,7 +38,7 @@ from werest.estimation.ppi import (
 from werest.features.agreement import STATUS_OK
 from werest.ingest.table import KEY, UTTERANCE, read_table, validate_table
 from werest.text import Normaliser
-from werest.text.scoring import score_utterances
+from werest.text.scoring import score_against
 
 log = logging.getLogger(__name__)
 
@@ -198,9 +198,9 @@ def labelled_scores(
     table: pd.DataFrame, labels: pd.DataFrame, normaliser: Normaliser
 ) -> pd.DataFrame:
     """True word errors and reference words of every system's hypothesis on each labelled
-    utterance (:func:`werest.text.scoring.score_utterances` against the label)."""
-    rows = table[[*KEY, "hypothesis"]].merge(labels[[*UTTERANCE, "reference"]], on=UTTERANCE)
-    return score_utterances(rows, normaliser)[[*KEY, "word_errors", "ref_words"]]
+    utterance, counted as ``werest score`` counts them (:func:`werest.text.scoring.score_against`:
+    the label, under the row's language)."""
+    return score_against(table, labels, normaliser)[[*KEY, "word_errors", "ref_words"]]
 
 
 def prediction_rows(utterances: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:

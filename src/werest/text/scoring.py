@@ -16,7 +16,7 @@ import pandas as pd
 
 from werest.errors import InputError
 from werest.formatting import percent, percent_interval
-from werest.ingest.table import KEY
+from werest.ingest.table import KEY, UTTERANCE
 from werest.stats import bootstrap_ci
 from werest.text import (
     AUTO,
@@ -69,6 +69,24 @@ def score_utterances(
     scored["cer"] = error_rate(scored["char_errors"], scored["ref_chars"])
     scored["unit"] = scoring_units(labelled, normaliser).to_numpy()
     return scored
+
+
+#: What :func:`score_utterances` reads of a row besides its key: the texts, and the language
+#: that chooses the row's normaliser and unit under ``auto`` (and ``whisper_basic``).
+SCORED_COLUMNS = ("hypothesis", "reference", "language")
+
+
+def score_against(
+    table: pd.DataFrame, references: pd.DataFrame, normaliser: Normaliser, *, n_jobs: int = 1
+) -> pd.DataFrame:
+    """:func:`score_utterances` of every system's hypothesis of each utterance that
+    ``references`` (``dataset, utt_id, reference``) labels, against that reference instead of
+    the table's own: a few labels (``werest estimate labels=…``, the leaderboard's) are scored
+    as ``werest score`` scores the same references in the table, each row under its own
+    language's normaliser and unit."""
+    kept = [c for c in (*KEY, *SCORED_COLUMNS) if c in table.columns and c != "reference"]
+    rows = table[kept].merge(references[[*UTTERANCE, "reference"]], on=UTTERANCE)
+    return score_utterances(rows, normaliser, n_jobs=n_jobs)
 
 
 def scoring_units(table: pd.DataFrame, normaliser: Normaliser) -> pd.Series:

@@ -58,7 +58,7 @@ from werest.formatting import percent, percent_interval
 from werest.ingest.table import KEY, UTTERANCE, row_codes
 from werest.io import atomic_path, json_default, shipped, write_csv
 from werest.model.files import Models, TrainedModel, load_model
-from werest.model.intervals import calibrated_interval
+from werest.model.intervals import calibrated_interval, pair_interval
 from werest.stats import RateSample, bootstrap_ci
 from werest.text import (
     NO_NORMALISATION,
@@ -472,6 +472,77 @@ def format_summary(records: list[dict], labelled: bool = False) -> str:
             row["true WER %"] = percent(r["wer"])
         rows.append(row)
     return pd.DataFrame(rows).to_string(index=False)
+
+
+#: the columns of a zero-label ``pairs.csv`` (a ``labels=`` run writes the labelled ones)
+PAIR_COLUMNS = ["dataset", "system_a", "system_b", "difference", "low", "high", "verdict"]
+
+
+def zero_label_pairs(records: list[dict], calibration: dict | None) -> pd.DataFrame:
+    """WER_A − WER_B for every pair of estimated systems of each dataset (A before B in the
+    estimated order), with the model's zero-label interval of differences
+    (:func:`werest.model.intervals.pair_interval`, calibrated leave one domain out on
+    differences) and its verdict: "A better" or "B better" only where the interval excludes
+    0. ``true_difference`` where the records hold the true WER. ``method`` = zero_label."""
+    from werest.estimation.ppi import verdict
+
+    estimated = [r for r in records if r.get("estimated_wer") is not None]
+    rows = []
+    for dataset in sorted({r["dataset"] for r in estimated}):
+        mine = sorted(
+            (r for r in estimated if r["dataset"] == dataset),
+            key=lambda r: (r["estimated_wer"], r["system"]),
+        )
+        for i, a in enumerate(mine):
+            for b in mine[i + 1 :]:
+                delta = a["estimated_wer"] - b["estimated_wer"]
+                low, high = pair_interval(
+                    delta, a["estimated_wer"], b["estimated_wer"], calibration
+                )
+                row = {
+                    "dataset": dataset,
+                    "system_a": a["system"],
+                    "system_b": b["system"],
+                    "difference": delta,
+                    "low": float(low),
+                    "high": float(high),
+                    "verdict": verdict(low, high) if np.isfinite(low) else "no calibration",
+                    "method": "zero_label",
+                }
+                if "wer" in a and "wer" in b:
+                    row["true_difference"] = a["wer"] - b["wer"]
+                rows.append(row)
+    columns = [*PAIR_COLUMNS, "method"]
+    return pd.DataFrame(
+        rows,
+        columns=columns + (["true_difference"] if rows and "true_difference" in rows[0] else []),
+    )
+
+
+def format_pairs(pairs: pd.DataFrame) -> str:
+    """The console's lines on differences: each dataset's neighbours in the estimated order,
+    with the zero-label interval of their difference and what it says."""
+    lines = [
+        "Neighbours (A − B in WER points, 95 % interval calibrated leave one domain out on "
+        "differences; a verdict only where it excludes 0):"
+    ]
+    for dataset, rows in pairs.groupby("dataset", sort=True):
+        order = rows.drop_duplicates("system_a")["system_a"].tolist()
+        for a in order:
+            neighbour = rows[rows["system_a"] == a].head(1)
+            if neighbour.empty:
+                continue
+            r = neighbour.iloc[0]
+            said = {
+                "A better": f"{r['system_a']} is better than {r['system_b']}",
+                "B better": f"{r['system_b']} is better than {r['system_a']}",
+            }.get(r["verdict"], r["verdict"])
+            lines.append(
+                f"  {dataset}: {r['system_a']} − {r['system_b']} "
+                f"{100 * r['difference']:+.2f} [{100 * r['low']:+.2f}, {100 * r['high']:+.2f}]: "
+                f"{said}"
+            )
+    return "\n".join(lines)
 
 
 def _labels_used(record: dict) -> str:

@@ -179,8 +179,10 @@ def _two_systems(dataset: str, systems: list[str], evidence: list[str]) -> dict:
         "dataset": dataset,
         "systems": systems,
         "message": (
-            f"only two systems ({', '.join(systems)}): each is the other's proxy and {why} "
-            "(add a third system's hypotheses)"
+            f"only two systems ({', '.join(systems)}): each is the other's proxy and {why}; "
+            "which of the two is better cannot be told from their text. Add a third system "
+            "(werest transcribe adds an offline recogniser's hypotheses where the table has "
+            "audio) or label a few utterances (werest sample, then werest estimate labels=)"
         ),
     }
 

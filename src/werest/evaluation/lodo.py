@@ -49,8 +49,11 @@ from werest.model.intervals import (
     bin_of,
     calibrated_interval,
     calibration_from_cells,
+    cell_pairs,
     check_interval,
     numeric_bins,
+    pair_calibration,
+    pair_interval,
 )
 from werest.model.training import (
     LABEL_FREE_PROXIES,
@@ -446,6 +449,101 @@ def _figures(group: pd.DataFrame) -> dict:
         "coverage": float(group["covered"].mean()),
         "mean_width": float(group["interval_width"].mean()),
         "mean_ci_width": float((group["ci_high"] - group["ci_low"]).mean()),
+    }
+
+
+#: Pairs whose true WERs differ by at least this should get a verdict (issue 34's bar).
+VERDICT_MARGIN = 0.05
+
+
+def cross_conformal_pairs(cells: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Every pair of systems of each held-out dataset (:func:`werest.model.intervals.cell_pairs`)
+    with its zero-label interval of differences calibrated on the *other* domains' pairs only
+    (:func:`werest.model.intervals.pair_calibration`): ``low``, ``high``, ``covered``,
+    ``width``, ``verdict`` (the interval excludes 0) and ``right`` (the verdict's sign is the
+    truth's)."""
+    pairs = cell_pairs(cells)
+    pairs["low"] = pairs["high"] = np.nan
+    for domain in pairs["domain"].unique():
+        held = (pairs["domain"] == domain).to_numpy()
+        calibration = {"pair": pair_calibration(cells[cells["domain"] != domain], level)}
+        low, high = pair_interval(
+            pairs.loc[held, "est_delta"],
+            pairs.loc[held, "awer_a"],
+            pairs.loc[held, "awer_b"],
+            calibration,
+        )
+        pairs.loc[held, "low"], pairs.loc[held, "high"] = low, high
+    truth = pairs["true_delta"]
+    pairs["covered"] = (truth >= pairs["low"]) & (truth <= pairs["high"])
+    pairs["width"] = pairs["high"] - pairs["low"]
+    pairs["verdict"] = (pairs["low"] > 0) | (pairs["high"] < 0)
+    pairs["right"] = pairs["verdict"] & (np.sign(pairs["est_delta"]) == np.sign(truth))
+    return pairs
+
+
+def winner_summary(cells: pd.DataFrame, pairs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per held-out dataset with at least 3 systems: what a user reads first. The truly best
+    system's ``best_error`` (aWER − WER) and raw pWER's, whether werest (and raw pWER) rank it
+    first, whether the true top two are in the true order, their true and estimated gap, and
+    the dataset's pair intervals (:func:`cross_conformal_pairs`): coverage, mean width, and
+    the share of pairs at least :data:`VERDICT_MARGIN` apart that get a verdict."""
+    pairs = cross_conformal_pairs(cells) if pairs is None else pairs
+    rows = []
+    for (domain, dataset), group in cells.groupby(["domain", "dataset"], sort=True):
+        if group["system"].nunique() < 3:
+            continue
+        group = group.sort_values(["wer", "system"])
+        best, second = group.iloc[0], group.iloc[1]
+        mine = pairs[pairs["dataset"] == dataset]
+        apart = mine[mine["true_delta"].abs() >= VERDICT_MARGIN]
+        rows.append(
+            {
+                "domain": domain,
+                "dataset": dataset,
+                "systems": len(group),
+                "best": best["system"],
+                "best_wer": best["wer"],
+                "best_awer": best["awer"],
+                "best_error": best["awer"] - best["wer"],
+                "best_error_raw": best["pwer"] - best["wer"],
+                "first": group["awer"].idxmin() == best.name,
+                "first_raw": group["pwer"].idxmin() == best.name,
+                "top_two_order": best["awer"] < second["awer"],
+                "top_two_order_raw": best["pwer"] < second["pwer"],
+                "true_gap": second["wer"] - best["wer"],
+                "est_gap": second["awer"] - best["awer"],
+                "pair_coverage": float(mine["covered"].mean()) if len(mine) else np.nan,
+                "pair_width": float(mine["width"].mean()) if len(mine) else np.nan,
+                "pairs_apart": len(apart),
+                "verdicts_apart": int(apart["verdict"].sum()),
+                "wrong_verdicts": int((mine["verdict"] & ~mine["right"]).sum()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def winner_overall(winners: pd.DataFrame, pairs: pd.DataFrame) -> dict:
+    """The winner table's figures over its datasets, and the pair intervals' over every pair."""
+    apart = pairs[pairs["true_delta"].abs() >= VERDICT_MARGIN]
+    return {
+        "datasets": len(winners),
+        "best_bias": float(winners["best_error"].mean()),
+        "best_abs_error": float(winners["best_error"].abs().mean()),
+        "best_bias_raw": float(winners["best_error_raw"].mean()),
+        "best_first": float(winners["first"].mean()),
+        "best_first_raw": float(winners["first_raw"].mean()),
+        "top_two_order": float(winners["top_two_order"].mean()),
+        "top_two_order_raw": float(winners["top_two_order_raw"].mean()),
+        "median_true_gap": float(winners["true_gap"].median()),
+        "median_est_gap": float(winners["est_gap"].median()),
+        "pairs": len(pairs),
+        "pair_coverage": float(pairs["covered"].mean()),
+        "pair_coverage_domains": float(pairs.groupby("domain")["covered"].mean().mean()),
+        "pair_width": float(pairs["width"].mean()),
+        "pairs_apart": len(apart),
+        "verdict_share_apart": float(apart["verdict"].mean()) if len(apart) else float("nan"),
+        "wrong_verdicts": int((pairs["verdict"] & ~pairs["right"]).sum()),
     }
 
 

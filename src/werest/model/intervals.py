@@ -172,4 +172,61 @@ def calibration_from_cells(
         "max_awer": float(cells["awer"].max()),
         "cells": len(cells),
         "domains": sorted(cells["domain"].unique()),
+        "pair": pair_calibration(cells, interval.level),
     }
+
+
+# --------------------------------------------------------------------------- differences
+
+#: The pair interval's scale is aWER_A + aWER_B + PAIR_OFFSET (two perfect systems: 1 point).
+PAIR_OFFSET = 0.01
+
+
+def pair_scale(awer_a, awer_b, offset: float = PAIR_OFFSET) -> np.ndarray:
+    """The scale of a difference's error: the two estimates' sum plus ``offset``. Two systems
+    cannot differ by more than their distance, which is at most the sum of their WERs, and
+    a model's error on one dataset moves both estimates together."""
+    return np.asarray(awer_a, dtype=float) + np.asarray(awer_b, dtype=float) + offset
+
+
+def cell_pairs(cells: pd.DataFrame) -> pd.DataFrame:
+    """Every pair of systems of each dataset of LODO ``cells`` (``domain, dataset, system,
+    wer, awer``), A before B by name: ``true_delta`` = WER_A − WER_B, ``est_delta`` =
+    aWER_A − aWER_B, ``scale`` (:func:`pair_scale`) and ``score`` = |true − est| / scale."""
+    columns = ["domain", "dataset", "system", "wer", "awer"]
+    if not set(columns) <= set(cells.columns):  # cells without their systems: no pairs
+        cells = pd.DataFrame(columns=columns)
+    cells = cells[columns].dropna()
+    pairs = cells.merge(cells, on=["domain", "dataset"], suffixes=("_a", "_b"))
+    pairs = pairs[pairs["system_a"] < pairs["system_b"]].reset_index(drop=True)
+    pairs["true_delta"] = pairs["wer_a"] - pairs["wer_b"]
+    pairs["est_delta"] = pairs["awer_a"] - pairs["awer_b"]
+    pairs["scale"] = pair_scale(pairs["awer_a"], pairs["awer_b"])
+    pairs["score"] = (pairs["true_delta"] - pairs["est_delta"]).abs() / pairs["scale"]
+    return pairs
+
+
+def pair_calibration(cells: pd.DataFrame, level: float) -> dict:
+    """The zero-label difference interval a model carries: the ``level`` quantile of the
+    pairs' scores (:func:`cell_pairs`) over LODO cells, every domain weighing the same;
+    ``quantile`` is NaN without a dataset of two systems."""
+    pairs = cell_pairs(cells)
+    weights = domain_weights(pairs["domain"]) if len(pairs) else np.array([])
+    return {
+        "method": "split conformal on differences, leave-one-domain-out residuals",
+        "level": level,
+        "offset": PAIR_OFFSET,
+        "quantile": weighted_quantile(pairs["score"].to_numpy(), weights, level),
+        "pairs": len(pairs),
+    }
+
+
+def pair_interval(delta, awer_a, awer_b, calibration: dict | None):
+    """The zero-label interval of WER_A − WER_B: est_delta ± q·(aWER_A + aWER_B + offset) under
+    a model's ``calibration`` (its ``pair`` entry); NaN bounds when the model carries none
+    (a model trained before differences were calibrated)."""
+    pair = (calibration or {}).get("pair") or {}
+    q = float(pair.get("quantile", np.nan))
+    half = q * pair_scale(awer_a, awer_b, pair.get("offset", PAIR_OFFSET))
+    delta = np.asarray(delta, dtype=float)
+    return delta - half, delta + half

@@ -59,7 +59,7 @@ from werest.features.agreement import STATUS_OK
 from werest.features.inputs import relative_to_proxy
 from werest.ingest.table import KEY
 from werest.model.files import Models
-from werest.model.intervals import calibrated_interval
+from werest.model.intervals import calibrated_interval, pair_interval
 from werest.stats import (
     Bootstrap,
     RateSample,
@@ -413,6 +413,38 @@ def neighbour_tests(
     return pd.DataFrame(rows)
 
 
+def add_pair_intervals(
+    pairs: pd.DataFrame, per_dataset: pd.DataFrame, calibration: dict | None
+) -> pd.DataFrame:
+    """The zero-label verdict of each pair of neighbours: ``est_diff`` = the mean over the
+    datasets both systems have of their estimates' difference, with the model's interval of
+    differences (:func:`werest.model.intervals.pair_interval`, calibrated leave one domain
+    out on differences) averaged over those datasets (``est_low``, ``est_high``: a model's
+    error on one domain moves a system's datasets together), and ``est_verdict``, which names
+    a better system only where that interval excludes 0. The paired bootstrap's p-value
+    measures sampling noise alone and is never a verdict."""
+    from werest.estimation.ppi import verdict
+
+    pairs = pairs.copy()
+    wide = per_dataset.pivot_table(index="dataset", columns="system", values="est_wer")
+    diffs, lows, highs, verdicts = [], [], [], []
+    for a, b in zip(pairs["better"], pairs["worse"], strict=True):
+        both = wide[[a, b]].dropna() if {a, b} <= set(wide.columns) else wide.iloc[:0, :0]
+        if both.empty:
+            diffs.append(np.nan), lows.append(np.nan), highs.append(np.nan), verdicts.append("")
+            continue
+        delta = both[a] - both[b]
+        low, high = pair_interval(delta, both[a], both[b], calibration)
+        diffs.append(float(delta.mean()))
+        lows.append(float(np.mean(low)))
+        highs.append(float(np.mean(high)))
+        finite = np.isfinite(lows[-1])
+        verdicts.append(verdict(lows[-1], highs[-1]) if finite else "no calibration")
+    pairs["est_diff"], pairs["est_low"], pairs["est_high"] = diffs, lows, highs
+    pairs["est_verdict"] = verdicts
+    return pairs
+
+
 def _paired(frame: pd.DataFrame, a: str, b: str, kind: str, boot: Bootstrap) -> dict:
     """The test on the utterances both systems have, one shared resample per dataset, taken
     in the canonical utterance order (dataset, utterance hash)."""
@@ -638,7 +670,7 @@ def assemble(
         if scored is not None
         else {}
     )
-    pairs = neighbour_tests(board, done, scored, boot)
+    pairs = add_pair_intervals(neighbour_tests(board, done, scored, boot), per_dataset, calibration)
     descriptive = descriptive_table(done, scored, rows, list(board["system"]))
     audits = fairness_audits(done, scored, fairness) if fairness else {}
     board = add_faas(board, audits)

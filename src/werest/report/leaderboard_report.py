@@ -78,10 +78,13 @@ def pairs_view(pairs: pd.DataFrame) -> pd.DataFrame:
             for lo, hi in zip(pairs["ppi_low"], pairs["ppi_high"], strict=True)
         ]
         view["verdict"] = pairs["verdict"].map(lambda v: _VERDICT.get(v, v))
-    else:
-        view["est. Δ pts"] = (100 * pairs["est_delta"]).map(lambda v: number(v, 2))
-        view["est. p"] = pairs["est_p_value"].map(number)
-        view["est. d"] = pairs["est_cohens_d"].map(lambda v: number(v, 2))
+    else:  # zero labels: the interval calibrated on differences, never the bootstrap's p
+        view["est. A − B pts"] = (100 * pairs["est_diff"]).map(lambda v: number(v, 2))
+        view["95% interval"] = [
+            percent_interval(lo, hi)
+            for lo, hi in zip(pairs["est_low"], pairs["est_high"], strict=True)
+        ]
+        view["verdict"] = pairs["est_verdict"].map(lambda v: _VERDICT.get(v, v))
     if "true_p_value" in pairs:
         view["true Δ pts"] = (100 * pairs["true_delta"]).map(lambda v: number(v, 2))
         view["true p"] = pairs["true_p_value"].map(number)
@@ -139,8 +142,8 @@ def format_board(result: Leaderboard) -> str:
         "",
         "Neighbours (A − B on the labelled utterances, paired 95 % interval):"
         if "verdict" in result.pairs
-        else "Neighbours (paired bootstrap of the estimates, not of the truth: an error the model "
-        "makes on every system is invisible to it; one-sided p of 'A better than B'):",
+        else "Neighbours (estimated A − B, 95 % interval calibrated leave one domain out on "
+        "differences; a verdict only where it excludes 0):",
         pairs_view(result.pairs).to_string(index=False),
     ]
     if "summary" in result.fairness:

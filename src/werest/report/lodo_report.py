@@ -16,7 +16,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from werest.evaluation.lodo import LodoResult, bin_summary
+from werest.evaluation.lodo import (
+    LodoResult,
+    bin_summary,
+    cross_conformal_pairs,
+    winner_overall,
+    winner_summary,
+)
 from werest.formatting import markdown_table, number, percent
 from werest.io import atomic_path, json_default, save_figure, write_csvs
 
@@ -142,6 +148,100 @@ def cell_table(cells: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def winner_tables(result: LodoResult) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """The winner table, the cross-conformal pairs and their overall figures of a LODO run."""
+    pairs = cross_conformal_pairs(result.cells, result.interval.level)
+    winners = winner_summary(result.cells, pairs)
+    return winners, pairs, winner_overall(winners, pairs)
+
+
+def winner_view(winners: pd.DataFrame) -> pd.DataFrame:
+    """The winner table as display strings (points, yes/no)."""
+    yes = {True: "yes", False: "no"}
+    return pd.DataFrame(
+        {
+            "domain": winners["domain"],
+            "dataset": winners["dataset"],
+            "systems": winners["systems"],
+            "true best": winners["best"],
+            "its WER": winners["best_wer"].map(percent),
+            "its aWER": winners["best_awer"].map(percent),
+            "bias": winners["best_error"].map(percent),
+            "raw bias": winners["best_error_raw"].map(percent),
+            "first": winners["first"].map(yes),
+            "raw first": winners["first_raw"].map(yes),
+            "top two in order": winners["top_two_order"].map(yes),
+            "true gap": winners["true_gap"].map(percent),
+            "est. gap": winners["est_gap"].map(percent),
+            "pair coverage": winners["pair_coverage"].map(lambda v: f"{v:.0%}"),
+            "pair width": winners["pair_width"].map(percent),
+            "verdicts (≥ 5 pts apart)": [
+                f"{v}/{n}"
+                for v, n in zip(winners["verdicts_apart"], winners["pairs_apart"], strict=True)
+            ],
+            "wrong verdicts": winners["wrong_verdicts"],
+        }
+    )
+
+
+def winner_section(winners: pd.DataFrame, figures: dict) -> str:
+    """The report's section on the best system, the top two and the differences."""
+    if winners.empty:
+        return "## The best system and the top two\n\nNo held-out dataset has 3 systems."
+    lines = [
+        "## The best system and the top two",
+        "What a user reads first, per held-out dataset with at least 3 systems. bias = the "
+        "truly best system's estimate minus its true WER (raw: its pWER's); first = ranked "
+        "first by the estimate; pair intervals: every pair of the dataset's systems, the "
+        "zero-label 95 % interval of the difference of their WERs calibrated on the other "
+        "domains' pairs (cross-conformal), and how many pairs whose true WERs are at least 5 "
+        "points apart get a verdict (the interval excludes 0).",
+        markdown_table(
+            pd.DataFrame(
+                [
+                    (
+                        "truly best system's mean bias (points)",
+                        f"{percent(figures['best_bias'])} "
+                        f"(raw {percent(figures['best_bias_raw'])})",
+                    ),
+                    (
+                        "truly best system's mean absolute error (points)",
+                        percent(figures["best_abs_error"]),
+                    ),
+                    (
+                        "true best ranked first",
+                        f"{figures['best_first']:.0%} (raw {figures['best_first_raw']:.0%}) of "
+                        f"{figures['datasets']} datasets",
+                    ),
+                    (
+                        "true top two in the true order",
+                        f"{figures['top_two_order']:.0%} (raw {figures['top_two_order_raw']:.0%})",
+                    ),
+                    (
+                        "median gap of the top two, true vs estimated (points)",
+                        f"{percent(figures['median_true_gap'])} vs "
+                        f"{percent(figures['median_est_gap'])}",
+                    ),
+                    (
+                        "pair intervals: coverage (every pair; mean over domains)",
+                        f"{figures['pair_coverage']:.1%}; {figures['pair_coverage_domains']:.1%} "
+                        f"({figures['pairs']} pairs)",
+                    ),
+                    ("pair intervals: mean width (points)", percent(figures["pair_width"])),
+                    (
+                        "pairs ≥ 5 points apart given a verdict",
+                        f"{figures['verdict_share_apart']:.0%} of {figures['pairs_apart']}",
+                    ),
+                    ("verdicts of the wrong sign", str(figures["wrong_verdicts"])),
+                ],
+                columns=["figure", "measured"],
+            )
+        ),
+        markdown_table(winner_view(winners)),
+    ]
+    return "\n\n".join(lines)
+
+
 def lodo_markdown(result: LodoResult, cfg: Mapping | None, name: str) -> str:
     """The markdown report."""
     overall = pd.DataFrame([result.overall]).drop(columns=["domains_beating_raw"])
@@ -174,6 +274,7 @@ def lodo_markdown(result: LodoResult, cfg: Mapping | None, name: str) -> str:
                 "agreement werest's estimate starts from.",
                 "## The bar\n\n" + markdown_table(bar_checks(result)),
                 "## Per held-out domain\n\n" + markdown_table(domain_table(result.domains)),
+                winner_section(*winner_tables(result)[::2]),
                 bins,
                 "## Overall (every cell)\n\n"
                 + "```json\n"
@@ -229,7 +330,12 @@ def write_lodo_reports(
 ) -> list[Path]:
     """Write the CSVs, the markdown report and the plot; return their paths."""
     output_dir = Path(output_dir)
-    paths = write_csvs(output_dir, name, {"cells": result.cells, "domains": result.domains})
+    winners, pairs, _ = winner_tables(result)
+    paths = write_csvs(
+        output_dir,
+        name,
+        {"cells": result.cells, "domains": result.domains, "winners": winners, "pairs": pairs},
+    )
     summary = output_dir / f"{name}_overall.json"
     with atomic_path(summary) as tmp:
         tmp.write_text(json.dumps(result.overall, indent=2, default=json_default), "utf-8")

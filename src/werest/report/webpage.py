@@ -977,8 +977,9 @@ def _pairs_tab(result: Leaderboard) -> str:
             "the prediction-powered A − B on the same labelled utterances, with its paired 95 % "
             "interval; the verdict names a better system only where the interval excludes 0."
             if "verdict" in result.pairs
-            else "A − B in WER points on the utterances both transcribed, the one-sided p of "
-            "'A is better' from a paired bootstrap and Cohen's d (see Metrics)."
+            else "the estimated A − B in WER points with its 95 % interval, calibrated leave one "
+            "domain out on the differences of systems of one dataset; the verdict names a better "
+            "system only where the interval excludes 0."
         )
         + " Full data: "
         + _links(["pairs.csv"])

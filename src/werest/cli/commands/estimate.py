@@ -25,10 +25,12 @@ from werest.cli.commands._common import (
 )
 from werest.errors import ConfigError
 from werest.estimation.estimate import (
+    format_pairs,
     format_summary,
     input_features,
     load_models,
     write_outputs,
+    zero_label_pairs,
 )
 from werest.estimation.guards import attach_warnings, format_warnings
 from werest.estimation.labels import LabelSettings, apply_labels, read_labels
@@ -80,9 +82,10 @@ def run(cfg: DictConfig) -> list[dict]:
             )
             warnings = [*warnings, *labelled.warnings]
             attach_warnings(records, warnings)
-    if labels is not None:
-        with atomic_path(folder / "pairs.csv") as tmp:
-            write_csv(labelled.pairs, tmp)
+    # differences: the labelled ones with labels=, else the zero-label ones
+    pairs = labelled.pairs if labels is not None else zero_label_pairs(records, models.calibration)
+    with atomic_path(folder / "pairs.csv") as tmp:
+        write_csv(pairs, tmp)
     resources = monitor.summary
     if result.utterances is not None:
         write_outputs(result.utterances, records, folder)
@@ -91,7 +94,9 @@ def run(cfg: DictConfig) -> list[dict]:
     write_resources(resources, folder / "resources.json")
     save_config(cfg, folder / "config.yaml")
     print_blocks(
-        format_summary(records, labels is not None), format_warnings(warnings) if warnings else None
+        format_summary(records, labels is not None),
+        format_pairs(pairs) if labels is None and len(pairs) else None,
+        format_warnings(warnings) if warnings else None,
     )
     return records
 

@@ -106,6 +106,7 @@ def test_a_saved_dataset_with_guessed_columns(tmp_path):
 def test_named_columns_several_systems_and_parquet(tmp_path):
     rows = {
         "key": [3, 1, 2],
+        "speaker": [7, 7, 8],
         "gold": ["a b", "c", "d"],
         "pred_text_whisper": ["a b", "c", None],  # not run on key 2
         "w2v": ["a", "see", "d"],
@@ -133,6 +134,7 @@ def test_named_columns_several_systems_and_parquet(tmp_path):
     audio = dict(zip(table["utt_id"], table["audio"], strict=False))
     assert audio["3"] == str((tmp_path / "calls" / "clips" / "3.wav").resolve())
     assert audio["1"] == "/abs/1.wav"
+    assert set(table["speaker"]) == {"7", "8"}  # numeric speaker ids, read as text
     one = import_table(
         "hf", [path], id_column="key", reference_column=None, hypothesis_column="w2v", system="s"
     )

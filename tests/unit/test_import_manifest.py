@@ -44,7 +44,15 @@ def test_one_file_per_system(tmp_path):
     whisper = manifest(
         tmp_path / "test" / "whisper.json",
         [
-            line("wavs/1089-0000.wav", "he hoped", "he hope", 2.5, lang="en", words=[[0, 1]]),
+            line(
+                "wavs/1089-0000.wav",
+                "he hoped",
+                "he hope",
+                2.5,
+                lang="en",
+                words=[[0, 1]],
+                speaker=1089,
+            ),
             line("/abs/1089-0001.flac", "stew for dinner", "", 3, lang="en"),
             line("wavs/1089-0002.wav", "", "uh", 0.5, lang="en"),
             line("wavs/1089-0003.wav", "turnips", None, 1, lang="en"),  # not run
@@ -76,6 +84,7 @@ def test_one_file_per_system(tmp_path):
     assert pd.isna(rows["whisper", "1089-0002"]["reference"])  # blank text: unlabelled
     assert rows["canary", "1089-0000"]["hypothesis"] == "He hoped."
     assert "words" not in table.columns  # a list: dropped
+    assert first["speaker"] == "1089"  # a numeric speaker id, read as text
 
 
 def test_several_prediction_fields_in_one_manifest(tmp_path):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from werest.errors import InputError
-from werest.ingest.table import decode_utf8
+from werest.ingest.table import TEXT_COLUMNS, decode_utf8
 
 log = logging.getLogger("werest.ingest.importers")
 
@@ -248,6 +248,15 @@ def column_systems(columns: list[str], file_system: str, system: str | None) -> 
     if len(set(names)) < len(names):
         raise ConfigError(f"two hypothesis columns give the same system name: {systems}")
     return systems
+
+
+def metadata_values(name: str, values: list) -> list:
+    """A kept metadata column's values: a column the table reads as text (``speaker``,
+    ``language``...) holds text, so a numeric speaker id (LibriSpeech's 1089) becomes ``"1089"``
+    rather than a refused row."""
+    if name not in TEXT_COLUMNS:
+        return values
+    return [v if v is None or isinstance(v, str) or v != v else str(v) for v in values]
 
 
 def source_name(column: str, taken: tuple[str, ...] = SET_COLUMNS) -> str:

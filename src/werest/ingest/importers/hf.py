@@ -23,9 +23,10 @@ Rows, one per (row, hypothesis column):
 * ids: text or whole numbers (FLEURS' ``id``), never blank or repeated; a null hypothesis =
   not run (no row), ``""`` = an empty hypothesis; a blank or null reference = unlabelled;
 * kept: every other column of text, numbers or booleans; a ``ClassLabel`` column as its
-  label names (``gender``: ``female``, not ``1``); columns of lists, structs or bytes (the
-  ``Audio`` feature's samples) are dropped: a column of audio paths named ``audio`` is kept
-  as ``audio``, resolved against the folder; a column named like one werest sets
+  label names (``gender``: ``female``, not ``1``), a numeric ``speaker`` as text; columns of
+  lists, structs or bytes (the ``Audio`` feature's samples) are dropped: a column of audio
+  paths named ``audio`` is kept as ``audio``, resolved against the folder; a column named
+  like one werest sets
   (``dataset``, an ESB dataset's, ``system``...) is kept as ``source_<name>``;
 * refused, naming the file, row (1 = the first row) and column: a folder without
   ``state.json`` or ``dataset_dict.json``, an unreadable ``state.json`` or shard, a missing
@@ -47,6 +48,7 @@ import pyarrow.parquet as pq
 from werest.errors import ConfigError, InputError
 from werest.ingest.importers._common import (
     column_systems,
+    metadata_values,
     named_hypothesis_columns,
     require_path,
     source_name,
@@ -281,7 +283,7 @@ def dataset_rows(
         if values is None:
             dropped.append(column)
         else:
-            extras[source_name(column)] = values
+            extras[source_name(column)] = metadata_values(source_name(column), values)
     if dropped:
         log.info("%s: columns %s hold lists, structs or bytes: not kept", source, dropped)
     frames, rows = [], []

@@ -29,8 +29,9 @@ manifest, which the Open ASR Leaderboard's ``write_manifest`` also writes):
   as NeMo does; the leaderboard's ``sample_<n>`` placeholders are not paths and give no
   audio), ``duration``, ``time`` as ``processing_seconds`` (one prediction field only), and
   every other field whose values are scalars (text, numbers, booleans); lists and objects
-  (word timestamps, reference lattices) are dropped; a field named like a column werest sets
-  (``dataset``, ``system``, ``hypothesis``, ``audio``...) is kept as ``source_<name>``;
+  (word timestamps, reference lattices) are dropped; a numeric ``speaker`` or ``language``
+  is read as text; a field named like a column werest sets (``dataset``, ``system``,
+  ``hypothesis``, ``audio``...) is kept as ``source_<name>``;
 * refused, naming the file, line and field: a line that is not a JSON object, a missing or
   empty ``audio_filepath``, no prediction field in the file, a prediction, reference or id of
   the wrong type, an id repeated (both lines named), a non-numeric ``duration``, two files
@@ -51,6 +52,7 @@ from werest.ingest.importers._common import (
     PRED_TEXT,
     SET_COLUMNS,
     column_systems,
+    metadata_values,
     named_hypothesis_columns,
     require_path,
     source_name,
@@ -238,7 +240,10 @@ def load_file(
     names = {f: source_name(f, (*SET_COLUMNS, "audio")) for f in extras}
     if len(predictions) == 1 and "time" in names and "processing_seconds" not in fields:
         names["time"] = "processing_seconds"
-    columns = {names[f]: _uniform([r.get(f) for _, r in records]) for f in extras}
+    columns = {
+        names[f]: metadata_values(names[f], _uniform([r.get(f) for _, r in records]))
+        for f in extras
+    }
 
     audio = [None if _PLACEHOLDER.match(r[AUDIO].strip()) else r[AUDIO].strip() for _, r in records]
     references = [_text(path, n, r, reference) for n, r in records] if reference else None

@@ -21,6 +21,7 @@ EXAMPLES: dict[str, list[str]] = {
     "import": [
         "werest import dighr ../shared/data/dighr/en --out dighr.parquet",
         "werest import kaldi exp/sysA/text exp/sysB/text reference=data/test/text --out k.parquet",
+        "werest import manifest results/MODEL_*_DATASET_*.jsonl --out open_asr.parquet",
     ],
     "score": ["werest score input=dighr.parquet output_dir=out/dighr"],
     "features": [

@@ -456,7 +456,7 @@ class ImportSettings:
         MISSING,
         (
             "dighr | thennal10 | sphinx | kaldi | sclite | afrispeech | mubench | svarah | verli "
-            "| csv"
+            "| csv | manifest | hf"
         ),
     )
     paths: list[str] = setting(MISSING, "files or folders in the format's original layout")
@@ -471,23 +471,45 @@ class ImportSettings:
     dataset: str | None = setting(
         None,
         (
-            "kaldi/sclite/sphinx/csv/verli: dataset name (default from the layout; csv: the "
-            "file's folder name)"
+            "kaldi/sclite/sphinx/csv/manifest/hf/verli: dataset name (default from the layout; "
+            "csv: the file's folder name)"
         ),
     )
     system: str | None = setting(
         None,
         (
-            "kaldi/sclite/csv: system name for a single hypothesis file (csv default: the file's "
-            "stem)"
+            "kaldi/sclite/csv/manifest/hf: system name for a single hypothesis file (csv default: "
+            "the file's stem)"
         ),
     )
-    id_column: str = setting("id", "csv: the utterance-id column")
+    id_column: str = setting(
+        "id",
+        (
+            "csv/manifest/hf: the utterance-id column (manifest default: utt_id, id or the "
+            "audio file's stem; hf: guessed when there is no 'id')"
+        ),
+    )
     reference_column: str | None = setting(
-        "reference", "csv: the reference column (null: none; blank cells = unlabelled)"
+        "reference",
+        (
+            "csv/manifest/hf: the reference column (null: none; blank cells = unlabelled; "
+            "manifest default: text; hf: guessed when there is no 'reference')"
+        ),
     )
     hypothesis_column: str = setting(
-        "hypothesis", "csv: the hypothesis column (a blank cell = empty hypothesis)"
+        "hypothesis",
+        (
+            "csv/manifest/hf: the hypothesis column (a blank cell = empty hypothesis; manifest "
+            "default: pred_text and pred_text_<system>; hf: guessed when there is no "
+            "'hypothesis')"
+        ),
+    )
+    hypothesis_columns: Names | None = setting(
+        None,
+        (
+            "manifest/hf: several hypothesis columns, one system each (named like the column; "
+            "pred_text_<x>: x)"
+        ),
     )
     streaming: bool = setting(False, "verli: also the streaming variants (<engine>-stream)")
     log_level: LogLevel = log_level_setting()

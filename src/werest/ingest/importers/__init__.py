@@ -18,10 +18,15 @@ svarah     Svarah ASR eval ``results/{comparisons,runs}/<run>/per_utterance.csv`
 verli      verli ``results/transcripts/librispeech-<engine>.json.gz``: LibriSpeech test-clean
            hypotheses, references from ``reference=`` (dighr ``190423``), ``streaming=``
 csv        generic: one CSV/TSV per system with id, reference and hypothesis columns
+manifest   NeMo / Open ASR Leaderboard JSON Lines manifests (``audio_filepath``, ``text``,
+           ``pred_text``), one file per system or ``pred_text_<system>`` fields
+hf         Hugging Face ``datasets`` saved with ``save_to_disk`` (Arrow) or their Parquet
+           files, with named (or guessed) id, reference and hypothesis columns
 =========  ==========================================================================
 
 ``werest import FORMAT PATH... --out table.parquet [reference=PATH dataset=NAME system=NAME]``
-(``csv`` also takes ``id_column=``, ``reference_column=``, ``hypothesis_column=``; ``verli``
+(``csv``, ``manifest`` and ``hf`` also take ``id_column=``, ``reference_column=``,
+``hypothesis_column=``, and ``manifest`` and ``hf`` ``hypothesis_columns=[a,b]``; ``verli``
 ``streaming=true``)
 """
 
@@ -49,6 +54,8 @@ FORMATS: tuple[str, ...] = (
     "svarah",
     "verli",
     "csv",
+    "manifest",
+    "hf",
 )
 #: settings of ``werest import`` passed to the importer (null included: ``reference_column=null``
 #: means "no reference column"; for the other options null is the importers' default)
@@ -59,6 +66,7 @@ OPTIONS: tuple[str, ...] = (
     "id_column",
     "reference_column",
     "hypothesis_column",
+    "hypothesis_columns",
     "streaming",
 )
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from werest.errors import InputError
-from werest.ingest.table import decode_utf8
+from werest.ingest.table import TEXT_COLUMNS, decode_utf8
 
 log = logging.getLogger("werest.ingest.importers")
 
@@ -188,3 +188,78 @@ def agree_references(table: pd.DataFrame, source: str) -> pd.DataFrame:
         table = table.copy()
         table["reference"] = first.to_numpy()
     return table
+
+
+#: the columns werest sets itself: a source column or field of one of these names that is not
+#: the one chosen for it is kept under ``source_<name>`` (an ESB dataset's ``dataset`` column)
+SET_COLUMNS = ("dataset", "utt_id", "system", "hypothesis", "reference")
+#: the prediction field of NeMo's and the Open ASR Leaderboard's manifests, and its prefix
+PRED_TEXT = "pred_text"
+
+
+def named_hypothesis_columns(
+    hypothesis_column: str | None,
+    hypothesis_columns: str | list[str] | tuple[str, ...] | None,
+    default: str = "hypothesis",
+) -> list[str] | None:
+    """The hypothesis columns a user named (``hypothesis_columns=[a,b]``, or a
+    ``hypothesis_column=`` other than its default), or None: the importer finds its own."""
+    from werest.errors import ConfigError
+
+    if isinstance(hypothesis_columns, str):
+        named = [hypothesis_columns]
+    else:
+        named = [str(c) for c in hypothesis_columns or ()]
+    if hypothesis_column not in (None, default):
+        if named:
+            raise ConfigError(
+                f"hypothesis_column={hypothesis_column!r} and hypothesis_columns={named} both "
+                "name hypothesis columns: give one of them"
+            )
+        named = [hypothesis_column]
+    if any(not c.strip() for c in named):
+        raise ConfigError(f"hypothesis_columns names an empty column: {named}")
+    if len(set(named)) < len(named):
+        raise ConfigError(f"hypothesis_columns names a column twice: {named}")
+    return named or None
+
+
+def column_systems(columns: list[str], file_system: str, system: str | None) -> dict[str, str]:
+    """The system each hypothesis column holds.
+
+    A file's only hypothesis column holds ``system=`` when given; otherwise
+    ``pred_text_<name>`` holds system ``<name>``; ``pred_text``, or a file's only hypothesis
+    column, holds the file's system (``system=`` or one named after the file); any other
+    column of several holds the system named like the column.
+    """
+    from werest.errors import ConfigError
+
+    if len(columns) == 1 and system:
+        return {columns[0]: system}
+    systems = {}
+    for column in columns:
+        if column.startswith(f"{PRED_TEXT}_") and len(column) > len(PRED_TEXT) + 1:
+            systems[column] = column[len(PRED_TEXT) + 1 :]
+        elif column == PRED_TEXT or len(columns) == 1:
+            systems[column] = system or file_system
+        else:
+            systems[column] = column
+    names = list(systems.values())
+    if len(set(names)) < len(names):
+        raise ConfigError(f"two hypothesis columns give the same system name: {systems}")
+    return systems
+
+
+def metadata_values(name: str, values: list) -> list:
+    """A kept metadata column's values: a column the table reads as text (``speaker``,
+    ``language``...) holds text, so a numeric speaker id (LibriSpeech's 1089) becomes ``"1089"``
+    rather than a refused row."""
+    if name not in TEXT_COLUMNS:
+        return values
+    return [v if v is None or isinstance(v, str) or v != v else str(v) for v in values]
+
+
+def source_name(column: str, taken: tuple[str, ...] = SET_COLUMNS) -> str:
+    """A source's metadata column as kept in the table: ``source_<name>`` when werest sets a
+    column of that name itself (``taken``)."""
+    return f"source_{column}" if column in taken else column

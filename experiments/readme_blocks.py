@@ -59,6 +59,13 @@ BLOCKS: dict[str, tuple[str, list[str] | None, str]] = {
         "From [`bench_systems.md`](experiments/results/bench_systems.md), written by "
         "`python experiments/bench_systems.py` (every system a target, no references).",
     ),
+    "lodo-winners": (
+        "lodo_winners.md",
+        ["## The best system and the top two"],
+        "From [`lodo_winners.md`](experiments/results/lodo_winners.md), written by "
+        "`python experiments/lodo_winners.py` from the cells of `werest evaluate "
+        "experiment=lodo`.",
+    ),
     "leaderboard-coverage": (
         "leaderboard_coverage.md",
         ["## Coverage"],

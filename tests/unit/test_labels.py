@@ -134,7 +134,19 @@ def test_a_few_labels_give_prediction_powered_estimates(
     for pair in pairs.itertuples():
         expected = "A better" if pair.high < 0 else "B better" if pair.low > 0 else "not separable"
         assert pair.verdict == expected
+        # more labels: 0 once separated, else 40·(half-width / |difference|)² − 40
+        half = (pair.high - pair.low) / 2
+        wanted = (
+            0
+            if expected != "not separable"
+            else np.ceil(40 * (half / abs(pair.difference)) ** 2) - 40
+        )
+        assert pair.more_labels_to_separate == wanted
+    for r in records:
+        half = (r["interval_high"] - r["interval_low"]) / 2
+        assert r["more_labels_for_2_points"] == max(0, np.ceil(40 * (half / 0.02) ** 2) - 40)
     assert "labels only %" in out
+    assert "More labels:" in out and "would bring every interval to ±2 points" in out
 
 
 def _truth(table: pd.DataFrame, tmp_path: Path, capsys) -> str:
@@ -145,6 +157,16 @@ def _truth(table: pd.DataFrame, tmp_path: Path, capsys) -> str:
     assert status == 0, err
     scores = pd.read_csv(tmp_path / "score" / "scores.csv")
     return json.dumps(dict(zip(scores["system"], scores["wer"].astype(float), strict=True)))
+
+
+def test_more_labels_follow_the_square_root_law():
+    from werest.estimation.ppi import more_labels
+
+    # half-width 4 points at 50 labels -> 2 points at 50·(4/2)² = 200 labels: 150 more
+    assert more_labels(50, 0.04, 0.02) == 150
+    assert more_labels(50, 0.015, 0.02) == 0  # there already
+    assert more_labels(10, 0.03, 0.02) == 13  # 10·2.25 = 22.5 -> 23 labels
+    assert np.isnan(more_labels(50, 0.04, 0.0))  # equal estimates: no number is sure
 
 
 def test_design_weights_from_the_sheet():

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,7 @@ from werest.estimation.ppi import (
     Estimates,
     dataset_frames,
     estimate_draws,
+    more_labels,
     paired_differences,
 )
 from werest.features.agreement import STATUS_OK
@@ -326,7 +328,52 @@ def apply_labels(
             pairs.append(pair.assign(dataset=dataset, n_labelled=draws.m))
     columns = ["dataset", "system_a", "system_b", "difference", "low", "high", "verdict"]
     frame = pd.concat(pairs, ignore_index=True) if pairs else pd.DataFrame(columns=columns)
-    return LabelledResult(frame[[*columns, "n_labelled"]] if pairs else frame, warnings)
+    extra = ["n_labelled", "more_labels_to_separate"]
+    return LabelledResult(frame[[*columns, *extra]] if pairs else frame, warnings)
+
+
+#: ``werest estimate`` says how many more labels would bring each interval to ± this
+TARGET_HALF_WIDTH = 0.02
+
+
+def format_more_labels(records: list[dict], pairs: pd.DataFrame) -> str:
+    """The console's advice on more labels: per labelled dataset, the labels that would bring
+    every system's interval to ±2 points, and, for each pair of neighbours (in the estimated
+    order) not yet separated, the labels that would separate them if their difference held
+    (an interval shrinks as 1/√labels)."""
+    lines = []
+    for dataset in sorted({r["dataset"] for r in records if r.get("method") == "ppi"}):
+        mine = sorted(
+            (r for r in records if r["dataset"] == dataset and r.get("method") == "ppi"),
+            key=lambda r: (r["estimated_wer"], r["system"]),
+        )
+        need = max(r["more_labels_for_2_points"] for r in mine)
+        labelled = max(r["n_labelled"] for r in mine)
+        reach = (
+            "every interval is within ±2 points already"
+            if need == 0
+            else f"about {need:.0f} more labels (beyond {labelled}) would bring every "
+            "interval to ±2 points"
+        )
+        lines.append(f"  {dataset}: {reach}")
+        here = pairs[pairs["dataset"] == dataset] if len(pairs) else pairs
+        for a, b in pairwise(mine):
+            row = here[
+                ((here["system_a"] == a["system"]) & (here["system_b"] == b["system"]))
+                | ((here["system_a"] == b["system"]) & (here["system_b"] == a["system"]))
+            ]
+            if row.empty or row["verdict"].iat[0] != "not separable":
+                continue
+            more = row["more_labels_to_separate"].iat[0]
+            lines.append(
+                f"    {a['system']} vs {b['system']}: "
+                + (
+                    f"about {more:.0f} more labels would separate them if their difference held"
+                    if np.isfinite(more)
+                    else "equal estimates: no number of labels is sure to separate them"
+                )
+            )
+    return "More labels:\n" + "\n".join(lines) if lines else ""
 
 
 def ppi_fields(est: Estimates, k: int, settings: LabelSettings) -> dict:
@@ -342,4 +389,7 @@ def ppi_fields(est: Estimates, k: int, settings: LabelSettings) -> dict:
         "classical_high": float(est.classical_high[k]),
         "ppi_lambda": float(est.lam[k]),
         "effective_labels": float(est.effective_labels[k]),
+        "more_labels_for_2_points": more_labels(
+            int(est.n_labelled[k]), (est.ppi_high[k] - est.ppi_low[k]) / 2, TARGET_HALF_WIDTH
+        ),
     }

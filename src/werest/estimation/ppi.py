@@ -340,6 +340,7 @@ def paired_differences(
                 low, high = np.nanquantile(est.boot[:, a] - est.boot[:, b], [alpha, 1 - alpha])
             else:
                 low, high = diff - q * se[a, b], diff + q * se[a, b]
+            said = verdict(low, high)
             rows.append(
                 {
                     "system_a": d.systems[a],
@@ -347,10 +348,23 @@ def paired_differences(
                     "difference": diff,
                     "low": low,
                     "high": high,
-                    "verdict": verdict(low, high),
+                    "verdict": said,
+                    "more_labels_to_separate": 0
+                    if said != "not separable"
+                    else more_labels(d.m, (high - low) / 2, abs(diff)),
                 }
             )
     return pd.DataFrame(rows)
+
+
+def more_labels(m: int, half_width: float, target: float) -> float:
+    """The labels beyond ``m`` that would bring an interval's half-width from ``half_width``
+    down to ``target``, if it shrinks as 1/√labels (same design, same spread): m·(h/t)² − m,
+    rounded up; 0 where it is there already, NaN for a target of 0 (two equal estimates:
+    no number of labels is sure to separate them)."""
+    if not np.isfinite(half_width) or not target > 0:
+        return float("nan")
+    return float(max(0, int(np.ceil(m * (half_width / target) ** 2)) - m))
 
 
 @dataclass

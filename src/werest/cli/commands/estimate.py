@@ -33,7 +33,12 @@ from werest.estimation.estimate import (
     zero_label_pairs,
 )
 from werest.estimation.guards import attach_warnings, format_warnings
-from werest.estimation.labels import LabelSettings, apply_labels, read_labels
+from werest.estimation.labels import (
+    LabelSettings,
+    apply_labels,
+    format_more_labels,
+    read_labels,
+)
 from werest.io import atomic_path, write_csv
 from werest.partition.estimate import estimate_input
 from werest.resources import ResourceMonitor, write_resources
@@ -96,6 +101,7 @@ def run(cfg: DictConfig) -> list[dict]:
     print_blocks(
         format_summary(records, labels is not None),
         format_pairs(pairs) if labels is None and len(pairs) else None,
+        format_more_labels(records, pairs) if labels is not None else None,
         format_warnings(warnings) if warnings else None,
     )
     return records

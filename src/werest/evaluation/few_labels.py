@@ -202,23 +202,37 @@ def zero_label_cells(
     return cross_conformal(pd.DataFrame(rows), interval)
 
 
+#: A draw "holds" when its intervals cover at least this share of the dataset's systems.
+DRAW_HOLDS = 0.8
+
+
 def summarise_draws(draws: pd.DataFrame) -> pd.DataFrame:
     """Per (strategy, budget, estimator, method, domain): mean |d| in points, coverage, mean
-    width in points, and the draws' mean λ."""
+    width in points, the draws' mean λ, and ``draws_holding``: the share of the draws (one
+    labelled sample of one dataset, serving all its systems, as a user draws it) whose
+    intervals cover at least :data:`DRAW_HOLDS` of the dataset's systems, and
+    ``worst_draw_coverage``, the lowest share of systems any one draw covered."""
     frame = draws.assign(
         abs_error=(draws["estimate"] - draws["wer"]).abs() * 100,
         covered=(draws["wer"] >= draws["low"]) & (draws["wer"] <= draws["high"]),
         width=(draws["high"] - draws["low"]) * 100,
     )
     keys = ["strategy", "budget", "estimator", "method", "domain"]
+    per_draw = (
+        frame.groupby([*keys, "dataset", "draw"], sort=True)["covered"].mean().rename("share")
+    )
+    by_draw = per_draw.reset_index().groupby(keys, sort=True)["share"]
     grouped = frame.groupby(keys, sort=True)
-    return grouped.agg(
+    summary = grouped.agg(
         cells=("system", "size"),
         mean_abs_error=("abs_error", "mean"),
         coverage=("covered", "mean"),
         mean_width=("width", "mean"),
         mean_lambda=("lam", "mean"),
-    ).reset_index()
+    )
+    summary["draws_holding"] = by_draw.apply(lambda share: float((share >= DRAW_HOLDS).mean()))
+    summary["worst_draw_coverage"] = by_draw.min()
+    return summary.reset_index()
 
 
 def overall(per_domain: pd.DataFrame, zero: pd.DataFrame) -> pd.DataFrame:
@@ -239,6 +253,8 @@ def overall(per_domain: pd.DataFrame, zero: pd.DataFrame) -> pd.DataFrame:
                 min_coverage=group["coverage"].min(),
                 min_coverage_domain=group.loc[group["coverage"].idxmin(), "domain"],
                 mean_width=group["mean_width"].mean(),
+                draws_holding=group["draws_holding"].mean(),
+                min_draws_holding=group["draws_holding"].min(),
             )
         )
     zero_domains = zero_domain_summary(zero)

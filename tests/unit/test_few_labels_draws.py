@@ -73,3 +73,35 @@ def test_overall_reports_the_lowest_domain_share_of_draws_holding():
     ppi = table[table["estimator"] == "ppi"].iloc[0]
     assert ppi["draws_holding"] == pytest.approx((1.0 + 0.5) / 2)
     assert ppi["min_draws_holding"] == pytest.approx(0.5)
+
+
+def test_the_stress_copy_injects_loops_and_empty_outputs_that_agreement_sees():
+    import numpy as np
+
+    from werest.estimation.ppi import DatasetFrame
+    from werest.evaluation.few_labels import LOOP_WORDS, stressed_frames
+
+    n, systems = 200, ["a", "b", "c", "d", "e"]
+    words = np.full((n, 5), 10.0)
+    frame = DatasetFrame(
+        dataset="x",
+        utterances=pd.Index([f"u{i}" for i in range(n)], name="utt_id"),
+        systems=systems,
+        pred_errors=np.ones((n, 5)),
+        pred_words=words.copy(),
+        present=np.ones((n, 5), dtype=bool),
+        errors=np.full((n, 5), 2.0),
+        words=words.copy(),
+    )
+    small = DatasetFrame(**{**frame.__dict__, "dataset": "y", "utterances": frame.utterances[:50]})
+    stressed = stressed_frames({"x": frame, "y": small}, 0.03, seed=1)
+    assert list(stressed) == ["x+stress"]  # fewer than 200 utterances: no stress copy
+    copy = stressed["x+stress"]
+    looped = copy.errors[:, 0] == 2.0 + LOOP_WORDS  # systems 0 and 4 (one in four) loop
+    assert looped.sum() == 6 and (copy.errors[:, 4] == copy.errors[:, 0]).all()
+    assert (copy.pred_errors[looped, 0] == 1.0 + LOOP_WORDS).all()  # agreement sees the loop
+    emptied = copy.errors[:, 1] == 10.0  # system 1 deletes every reference word
+    assert emptied.sum() == 6 and not (looped & emptied).any()
+    assert (copy.pred_errors[emptied, 1] == 10.0).all()
+    untouched = copy.errors[:, [2, 3]]
+    assert (untouched == 2.0).all() and (frame.errors == 2.0).all()  # the original is intact

@@ -18,7 +18,7 @@ Per domain and overall it reports mean |estimate − truth| in points, the worst
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -26,7 +26,12 @@ from tqdm.auto import tqdm
 
 from werest.estimation.labels import prediction_rows
 from werest.estimation.ppi import METHODS, DatasetFrame, dataset_frames, estimate_draws, quantile
-from werest.estimation.sampling import STRATEGIES, active_probabilities, labelling_scores
+from werest.estimation.sampling import (
+    ACTIVE_FLOOR,
+    STRATEGIES,
+    active_probabilities,
+    labelling_scores,
+)
 from werest.evaluation.lodo import cross_conformal
 from werest.features.agreement import STATUS_OK
 from werest.ingest.table import KEY
@@ -55,6 +60,8 @@ class FewLabelSettings:
     n_resamples : bootstrap resamples per estimate.
     seed : the draws' seed.
     recalibrate : as ``werest estimate``'s ``few_labels.recalibrate``.
+    stress : the share of each dataset's utterances made catastrophic in its heavy-tail
+        stress copy (:func:`stressed_frames`; 0: no stress set).
     """
 
     budgets: tuple[int, ...] = (25, 50, 100, 200)
@@ -65,6 +72,7 @@ class FewLabelSettings:
     n_resamples: int = 500
     seed: int = 0
     recalibrate: bool = True
+    stress: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "budgets", tuple(int(b) for b in self.budgets))
@@ -72,6 +80,63 @@ class FewLabelSettings:
         unknown = sorted(set(self.strategies) - {*STRATEGIES, ORACLE})
         if unknown:
             raise ValueError(f"few_labels.strategies: unknown {unknown[0]!r} ({STRATEGIES})")
+
+
+#: The domain of the heavy-tail stress copies (:func:`stressed_frames`).
+STRESS_DOMAIN = "heavy-tail stress"
+#: A hallucination loop's insertions.
+LOOP_WORDS = 100
+#: Stress copies are made of datasets with at least this many utterances.
+STRESS_MIN_UTTERANCES = 200
+
+
+def stressed_frames(
+    frames: dict[str, DatasetFrame], share: float, seed: int = 0
+) -> dict[str, DatasetFrame]:
+    """A heavy-tail stress copy of every dataset of at least :data:`STRESS_MIN_UTTERANCES`
+    utterances (named ``<dataset>+stress``): on ``share`` of its utterances (the same ones for
+    every such system, as silence or music makes many systems fail together) one system in
+    four loops, :data:`LOOP_WORDS` insertions, and on another ``share`` one system in four
+    returns nothing (every reference word deleted). Agreement sees both (a loop is as many
+    insertions against a proxy that does not loop; an empty output deletes the proxy's
+    words), so the predictions move as the truth does: ``LOOP_WORDS`` more predicted errors,
+    and predicted errors equal to the predicted words. What the stress tests is the labelled
+    sample: a draw of 50 misses utterances of a 3 % share with probability 0.97⁵⁰ ≈ 22 %."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, frame in frames.items():
+        if frame.n < STRESS_MIN_UTTERANCES or len(frame.systems) < 2:
+            continue
+        count = max(1, round(share * frame.n))
+        picked = rng.choice(frame.n, 2 * count, replace=False)
+        loops, empty = picked[:count], picked[count:]
+        systems = np.arange(len(frame.systems))
+        looping, silent = systems % 4 == 0, systems % 4 == 1
+        errors, pred = frame.errors.copy(), frame.pred_errors.copy()
+        grid = np.ix_(loops, looping)
+        errors[grid] += LOOP_WORDS
+        pred[grid] += LOOP_WORDS
+        grid = np.ix_(empty, silent)
+        errors[grid] = frame.words[grid]
+        pred[grid] = frame.pred_words[grid]
+        pred = np.where(frame.present, pred, 0.0)
+        out[f"{name}+stress"] = replace(
+            frame, dataset=f"{name}+stress", errors=errors, pred_errors=pred
+        )
+    return out
+
+
+def frame_scores(frame: DatasetFrame) -> pd.Series:
+    """``werest sample``'s active scores (:func:`werest.estimation.sampling.labelling_scores`)
+    of a frame's utterances, from its predictions: √ mean over systems of
+    (ê + floor·n)², indexed by (dataset, utt_id)."""
+    terms = (frame.pred_errors + ACTIVE_FLOOR * np.maximum(frame.pred_words, 1.0)) ** 2
+    count = np.maximum(frame.present.sum(axis=1), 1)
+    values = np.sqrt(np.where(frame.present, terms, 0.0).sum(axis=1) / count)
+    index = pd.MultiIndex.from_arrays(
+        [[frame.dataset] * frame.n, frame.utterances], names=["dataset", "utt_id"]
+    )
+    return pd.Series(values, index=index, name="score")
 
 
 def frames_from_heldout(utterances: pd.DataFrame) -> dict[str, DatasetFrame]:
@@ -352,9 +417,15 @@ def evaluate_few_labels(
     frames = frames_from_heldout(utterances)
     domains = domain_map(utterances)
     scores = labelling_scores(utterances.assign(status=STATUS_OK))
+    if settings.stress > 0:
+        stressed = stressed_frames(frames, settings.stress, settings.seed)
+        frames |= stressed
+        domains |= dict.fromkeys(stressed, STRESS_DOMAIN)
+        scores = pd.concat([scores, *(frame_scores(f) for f in stressed.values())])
     draws = simulate(frames, domains, settings, scores)
     per_domain = summarise_draws(draws)
-    zero = zero_label_cells(frames, domains, interval)
-    table = overall(per_domain, zero)
+    real = {name: frame for name, frame in frames.items() if domains[name] != STRESS_DOMAIN}
+    zero = zero_label_cells(real, domains, interval)
+    table = overall(per_domain[per_domain["domain"] != STRESS_DOMAIN], zero)
     checks = [bars(table, 50, method) for method in METHODS]
     return FewLabelResult(per_domain, table, zero, checks, settings, {})

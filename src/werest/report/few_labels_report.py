@@ -17,10 +17,20 @@ from werest.io import atomic_path, save_figure, write_csvs
 log = logging.getLogger(__name__)
 
 
+#: shares shown in per cent
+PERCENT_COLUMNS = (
+    "coverage",
+    "min_coverage",
+    "draws_holding",
+    "min_draws_holding",
+    "worst_draw_coverage",
+)
+
+
 def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
     for column in out.columns:
-        if column in ("coverage", "min_coverage"):
+        if column in PERCENT_COLUMNS:
             out[column] = out[column].map(lambda v: f"{100 * v:.1f} %")
         elif out[column].dtype.kind == "f":
             out[column] = out[column].map(lambda v: f"{v:.2f}")
@@ -143,6 +153,7 @@ def few_labels_markdown(result: FewLabelResult, cfg: Mapping | None, name: str) 
         "",
         markdown_table(_rounded(at_50)),
         "",
+        *_stress_lines(result),
         "## Zero labels, per domain",
         "",
         markdown_table(_rounded(_zero_domains(result))),
@@ -151,6 +162,31 @@ def few_labels_markdown(result: FewLabelResult, cfg: Mapping | None, name: str) 
         "",
     ]
     return "\n".join(lines)
+
+
+def _stress_lines(result: FewLabelResult) -> list[str]:
+    """The heavy-tail stress set's rows (every budget, strategy, estimator, `t` intervals)."""
+    from werest.evaluation.few_labels import STRESS_DOMAIN
+
+    rows = result.per_domain[
+        (result.per_domain["domain"] == STRESS_DOMAIN) & (result.per_domain["method"] == "t")
+    ]
+    if rows.empty:
+        return []
+    return [
+        "## Heavy-tail stress set",
+        "",
+        f"A stress copy of every dataset of at least 200 utterances: on "
+        f"{100 * result.settings.stress:g} % of its utterances one system in four loops (100 "
+        f"insertions), on another {100 * result.settings.stress:g} % one system in four "
+        "returns nothing; agreement sees both, so the predictions follow "
+        "(`werest.evaluation.few_labels.stressed_frames`). Not in the overall means above. "
+        "`t` intervals; `draws_holding`: the share of draws whose intervals hold at least "
+        "80 % of the dataset's systems.",
+        "",
+        markdown_table(_rounded(rows.drop(columns=["domain", "method"]))),
+        "",
+    ]
 
 
 def _zero_line(result: FewLabelResult) -> str:

@@ -20,13 +20,14 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-
-from omegaconf import DictConfig, OmegaConf
+from typing import TYPE_CHECKING
 
 from werest import logs
-from werest.cli.config import check_settings, compose, conf_dir, unset_required
 from werest.errors import ConfigError, WerestError
 from werest.io import recorded_writes
+
+if TYPE_CHECKING:  # Hydra and OmegaConf are imported once a command runs: `werest --help`
+    from omegaconf import DictConfig  # and `werest --version` start without them
 
 log = logging.getLogger("werest")
 
@@ -142,6 +143,10 @@ def _main(args: list[str]) -> int:
     show_config = "--cfg" in rest
     show_help = "--help" in rest or "-h" in rest
     rest = [arg for arg in rest if arg not in ("--cfg", "--help", "-h")]
+    from omegaconf import OmegaConf
+
+    from werest.cli.config import check_settings, compose, conf_dir, unset_required
+
     try:
         overrides = _import_argv(rest) if command == "import" else rest
         cfg = compose(command, overrides)

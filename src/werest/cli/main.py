@@ -7,8 +7,8 @@ Every setting's type is checked once, right after composition
 (:func:`werest.cli.config.check_settings`), before any work starts. Errors a user can cause
 (:class:`werest.errors.WerestError`, a bad override) print as one line, always the last line
 of stderr, and exit with status 2; there is no traceback for them. Commands log at WARNING by
-default (``log_level=INFO`` shows progress), so a failing run's stderr is normally that one
-line.
+default (``log_level=INFO`` logs each stage with its duration; ``progress=false`` turns the
+progress bars off), so a failing run's stderr is normally that one line.
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def _main(args: list[str]) -> int:
             print(OmegaConf.to_yaml(cfg))
             return 0
         check_settings(command, cfg)
-        logs.setup(cfg.get("log_level", "WARNING"))
+        logs.setup(cfg.get("log_level", "WARNING"), progress=cfg.get("progress", True))
         with recorded_writes() as written:
             _runner(command)(cfg)
         if written:

@@ -36,6 +36,11 @@ venv: $(VENV)/.core
 
 demo: $(VENV)/.core
 	$(BIN)/werest demo
+	@echo
+	@echo "werest is installed in $(VENV). To run it as the README's Quick start does, put it on"
+	@echo "the PATH in each new shell:"
+	@echo
+	@echo "    . $(VENV)/bin/activate"
 
 $(VENV)/.audio: $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet -e ".[audio]"

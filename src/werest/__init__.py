@@ -20,12 +20,13 @@ from __future__ import annotations
 import importlib
 
 from werest.errors import ConfigError, InputError, WerestError
-from werest.ingest.table import read_table, validate_table, write_table
 
 __version__ = "0.1.0"
 
 _API = ("Estimates", "estimate", "leaderboard", "load_model", "score")
 _MODULES = ("text", "api")
+#: the transcripts table's functions (werest.ingest.table imports pandas: on first use too)
+_TABLE = ("read_table", "validate_table", "write_table")
 
 __all__ = [
     "ConfigError",
@@ -45,9 +46,12 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    """The API's functions and modules, imported on first use."""
+    """The API's functions, the table's and the modules, imported on first use (PEP 562):
+    ``import werest`` imports neither pandas nor numpy nor scikit-learn."""
     if name in _API:
         return getattr(importlib.import_module("werest.api"), name)
+    if name in _TABLE:
+        return getattr(importlib.import_module("werest.ingest.table"), name)
     if name in _MODULES:
         return importlib.import_module(f"werest.{name}")
     raise AttributeError(f"module 'werest' has no attribute {name!r}")

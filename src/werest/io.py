@@ -14,11 +14,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from werest.errors import InputError
+
+if TYPE_CHECKING:  # numpy and pandas are imported where used: the CLI starts without them
+    import numpy as np
+    import pandas as pd
 
 
 def shipped(folder: str) -> Path:
@@ -143,6 +145,9 @@ def _quoted(text: str) -> str:
 def _csv_cells(values: pd.Series, float_format: str) -> list[str] | None:
     """A column's cells as pandas' ``to_csv`` writes them; None for a kind it does not
     handle."""
+    import numpy as np
+    import pandas as pd
+
     kind = values.dtype.kind
     if kind == "f":
         cells = _each_distinct(values, lambda value: float_format % value)
@@ -160,6 +165,9 @@ def _csv_cells(values: pd.Series, float_format: str) -> list[str] | None:
 
 def _each_distinct(values: pd.Series, render) -> np.ndarray:
     """``render`` of each cell, called once per distinct value; a null is ``""``."""
+    import numpy as np
+    import pandas as pd
+
     codes, distinct = pd.factorize(values)  # a null is -1: the last entry
     return np.array([render(value) for value in distinct] + [""], dtype=object)[codes]
 

@@ -144,6 +144,9 @@ def test_quick_start_runs_as_written(tmp_path, monkeypatch):
     quick = text.split("## Quick start: your own CSVs", 1)[1].split("\n## ", 1)[0]
     commands = re.search(r"```bash\n(.*?)```", quick, flags=re.DOTALL).group(1)
     lines = [line.split("#", 1)[0].split() for line in commands.strip().splitlines()]
+    # the venv first (tests/integration/test_quick_start_shell.py runs the block in bash)
+    assert lines[0] == [".", ".venv/bin/activate"]
+    lines = lines[1:]
     assert [line[:2] for line in lines] == [
         ["werest", "import"],
         ["werest", "estimate"],

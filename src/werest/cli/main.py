@@ -7,8 +7,8 @@ Every setting's type is checked once, right after composition
 (:func:`werest.cli.config.check_settings`), before any work starts. Errors a user can cause
 (:class:`werest.errors.WerestError`, a bad override) print as one line, always the last line
 of stderr, and exit with status 2; there is no traceback for them. Commands log at WARNING by
-default (``log_level=INFO`` shows progress), so a failing run's stderr is normally that one
-line.
+default (``log_level=INFO`` logs each stage with its duration; ``progress=false`` turns the
+progress bars off), so a failing run's stderr is normally that one line.
 """
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-
-from omegaconf import DictConfig, OmegaConf
+from typing import TYPE_CHECKING
 
 from werest import logs
-from werest.cli.config import check_settings, compose, conf_dir, unset_required
 from werest.errors import ConfigError, WerestError
 from werest.io import recorded_writes
+
+if TYPE_CHECKING:  # Hydra and OmegaConf are imported once a command runs: `werest --help`
+    from omegaconf import DictConfig  # and `werest --version` start without them
 
 log = logging.getLogger("werest")
 
@@ -142,6 +143,10 @@ def _main(args: list[str]) -> int:
     show_config = "--cfg" in rest
     show_help = "--help" in rest or "-h" in rest
     rest = [arg for arg in rest if arg not in ("--cfg", "--help", "-h")]
+    from omegaconf import OmegaConf
+
+    from werest.cli.config import check_settings, compose, conf_dir, unset_required
+
     try:
         overrides = _import_argv(rest) if command == "import" else rest
         cfg = compose(command, overrides)
@@ -160,7 +165,7 @@ def _main(args: list[str]) -> int:
             print(OmegaConf.to_yaml(cfg))
             return 0
         check_settings(command, cfg)
-        logs.setup(cfg.get("log_level", "WARNING"))
+        logs.setup(cfg.get("log_level", "WARNING"), progress=cfg.get("progress", True))
         with recorded_writes() as written:
             _runner(command)(cfg)
         if written:

@@ -110,6 +110,12 @@ def log_level_setting() -> Any:
     return setting("WARNING", "INFO shows progress; errors are one line on stderr either way")
 
 
+def progress_setting() -> Any:
+    return setting(
+        True, "progress bars on stderr while a stage runs (shown only when stderr is a terminal)"
+    )
+
+
 def auto_normaliser_setting() -> Any:
     return setting(
         "auto",
@@ -513,6 +519,7 @@ class ImportSettings:
     )
     streaming: bool = setting(False, "verli: also the streaming variants (<engine>-stream)")
     log_level: LogLevel = log_level_setting()
+    progress: bool = progress_setting()
 
 
 @dataclass
@@ -525,6 +532,7 @@ class ScoreSettings:
     normaliser: Normaliser | None = auto_normaliser_setting()
     n_jobs: int = setting(1, nonzero=True)
     log_level: LogLevel = log_level_setting()
+    progress: bool = progress_setting()
 
 
 @dataclass
@@ -541,6 +549,7 @@ class FeaturesSettings:
     normaliser: Normaliser | None = auto_normaliser_setting()
     n_jobs: int = setting(1, nonzero=True)
     log_level: LogLevel = log_level_setting()
+    progress: bool = progress_setting()
 
 
 @dataclass
@@ -557,6 +566,7 @@ class EmbedSettings:
     cache_dir: Path | None = setting(Path(".werest-cache/embeddings"), "null: no on-disk cache")
     audio: EmbedAudio = block(EmbedAudio, "the long-clip rule: werest.ingest.audio")
     log_level: LogLevel = log_level_setting()
+    progress: bool = progress_setting()
 
 
 @dataclass
@@ -584,6 +594,7 @@ class TranscribeSettings:
         TranscribeAudio, "loading (werest.ingest.audio): 16 kHz mono; bad clips get a status"
     )
     log_level: LogLevel = log_level_setting()
+    progress: bool = progress_setting()
 
 
 @dataclass
@@ -637,6 +648,7 @@ class EstimateSettings:
     seed: int = setting(0, "bootstrap seed", minimum=0)
     normaliser: Normaliser | None = model_normaliser_setting()
     log_level: LogLevel = log_level_setting()
+    progress: bool = progress_setting()
 
 
 @dataclass
@@ -681,6 +693,7 @@ class LeaderboardSettings:
     fairness: Fairness = block(Fairness)
     normaliser: Normaliser | None = model_normaliser_setting()
     log_level: LogLevel = log_level_setting()
+    progress: bool = progress_setting()
 
 
 @dataclass
@@ -707,6 +720,7 @@ class TrainSettings:
         Interval, "werest.model.intervals: Mondrian bins of aWER, scale aWER + offset"
     )
     log_level: LogLevel = log_level_setting()
+    progress: bool = progress_setting()
 
 
 @dataclass
@@ -717,6 +731,7 @@ class ConvertModelSettings:
     )
     out: Path | None = setting(None, "default: model_path with the .skops suffix")
     log_level: LogLevel = log_level_setting()
+    progress: bool = progress_setting()
 
 
 @dataclass
@@ -743,6 +758,7 @@ class EvaluateSettings:
         None, "experiment=few_labels sets the budgets and draws (conf/experiment/few_labels.yaml)"
     )
     log_level: LogLevel = log_level_setting()
+    progress: bool = progress_setting()
     cases: Cases = block(Cases, "set by the experiment")
     ablation: Any | None = setting({"feature_sets": ABLATION_FEATURE_SETS})
     bootstrap: Resamples = block(Resamples, "95 % aWER CIs per cell, seeded by `seed`")
@@ -758,6 +774,7 @@ class DemoSettings:
     model_path: Path | None = model_path_setting()
     output_dir: Path = setting(Path("outputs/demo"))
     log_level: LogLevel = log_level_setting()
+    progress: bool = progress_setting()
 
 
 @dataclass
@@ -776,6 +793,7 @@ class SegmentationSettings:
     )
     output_dir: Path = setting(Path("outputs/segmentation"))
     log_level: LogLevel = log_level_setting()
+    progress: bool = progress_setting()
 
 
 @dataclass
@@ -823,6 +841,7 @@ class SampleSettings:
     trust_model: bool = trust_model_setting()
     n_jobs: int = setting(1, "worker processes for the predictions (-1: every core)", nonzero=True)
     log_level: LogLevel = log_level_setting()
+    progress: bool = progress_setting()
 
 
 #: command -> its settings

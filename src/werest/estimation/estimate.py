@@ -35,8 +35,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
+from werest import logs
 from werest.errors import ConfigError, InputError
 from werest.estimation.guards import (
     PAIR_ROWS,
@@ -240,8 +240,7 @@ def estimate_utterances(
         results = Parallel(n_jobs=n_jobs, return_as="generator")(
             delayed(work)(chunk) for chunk in chunks
         )
-    progress = tqdm(results, total=len(bounds), desc="estimating", unit="chunk", disable=None)
-    parts = list(progress)
+    parts = list(logs.track(results, total=len(bounds), desc="features", unit="chunk"))
     if not parts:
         raise InputError("the input has no rows")
     # Dataset-level context needs every chunk of a dataset: predict once all are in.
@@ -293,6 +292,11 @@ def _extra_features(models: Models, table: pd.DataFrame) -> list[str]:
 def predict_features(features: pd.DataFrame, models: Models) -> pd.DataFrame:
     """``predicted_<target>`` columns for a feature table; rows with a non-finite feature get
     status ``missing feature value``."""
+    with logs.stage("predict"):
+        return _predict_features(features, models)
+
+
+def _predict_features(features: pd.DataFrame, models: Models) -> pd.DataFrame:
     names = models.feature_names
     usable = (features["status"] == STATUS_OK).to_numpy()
     values = features[names].astype(float)
@@ -334,7 +338,8 @@ def summarise(
     if units is None:
         units = dataset_units(scoring_units(table, normaliser), table["dataset"])
     records = []
-    for (dataset, system), group in utterances.groupby(["dataset", "system"], sort=True):
+    groups = utterances.groupby(["dataset", "system"], sort=True)
+    for (dataset, system), group in logs.track(groups, desc="bootstrap", unit="cell"):
         done = group[group["status"] == STATUS_OK]
         done = done.iloc[np.argsort(utterance_order(done), kind="stable")]
         sample = estimated_sample(done)
@@ -588,9 +593,10 @@ def readable_utterances(
 
 def write_outputs(utterances: pd.DataFrame, records: list[dict], output_dir: Path) -> None:
     """utterances.csv and summary.json, atomically."""
-    with atomic_path(output_dir / "utterances.csv") as tmp:
-        write_csv(utterances, tmp)
-    write_summary(records, output_dir)
+    with logs.stage("write"):
+        with atomic_path(output_dir / "utterances.csv") as tmp:
+            write_csv(utterances, tmp)
+        write_summary(records, output_dir)
 
 
 def write_summary(records: list[dict], output_dir: Path) -> None:

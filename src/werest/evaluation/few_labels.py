@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
+from werest import logs
 from werest.estimation.labels import prediction_rows
 from werest.estimation.ppi import METHODS, DatasetFrame, dataset_frames, estimate_draws, quantile
 from werest.estimation.sampling import (
@@ -159,7 +159,7 @@ def simulate(
     rows = []
     rng = np.random.default_rng(settings.seed)
     work = [(ds, f) for ds, f in frames.items() if f.n >= 2]
-    for dataset, frame in tqdm(work, desc="datasets", unit="dataset", disable=None):
+    for dataset, frame in logs.track(work, desc="evaluate (datasets)", unit="dataset"):
         truth = frame.truth()
         pop = frame.population()
         probs = {

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from scipy import stats
-from tqdm.auto import tqdm
 
+from werest import logs
 from werest.errors import ConfigError, InputError
 from werest.estimation.estimate import estimated_sample
 from werest.features.proxy import rank_on
@@ -254,7 +254,7 @@ def evaluate_four_cases(
     labels = utterance_labels(table, normaliser, n_jobs)
     systems_by_dataset = table.groupby("dataset")["system"].agg(set).to_dict()
     predictions, timings = [], []
-    for held_out in tqdm(protocol.benchmark_datasets, desc="folds", unit="fold", disable=None):
+    for held_out in logs.track(protocol.benchmark_datasets, desc="evaluate (folds)", unit="fold"):
         fold_predictions, fold_timings = run_fold(
             table,
             labels,

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from scipy import stats
-from tqdm.auto import tqdm
 
+from werest import logs
 from werest.errors import ConfigError
 from werest.estimation.estimate import (
     STATUS_OK,
@@ -187,7 +187,7 @@ def evaluate_lodo(
     if unknown:
         raise ConfigError(f"held-out domain {unknown[0]!r} is not a multi-system domain here")
     cells, timings, utterances = [], [], []
-    for domain in tqdm(folds, desc="held-out domains", unit="domain", disable=None):
+    for domain in logs.track(folds, desc="evaluate (held-out domains)", unit="domain"):
         fold_start = time.perf_counter()
         ranking, frame = fold_training_rows(
             table,

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
+from werest import logs
 from werest.features.cache import EmbeddingCache, file_key, normalise_text, text_key
 from werest.features.embedder import Embedder
 from werest.ingest.audio import AudioPolicy, AudioStatus, LoadedAudio, load_audio
@@ -25,8 +25,11 @@ log = logging.getLogger(__name__)
 
 
 def _batches(items: Sequence[Any], size: int, *, desc: str, unit: str) -> Iterator[Sequence[Any]]:
-    """``items`` ``size`` at a time, with a progress bar over the items (none when empty)."""
-    with tqdm(total=len(items), desc=desc, unit=unit, disable=True if not items else None) as bar:
+    """``items`` ``size`` at a time, with a progress bar over the items (none when empty) and,
+    at INFO, the time it took (:func:`werest.logs.stage`: "embed (<desc>): 3.2 s")."""
+    if not items:
+        return
+    with logs.stage(f"embed ({desc})", total=len(items), unit=unit) as bar:
         for start in range(0, len(items), size):
             chunk = items[start : start + size]
             yield chunk

@@ -77,8 +77,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
+from werest import logs
 from werest.build import instantiate_once, kept
 from werest.errors import ConfigError, InputError
 from werest.features.cache import EmbeddingCache, file_key, normalise_text
@@ -422,7 +422,7 @@ def score_pairs(
         lambda parts: enumerate([_score_group(*c, scorer, cache, policy) for c in b] for b in parts)
     )
     transcripts: dict[tuple[str, str], str | None] = {}
-    with tqdm(total=len(groups), desc="whisper likelihood", unit="clip", disable=None) as bar:
+    with logs.stage("embed (whisper likelihood)", total=len(groups), unit="clip") as bar:
         for position, results in run_clips(batches):
             for offset, done in enumerate(results):
                 (path, lang), group = groups[position * size + offset]

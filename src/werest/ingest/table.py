@@ -38,6 +38,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from werest import logs
 from werest.errors import InputError
 from werest.io import atomic_path
 
@@ -137,6 +138,13 @@ def read_table(
     path = Path(path)
     fmt = table_format(path)
     _check_readable(path)
+    with logs.stage(f"read ({path.name})"):
+        return _read_checked(path, fmt, required, numeric)
+
+
+def _read_checked(
+    path: Path, fmt: str, required: tuple[str, ...], numeric: tuple[str, ...]
+) -> pd.DataFrame:
     if fmt == "parquet":
         frame, line_of = _read_parquet(path), None
     else:

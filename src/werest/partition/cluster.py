@@ -30,8 +30,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from tqdm.auto import tqdm
-
+from werest import logs
 from werest.errors import ConfigError, WerestError
 from werest.partition.engine import PartitionRunner
 
@@ -132,7 +131,7 @@ def map_on_cluster(
         **dict(zip(names, values, strict=True)),
     )
     position = {future.key: i for i, future in enumerate(futures)}
-    with tqdm(total=len(futures), desc=desc, unit=unit, disable=None if desc else True) as bar:
+    with logs.bar(total=len(futures), desc=desc or "", unit=unit, disable=not desc) as bar:
         for future in distributed.as_completed(futures):
             result = future.result()
             if isinstance(result, _UserError):

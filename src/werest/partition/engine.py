@@ -38,7 +38,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pandas.api.types import union_categoricals
-from tqdm.auto import tqdm
 
 from werest import logs
 from werest.errors import ConfigError, InputError
@@ -331,7 +330,7 @@ PartitionRunner = Callable[[Callable, list[Path], list, Any], list]
 def run_locally(function, folders, outputs, context) -> list:
     """Partitions one after another in this process."""
     pairs = zip(folders, outputs, strict=True)
-    progress = tqdm(pairs, total=len(folders), desc="partitions", unit="partition", disable=None)
+    progress = logs.bar(pairs, total=len(folders), desc="partitions", unit="partition")
     return [function(folder, output, context) for folder, output in progress]
 
 
@@ -371,7 +370,7 @@ def child_process_runner(per_process: int = PARTITIONS_PER_PROCESS) -> Partition
         spawn = multiprocessing.get_context("spawn")
         pairs = list(zip(folders, outputs, strict=True))
         results = []
-        with tqdm(total=len(pairs), desc="partitions", unit="partition", disable=None) as bar:
+        with logs.bar(total=len(pairs), desc="partitions", unit="partition") as bar:
             for start in range(0, len(pairs), per_process):
                 with ProcessPoolExecutor(
                     max_workers=1,

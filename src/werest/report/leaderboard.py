@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from werest import logs
 from werest.errors import ConfigError, InputError
 from werest.estimation.estimate import estimate_utterances, estimated_sample
 from werest.estimation.guards import warnings_from_counts
@@ -262,7 +263,7 @@ def rank_systems(
     """
     per_dataset = _per_dataset(done, scored)
     rows = []
-    for system, part in per_dataset.groupby("system"):
+    for system, part in logs.track(per_dataset.groupby("system"), desc="bootstrap", unit="system"):
         est = [_rate_sample(g, "est") for _, g in done[done["system"] == system].groupby("dataset")]
         low, high = macro_bootstrap(
             est, n_resamples=boot.n_resamples, seed=boot.seed, confidence=boot.confidence

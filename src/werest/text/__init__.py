@@ -516,7 +516,7 @@ def parallel_map(
     """``[function(*chunk, **kwargs) for chunk in chunks]``, in joblib workers when
     ``n_jobs != 1`` and there is more than one chunk; with ``desc``, a progress bar over the
     chunks on a terminal (tqdm leaves it out when stderr is not one)."""
-    from tqdm.auto import tqdm
+    from werest import logs
 
     if n_jobs == 1 or len(chunks) < 2:
         results = (function(*chunk, **kwargs) for chunk in chunks)
@@ -526,7 +526,7 @@ def parallel_map(
         results = Parallel(n_jobs=n_jobs, return_as="generator")(
             delayed(function)(*chunk, **kwargs) for chunk in chunks
         )
-    bar = tqdm(results, total=len(chunks), desc=desc, unit="chunk", disable=None if desc else True)
+    bar = logs.bar(results, total=len(chunks), desc=desc or "", unit="chunk", disable=not desc)
     return list(bar)
 
 

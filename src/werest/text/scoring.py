@@ -14,6 +14,7 @@ import logging
 import numpy as np
 import pandas as pd
 
+from werest import logs
 from werest.errors import InputError
 from werest.formatting import percent, percent_interval
 from werest.ingest.table import KEY, UTTERANCE
@@ -129,7 +130,8 @@ def corpus_scores(
     instead of ``utt_id``) gives the same intervals as the in-memory run.
     """
     rows = []
-    for (dataset, system), group in scored.groupby(["dataset", "system"], sort=True):
+    groups = scored.groupby(["dataset", "system"], sort=True)
+    for (dataset, system), group in logs.track(groups, desc="bootstrap", unit="cell"):
         group = group.iloc[np.argsort(utterance_order(group), kind="stable")]
         wer_low, wer_high = bootstrap_ci(
             group["word_errors"],

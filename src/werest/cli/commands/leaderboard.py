@@ -11,6 +11,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from werest import logs
 from werest.cli.commands._common import (
     instantiate_block,
     name_list,
@@ -93,6 +94,11 @@ def write_outputs(result: Leaderboard, output_dir: Path, context: dict | None = 
 
     ``context`` (bootstrap and fairness settings, title) fills the page's metrics tab.
     """
+    with logs.stage("write"):
+        _write_outputs(result, output_dir, context)
+
+
+def _write_outputs(result: Leaderboard, output_dir: Path, context: dict | None) -> None:
     frames = {
         "leaderboard.csv": result.board,
         "datasets.csv": result.datasets,

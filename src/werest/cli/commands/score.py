@@ -13,6 +13,7 @@ from dataclasses import asdict
 import pandas as pd
 from omegaconf import DictConfig
 
+from werest import logs
 from werest.cli.commands._common import (
     instantiate_block,
     normaliser_setting,
@@ -52,7 +53,8 @@ def run(cfg: DictConfig) -> pd.DataFrame:
         ranking = rank_systems(result.scores, normaliser=normaliser)
     resources = monitor.summary
     if result.rows is not None:
-        write_table(result.rows, folder / "utterances.csv")
+        with logs.stage("write"):
+            write_table(result.rows, folder / "utterances.csv")
     else:
         resources |= {"stage_seconds": result.seconds, "partitions": result.n_partitions}
     _finish(cfg, result.scores, ranking, resources)

@@ -58,8 +58,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
+from werest import logs
 from werest.build import instantiate_once
 from werest.errors import ConfigError, InputError, WerestError
 from werest.ingest.asr.base import SAMPLE_RATE, Transcriber
@@ -387,7 +387,7 @@ def transcribe_pending(
     failures: dict[int, pd.DataFrame] = {}
     table = merged(base, []) if base is not None else None
     audio_seconds = processing_seconds = 0.0
-    with tqdm(total=len(todo), desc=f"transcribe ({system})", unit="utt", disable=None) as bar:
+    with logs.stage(f"transcribe ({system})", total=len(todo), unit="utt") as bar:
         for position, result in run_chunks(chunks):
             chunk = chunks[position]
             rows, failures[position] = rows_for(chunk, *result, system)

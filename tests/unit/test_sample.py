@@ -358,3 +358,35 @@ def test_cli_empty_table(tmp_path, capsys):
     status, _, err = run_cli(capsys, f"input={table}", "budget=1", f"out={tmp_path / 's.csv'}")
     assert status == 2 and "no rows" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "s.csv").exists()
+
+
+def test_the_interval_to_expect_from_labels_alone_by_hand():
+    from werest.estimation.sampling import expected_half_width
+
+    # one system, N = 4, predicted errors 1, 2, 3, 4 over 10 words each: θ = 0.25, residuals
+    # ±1.5, ±0.5, variance 5/3; n = 2: √(0.5 · (5/3) / 2) / 10 = 0.064550, t(0.975, 1) = 12.706
+    estimated = pd.DataFrame(
+        {
+            "dataset": "d",
+            "utt_id": ["a", "b", "c", "d"],
+            "system": "s",
+            "status": "ok",
+            "predicted_wer": [0.1, 0.2, 0.3, 0.4],
+            "proxy_words": [10.0] * 4,
+        }
+    )
+    half = expected_half_width(estimated, 2)
+    assert half["d"] == pytest.approx(12.7062 * np.sqrt(5 / 12) / 10, rel=1e-4)
+    assert expected_half_width(estimated, 4)["d"] == 0.0  # a census: no sampling error
+
+
+def test_sample_says_the_interval_to_expect(tmp_path, capsys):
+    out = tmp_path / "sheet.csv"
+    status = main(
+        ["sample", f"input={demo_table_path()}", "budget=3", "strategy=active", f"out={out}"]
+    )
+    assert status == 0
+    printed = capsys.readouterr().out
+    assert "expect a 95 % interval of about ±" in printed
+    main(["sample", f"input={demo_table_path()}", "budget=3", f"out={out}"])
+    assert "needs the model's predictions" in capsys.readouterr().out

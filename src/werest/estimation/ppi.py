@@ -450,12 +450,28 @@ class DatasetFrame:
             coef = np.linalg.solve(
                 (x * w[:, None]).T @ x + ridge * np.eye(x.shape[1]), (x * w[:, None]).T @ y
             )
-            everyone += features @ coef / folds
-            own[~train] = features[rows[~train]] @ coef
+            fitted = within_range(features, x, coef)
+            everyone += fitted / folds
+            own[~train] = fitted[rows[~train]]
         refit = replace(self, pred_errors=np.where(self.present, everyone, 0.0))
         draws = refit.draws(rows, weight)
         draws.pred_errors = np.where(draws.present, own, 0.0)
         return draws
+
+
+def within_range(features: np.ndarray, seen: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    """The refit's prediction ``features @ coef`` with every feature clipped to the range of
+    the rows the fit saw (``seen``), plus the predicted errors beyond that range as they are
+    (slope 1): a ridge fitted on draws without a hallucination loop must not extrapolate to
+    one. Agreement sees a loop's insertions and its raw count stays; the loop's share of the
+    mean over systems (feature 2) is clipped, so it does not leak into the other systems'
+    predictions. The rule depends on the labels only through the fold's own training rows,
+    so the cross-fitted estimate stays unbiased."""
+    if not len(seen):
+        return features[..., 0]
+    low, high = seen.min(axis=0), seen.max(axis=0)
+    clipped = np.clip(features, low, high)
+    return clipped @ coef + (features[..., 0] - clipped[..., 0])
 
 
 def recalibration_features(frame: DatasetFrame) -> np.ndarray:

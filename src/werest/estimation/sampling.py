@@ -145,6 +145,38 @@ def labelling_scores(estimated: pd.DataFrame, floor: float = ACTIVE_FLOOR) -> pd
     return np.sqrt(squares.groupby(level=UTTERANCE, sort=True).mean()).rename("score")
 
 
+def expected_half_width(estimated: pd.DataFrame, budget: int, level: float = 0.95) -> pd.Series:
+    """Per dataset, the half-width (a fraction) of the labels-only interval to expect from a
+    simple random sample of ``budget`` utterances if the model's predictions were the truth:
+    the median over the dataset's systems of t · √((1 − n/N) · Var(ê − θ r̂) / n) / mean r̂,
+    with ê = predicted WER × n̂ and r̂ = n̂ (the corpus estimate's terms) and θ = Σ ê / Σ r̂.
+    A prediction-powered interval is narrower where the predictions are good; agreement's
+    shared errors, which the predictions miss, make the truth's spread larger. A dataset of at
+    most ``budget`` utterances is taken whole: 0."""
+    from scipy import stats
+
+    done = _usable(estimated)
+    words = np.maximum(done["proxy_words"].to_numpy(dtype=float), 1.0)
+    frame = done[["dataset", "system"]].assign(
+        e=done["predicted_wer"].to_numpy(dtype=float) * words, r=words
+    )
+    out = {}
+    for dataset, rows in frame.groupby("dataset", sort=True):
+        halves = []
+        for _, mine in rows.groupby("system"):
+            n_frame = len(mine)
+            n = min(budget, n_frame)
+            if n >= n_frame:
+                halves.append(0.0)
+                continue
+            theta = mine["e"].sum() / mine["r"].sum()
+            residual = mine["e"] - theta * mine["r"]
+            se = np.sqrt((1 - n / n_frame) * residual.var(ddof=1) / n) / mine["r"].mean()
+            halves.append(float(stats.t.ppf(0.5 + level / 2, max(n - 1, 1)) * se))
+        out[dataset] = float(np.median(halves)) if halves else float("nan")
+    return pd.Series(out, name="half_width")
+
+
 # --------------------------------------------------------------------------- the draw
 
 

@@ -20,6 +20,7 @@ from werest.estimation.estimate import input_features, load_models
 from werest.estimation.sampling import (
     check_design,
     draw_sample,
+    expected_half_width,
     labelling_scores,
     mean_predicted_wer,
     utterance_list,
@@ -53,11 +54,12 @@ def run(cfg: DictConfig) -> pd.DataFrame:
         score = mean_predicted_wer if strategy == "stratified" else labelling_scores
         scores = score(estimated)
     sheet = draw_sample(utterance_list(table), scores=scores, **draw)
+    widths = None if strategy == "random" else expected_half_width(estimated, cfg.budget)
     with atomic_path(cfg.out) as tmp:
         sheet.to_csv(tmp, index=False)
     save_config(cfg, Path(cfg.out))
     hint = f"fill the reference column, then: werest estimate input={cfg.input} labels={cfg.out}"
-    print_blocks(format_draw(sheet), hint)
+    print_blocks(format_draw(sheet, widths), hint)
     return sheet
 
 
@@ -72,12 +74,26 @@ def _check_systems(table: pd.DataFrame, strategy: str, source) -> None:
         )
 
 
-def format_draw(sheet: pd.DataFrame) -> str:
-    """One line per dataset: its utterances N, the draws and the distinct utterances drawn."""
+def format_draw(sheet: pd.DataFrame, widths: pd.Series | None = None) -> str:
+    """One line per dataset: its utterances N, the draws and the distinct utterances drawn,
+    and, with the model's predictions (``widths``: :func:`expected_half_width`), the interval
+    to expect from labels alone at this budget."""
     lines = []
     for dataset, rows in sheet.groupby("dataset", sort=True):
-        lines.append(
+        line = (
             f"{dataset}: N={int(rows['n_utterances'].iat[0])}, drawn {int(rows['draws'].sum())}, "
             f"distinct {len(rows)} ({rows['strategy'].iat[0]})"
+        )
+        if widths is not None and dataset in widths.index and widths[dataset] > 0:
+            line += (
+                f"; expect a 95 % interval of about ±{100 * widths[dataset]:.1f} points from "
+                "these labels alone (if the predictions were the truth; prediction-powered: "
+                "narrower where they are good)"
+            )
+        lines.append(line)
+    if widths is None:
+        lines.append(
+            "(the interval to expect needs the model's predictions: strategy=active or "
+            "stratified compute them)"
         )
     return "\n".join(lines)

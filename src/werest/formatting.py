@@ -45,3 +45,13 @@ def percent(value: float | None, digits: int = 2) -> str:
 def percent_interval(low: float | None, high: float | None, digits: int = 2) -> str:
     """A CI of rates as ``"[low, high]"`` in percent."""
     return f"[{percent(low, digits)}, {percent(high, digits)}]"
+
+
+def size(n_bytes: float) -> str:
+    """A memory size for people: ``1536`` -> ``"1.5 KiB"``, ``2.4e13`` -> ``"21.8 TiB"``."""
+    value = float(n_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")

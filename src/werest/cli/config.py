@@ -135,8 +135,8 @@ def _describe(setting: Setting) -> str:
         str: "text",
         "path": "a path",
     }.get(kind, "a name or a list of names")
-    if setting.minimum is not None:
-        text += f" >= {setting.minimum:g}"
+    if setting.bounds():
+        text += f" {setting.bounds()}"
     if setting.nonzero:
         text += " other than 0"
     if setting.choices:
@@ -194,9 +194,8 @@ def _number(key: str, value, setting: Setting) -> int | float:
 
 
 def _check_range(key: str, number: float, setting: Setting) -> None:
-    if (setting.minimum is not None and number < setting.minimum) or (
-        setting.nonzero and number == 0
-    ):
+    """ConfigError when ``number`` is outside the setting's declared bounds."""
+    if not setting.allows(number):
         raise ConfigError(f"{key} must be {_describe(setting)}, got {number!r}")
 
 

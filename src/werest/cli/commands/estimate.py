@@ -33,7 +33,12 @@ from werest.estimation.estimate import (
     zero_label_pairs,
 )
 from werest.estimation.guards import attach_warnings, format_warnings
-from werest.estimation.labels import LabelSettings, apply_labels, read_labels
+from werest.estimation.labels import (
+    LabelSettings,
+    apply_labels,
+    check_bootstrap_memory,
+    read_labels,
+)
 from werest.io import atomic_path, write_csv
 from werest.partition.estimate import estimate_input
 from werest.resources import ResourceMonitor, write_resources
@@ -57,6 +62,8 @@ def run(cfg: DictConfig) -> list[dict]:
     label_settings = (
         instantiate_block(cfg, "few_labels", LabelSettings) if labels is not None else None
     )
+    if labels is not None:  # refused before any work when it cannot fit in memory
+        check_bootstrap_memory(labels, source, label_settings)
     with ResourceMonitor() as monitor, partition_runner(cfg) as runner:
         result = estimate_input(
             source,

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from werest.errors import ConfigError, InputError
+from werest.errors import ConfigError, InputError, unknown_name
 from werest.estimation.estimate import estimate_utterances, estimated_sample
 from werest.estimation.guards import warnings_from_counts
 from werest.evaluation.fairness import FairnessSettings, audit, audit_frames, compare_audits
@@ -124,13 +124,14 @@ def _names(value) -> list[str]:
 
 
 def check_selection(present, keep, exclude) -> None:
-    """A ConfigError when ``keep`` names a dataset that is not ``present``."""
+    """A ConfigError, with the closest names, when ``keep`` (``datasets=``) or ``exclude``
+    (``exclude_datasets=``) names a dataset that is not ``present``: a misspelt exclusion would
+    otherwise keep the dataset it meant to drop, silently."""
     present = set(present)
-    unknown = sorted(set(_names(keep)) - present)
-    if unknown:
-        raise ConfigError(
-            f"dataset {unknown[0]!r} is not in the input (datasets: {', '.join(sorted(present))})"
-        )
+    for what, names in (("dataset", keep), ("exclude_datasets: dataset", exclude)):
+        unknown = [name for name in _names(names) if name not in present]
+        if unknown:
+            raise unknown_name(what, unknown[0], present, "datasets")
 
 
 def keep_datasets(table: pd.DataFrame, keep, exclude) -> pd.DataFrame:

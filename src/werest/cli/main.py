@@ -26,6 +26,7 @@ from omegaconf import DictConfig, OmegaConf
 from werest import logs
 from werest.cli.config import check_settings, compose, conf_dir, unset_required
 from werest.errors import ConfigError, WerestError
+from werest.formatting import plural
 from werest.io import recorded_writes
 
 log = logging.getLogger("werest")
@@ -100,7 +101,7 @@ def _wrote(paths: list[Path]) -> str:
         return "wrote " + ", ".join(str(p) for p in unique)
     folders = dict.fromkeys(p.parent for p in unique)
     return "wrote " + "; ".join(
-        f"{sum(p.parent == f for p in unique)} files in {f}" for f in folders
+        f"{plural(sum(p.parent == f for p in unique), 'file')} in {f}" for f in folders
     )
 
 

@@ -37,7 +37,7 @@ from werest.estimation.ppi import (
     paired_differences,
 )
 from werest.features.agreement import STATUS_OK
-from werest.formatting import size
+from werest.formatting import plural, size
 from werest.ingest.table import KEY, UTTERANCE, read_table, validate_table
 from werest.text import Normaliser
 from werest.text.scoring import score_against
@@ -114,7 +114,8 @@ def check_bootstrap_memory(
     fits = int(MEMORY_SHARE * available // per_resample)
     raise ConfigError(
         f"few_labels.n_resamples={settings.n_resamples}: the bootstrap of dataset {dataset} "
-        f"({int(draws[dataset])} labelled draws, {int(systems.get(dataset, 0))} systems) needs "
+        f"({plural(int(draws[dataset]), 'labelled draw')}, "
+        f"{plural(int(systems.get(dataset, 0)), 'system')}) needs "
         f"{size(need)} of memory and {size(available)} is available: lower "
         f"few_labels.n_resamples to at most {fits}, or use few_labels.interval=t"
     )

@@ -463,7 +463,8 @@ def total_counts(results: list[PartitionResult]) -> pd.DataFrame:
     disjoint
     utterances, so their counts add up."""
     counts = pd.concat([r.counts for r in results], ignore_index=True)
-    per_system = counts.groupby(["dataset", "system"], as_index=False)["n"].sum()
+    summed = [column for column in ("n", "empty") if column in counts]
+    per_system = counts.groupby(["dataset", "system"], as_index=False)[summed].sum()
     totals = [r.counts.drop_duplicates("dataset").set_index("dataset")["total"] for r in results]
     total = pd.concat(totals).groupby(level=0).sum()
     return per_system.assign(total=per_system["dataset"].map(total).to_numpy())

@@ -460,7 +460,8 @@ def _paired(frame: pd.DataFrame, a: str, b: str, kind: str, boot: Bootstrap) -> 
         samples_b.append(_rate_sample(_side(g, "_b"), kind))
     result = paired_bootstrap(samples_a, samples_b, n_resamples=boot.n_resamples, seed=boot.seed)
     value = "predicted_wer" if kind == "est" else "wer"
-    d = cohens_d(shared[f"{value}_b"], shared[f"{value}_a"]) if len(shared) else float("nan")
+    # A − B, as the delta: both negative where A's utterance WERs are lower
+    d = cohens_d(shared[f"{value}_a"], shared[f"{value}_b"]) if len(shared) else float("nan")
     return {
         f"{kind}_shared": len(shared),
         f"{kind}_delta": result["delta"],

@@ -42,3 +42,19 @@ class InputError(WerestError):
 
 class ConfigError(WerestError):
     """A configuration value is wrong (unknown name, wrong type, impossible combination)."""
+
+
+def unknown_name(what: str, name: str, known, plural: str) -> ConfigError:
+    """The ConfigError for a setting that names ``name``, which matches none of ``known``:
+    ``"<what> 'afri-dve' is not in the input; did you mean 'afri-dev'?"`` with the closest
+    names (difflib), else ``"(<plural>: a, b, …)"`` listing what there is."""
+    import difflib
+
+    names = sorted({str(k) for k in known})
+    close = difflib.get_close_matches(str(name), names, n=3, cutoff=0.6)
+    if close:
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?"
+    else:
+        shown = ", ".join(names[:12]) + (f", … ({len(names)} in all)" if len(names) > 12 else "")
+        hint = f" ({plural}: {shown})"
+    return ConfigError(f"{what} {name!r} is not in the input{hint}")

@@ -158,6 +158,26 @@ def _peak_memory_mb() -> float | None:
         return None
 
 
+def available_memory() -> int | None:
+    """Bytes this process may still allocate: the memory the system has available (psutil),
+    or less where a cgroup (a container's limit) leaves less; None when unknown."""
+    amounts = []
+    try:
+        import psutil
+
+        amounts.append(int(psutil.virtual_memory().available))
+    except (ImportError, OSError):
+        pass
+    try:  # cgroup v2: the container's limit minus what it uses now
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if limit != "max":
+            used = int(Path("/sys/fs/cgroup/memory.current").read_text().strip())
+            amounts.append(max(0, int(limit) - used))
+    except (OSError, ValueError):
+        pass
+    return min(amounts) if amounts else None
+
+
 def write_resources(summary: dict[str, Any], path: Path) -> Path:
     """A run's resource summary as JSON (``werest score``/``estimate``: ``resources.json``)."""
     import json

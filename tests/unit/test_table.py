@@ -86,7 +86,12 @@ def test_empty_file(tmp_path):
 
 def test_missing_required_column_is_named(tmp_path):
     (tmp_path / "m.csv").write_text("dataset,utt_id,hypothesis\nd,u1,hi\n")
-    assert _error(tmp_path / "m.csv").endswith("m.csv, column 'system': missing required column")
+    error = _error(tmp_path / "m.csv")
+    assert "m.csv, column 'system': missing required column (columns: dataset, utt_id," in error
+    assert error.endswith(
+        "one system's hypotheses? make a transcripts table first: werest "
+        f"import csv {tmp_path / 'm.csv'} --out table.parquet"
+    )
 
 
 def test_other_delimiter_is_explained(tmp_path):

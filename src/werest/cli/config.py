@@ -41,7 +41,25 @@ def check_settings(command: str, cfg: DictConfig) -> DictConfig:
         if _changed(value, coerced):
             with open_dict(cfg):
                 OmegaConf.update(cfg, key, coerced, merge=False)
+    check_output_paths(command, cfg)
     return cfg
+
+
+def check_output_paths(command: str, cfg: DictConfig) -> None:
+    """ConfigError, before any work, when ``output_dir`` names an existing file or ``out`` (a
+    file to write) an existing folder: the run would otherwise end on "cannot write here"."""
+    folder = cfg.get("output_dir")
+    if isinstance(folder, str) and folder and Path(folder).exists() and not Path(folder).is_dir():
+        raise ConfigError(
+            f"output_dir={folder} is a file, not a folder: name a folder (made when missing) "
+            "for the run's outputs"
+        )
+    out = cfg.get("out")
+    if isinstance(out, str) and out and Path(out).is_dir():
+        default = next((e.default for e in entries(SCHEMAS[command]) if e.key == "out"), None)
+        name = Path(default).name if isinstance(default, Path) else "table.parquet"
+        example = Path(out) / name
+        raise ConfigError(f"out={out} is a folder: name the file to write, e.g. out={example}")
 
 
 def unset_required(command: str, cfg: DictConfig) -> list[str]:
@@ -135,8 +153,8 @@ def _describe(setting: Setting) -> str:
         str: "text",
         "path": "a path",
     }.get(kind, "a name or a list of names")
-    if setting.minimum is not None:
-        text += f" >= {setting.minimum:g}"
+    if setting.bounds():
+        text += f" {setting.bounds()}"
     if setting.nonzero:
         text += " other than 0"
     if setting.choices:
@@ -194,9 +212,8 @@ def _number(key: str, value, setting: Setting) -> int | float:
 
 
 def _check_range(key: str, number: float, setting: Setting) -> None:
-    if (setting.minimum is not None and number < setting.minimum) or (
-        setting.nonzero and number == 0
-    ):
+    """ConfigError when ``number`` is outside the setting's declared bounds."""
+    if not setting.allows(number):
         raise ConfigError(f"{key} must be {_describe(setting)}, got {number!r}")
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from werest import logs
 from werest.errors import ConfigError, WerestError
+from werest.formatting import plural
 from werest.io import recorded_writes
 
 if TYPE_CHECKING:  # Hydra and OmegaConf are imported once a command runs: `werest --help`
@@ -101,7 +102,7 @@ def _wrote(paths: list[Path]) -> str:
         return "wrote " + ", ".join(str(p) for p in unique)
     folders = dict.fromkeys(p.parent for p in unique)
     return "wrote " + "; ".join(
-        f"{sum(p.parent == f for p in unique)} files in {f}" for f in folders
+        f"{plural(sum(p.parent == f for p in unique), 'file')} in {f}" for f in folders
     )
 
 

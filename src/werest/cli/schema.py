@@ -1,8 +1,12 @@
 """Each command's settings, declared once: one dataclass per command whose fields carry each
 setting's type (the annotation), default and ``--help`` text.
 
-A field is ``name: <type> = setting(default, "help", minimum=..., nonzero=...)``; a nested block
-is ``name: <Block> = block(<Block>, "help")``. From these declarations
+A field is ``name: <type> = setting(default, "help", minimum=..., maximum=..., closed=...,
+nonzero=...)``; a nested block is ``name: <Block> = block(<Block>, "help")``. Every number
+declares its bounds, as scikit-learn's ``Interval`` does: ``minimum`` and ``maximum`` (None:
+unbounded on that side), ``closed`` (which ends are allowed: ``both``, ``left``, ``right`` or
+``neither``), and ``nonzero`` (``n_jobs``: joblib's count, where -1 is every core). From these
+declarations
 
 * :func:`defaults_of` builds the command's defaults, which Hydra composes first (the
   ConfigStore node ``settings_<command>`` named at the top of ``conf/<command>.yaml``'s defaults
@@ -39,6 +43,11 @@ from omegaconf import MISSING
 
 #: one name or a list of names (``target=a`` or ``target=[a,b]``); always text
 Names = str | list[str]
+#: which ends of a number's bounds are allowed (scikit-learn's ``Interval(closed=...)``)
+Closed = Literal["both", "left", "right", "neither"]
+#: the most resamples a bootstrap may draw: beyond it the run takes hours (the leaderboard's
+#: pairs) or its resample matrices exceed any machine's memory (few_labels' interval)
+MAX_RESAMPLES = 1_000_000
 
 
 class _Absent:
@@ -60,10 +69,14 @@ class Setting:
     kind : ``int``, ``float``, ``bool``, ``str``, ``"path"`` (text; numbers become text),
         ``"names"`` (one name or a list of names, all text), ``"list"`` (a list of text) or
         ``"any"`` (a block the stage reads itself: only its presence is checked).
-    minimum : the smallest allowed number (inclusive), if any.
+    minimum : the smallest allowed number, if any.
     nullable : whether ``null`` is allowed.
     choices : the allowed values (compared case-insensitively for text), if restricted.
     nonzero : refuse 0 (``n_jobs``: -1 means every core, 0 means nothing).
+    maximum : the largest allowed number, if any.
+    closed : which of ``minimum`` and ``maximum`` are allowed themselves, as in scikit-learn's
+        ``Interval``: ``both`` (``[min, max]``), ``left`` (``[min, max)``), ``right``
+        (``(min, max]``) or ``neither`` (``(min, max)``).
     """
 
     kind: type | str
@@ -71,14 +84,57 @@ class Setting:
     nullable: bool = False
     choices: tuple[str, ...] | None = None
     nonzero: bool = False
+    maximum: float | None = None
+    closed: Closed = "both"
+
+    def allows(self, number: float) -> bool:
+        """Whether ``number`` lies within the declared bounds (and is not a refused 0)."""
+        low_ok = self.minimum is None or (
+            number >= self.minimum if self.closed in ("both", "left") else number > self.minimum
+        )
+        high_ok = self.maximum is None or (
+            number <= self.maximum if self.closed in ("both", "right") else number < self.maximum
+        )
+        return low_ok and high_ok and not (self.nonzero and number == 0)
+
+    def bounds(self) -> str:
+        """The bounds in words: ``>= 1``, ``in (0, 1)``, ``in [0, 1000000]``; '' if none."""
+        low, high = self.minimum, self.maximum
+        if low is not None and high is not None:
+            left = "[" if self.closed in ("both", "left") else "("
+            right = "]" if self.closed in ("both", "right") else ")"
+            return f"in {left}{_number(low)}, {_number(high)}{right}"
+        if low is not None:
+            return f"{'>=' if self.closed in ('both', 'left') else '>'} {_number(low)}"
+        if high is not None:
+            return f"{'<=' if self.closed in ('both', 'right') else '<'} {_number(high)}"
+        return ""
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
 def setting(
-    default: Any = ABSENT, help: str = "", *, minimum: float | None = None, nonzero: bool = False
+    default: Any = ABSENT,
+    help: str = "",
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    closed: Closed = "both",
+    nonzero: bool = False,
 ) -> Any:
     """A setting's field: its ``default`` (``MISSING``, ``???``: required; :data:`ABSENT`: given by
-    a config group), its ``--help`` text and the rules its annotation cannot say."""
-    metadata = {"default": default, "help": help, "minimum": minimum, "nonzero": nonzero}
+    a config group), its ``--help`` text and the rules its annotation cannot say: a number's
+    bounds (``minimum``, ``maximum``, which ends ``closed`` includes) and ``nonzero``."""
+    metadata = {
+        "default": default,
+        "help": help,
+        "minimum": minimum,
+        "maximum": maximum,
+        "closed": closed,
+        "nonzero": nonzero,
+    }
     if isinstance(default, list | dict):
         return field(default_factory=lambda: copy.deepcopy(default), metadata=metadata)
     return field(default=default, metadata=metadata)
@@ -228,8 +284,10 @@ class Bootstrap:
     Builds a :class:`werest.stats.Bootstrap`."""
 
     _target_: str = setting("werest.stats.Bootstrap")
-    n_resamples: int = setting(1000, "resamples per interval", minimum=0)
-    confidence: float = setting(0.95, "the intervals' level", minimum=0)
+    n_resamples: int = setting(1000, "resamples per interval", minimum=0, maximum=MAX_RESAMPLES)
+    confidence: float = setting(
+        0.95, "the intervals' level", minimum=0, maximum=1, closed="neither"
+    )
     seed: int = setting(0, "the same seed gives the same intervals", minimum=0)
 
 
@@ -239,7 +297,7 @@ class Resamples:
     each cell's aWER CI (95 %, seeded by the run's ``seed``)."""
 
     _target_: str = setting("werest.stats.Bootstrap")
-    n_resamples: int = setting(200, "resamples per CI (0: none)", minimum=0)
+    n_resamples: int = setting(200, "resamples per CI (0: none)", minimum=0, maximum=MAX_RESAMPLES)
 
 
 @dataclass
@@ -285,13 +343,18 @@ class FewLabels:
             "errors"
         ),
     )
-    level: float = setting(0.95, "the interval's coverage", minimum=0)
+    level: float = setting(0.95, "the interval's coverage", minimum=0, maximum=1, closed="neither")
     min_labels: int = setting(
         20,
         "fewer labelled utterances for a system: its zero-label estimate is kept, with a warning",
         minimum=1,
     )
-    n_resamples: int = setting(2000, "bootstrap resamples", minimum=1)
+    n_resamples: int = setting(
+        2000,
+        "bootstrap resamples (interval=bootstrap; refused when they cannot fit in memory)",
+        minimum=1,
+        maximum=MAX_RESAMPLES,
+    )
     recalibrate: bool = setting(
         True,
         (
@@ -315,7 +378,13 @@ class Fairness:
     weights: Any = setting({}, "category -> weight in the overall score (default 1)")
     min_group_size: int = setting(30, "smaller groups are pooled (or dropped)", minimum=1)
     small_groups: Literal["pool", "drop"] = setting("pool", "pool | drop")
-    alpha: float = setting(0.05, "penalty: score * p/alpha when p < alpha", minimum=0)
+    alpha: float = setting(
+        0.05,
+        "penalty: score * p/alpha when p < alpha",
+        minimum=0,
+        maximum=1,
+        closed="neither",
+    )
     dispersion: Literal["pearson", "none"] = setting(
         "pearson", "pearson (quasi-likelihood LRT) | none (plain LRT)"
     )
@@ -334,7 +403,7 @@ class Interval:
     """Builds a :class:`werest.model.intervals.ConformalInterval`."""
 
     _target_: str = setting("werest.model.intervals.ConformalInterval")
-    level: float = setting(0.95, minimum=0)
+    level: float = setting(0.95, minimum=0, maximum=1, closed="neither")
     offset: float = setting(0.5, minimum=0)
     bins: Any = setting([0.1, 0.25, 0.5])
     min_cells: int = setting(20, minimum=1)
@@ -406,7 +475,7 @@ class Lodo:
     domains. Only ``experiment=lodo`` and its kin have it; they give every value."""
 
     _target_: str = setting(ABSENT)
-    level: float = setting(ABSENT, minimum=0)
+    level: float = setting(ABSENT, minimum=0, maximum=1, closed="neither")
     offset: float = setting(ABSENT, minimum=0)
     bins: Any = setting(ABSENT)
     min_cells: int = setting(ABSENT, minimum=1)
@@ -825,6 +894,9 @@ class SampleSettings:
             "active: share in (0, 1] of each draw spread evenly over the dataset (bounds the "
             "weights)"
         ),
+        minimum=0,
+        maximum=1,
+        closed="right",
     )
     strata: int = setting(
         4,
@@ -886,7 +958,12 @@ def setting_of(annotation: Any, metadata: typing.Mapping[str, Any]) -> Setting:
     members = typing.get_args(annotation) if union else (annotation,)
     nullable = type(None) in members
     kinds = [m for m in members if m is not type(None)]
-    rules = {"minimum": metadata.get("minimum"), "nonzero": metadata.get("nonzero", False)}
+    rules = {
+        "minimum": metadata.get("minimum"),
+        "maximum": metadata.get("maximum"),
+        "closed": metadata.get("closed", "both"),
+        "nonzero": metadata.get("nonzero", False),
+    }
     if set(kinds) == {str, list[str]}:
         return Setting("names", nullable=nullable, **rules)
     if len(kinds) != 1:

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from werest import logs
-from werest.errors import ConfigError, InputError
+from werest.errors import ConfigError, InputError, unknown_name
 from werest.estimation.guards import (
     PAIR_ROWS,
 )
@@ -89,9 +89,7 @@ def resolve_targets(table: pd.DataFrame, target, proxy: str | None) -> list[str]
             raise ConfigError("target=[] names no system: give one, a list, or null for all")
     unknown = [t for t in targets if t not in systems]
     if unknown:
-        raise ConfigError(
-            f"target system {unknown[0]!r} is not in the input (systems: {', '.join(systems)})"
-        )
+        raise unknown_name("target system", unknown[0], systems, "systems")
     if proxy is not None and proxy in targets:
         raise ConfigError(f"proxy {proxy!r} is also the target: choose another proxy")
     if len(systems) < 2:
@@ -157,12 +155,9 @@ def choose_ranking(
         return Ranking.from_order(consensus)
     if system_order is not None:
         order = [str(name) for name in system_order]
-        unknown = sorted(set(order) - set(table["system"]))
+        unknown = [name for name in order if name not in set(table["system"])]
         if unknown:
-            raise ConfigError(
-                f"system_order names {unknown[0]!r}, which is not in the input "
-                f"(systems: {', '.join(sorted(table['system'].unique()))})"
-            )
+            raise unknown_name("system_order: system", unknown[0], table["system"], "systems")
         return Ranking.from_order(order + [name for name in consensus if name not in order])
     if ranking == MODEL_RANKING:
         known = proxy_ranking(models.wer, table)

@@ -13,7 +13,10 @@ mislead without any error being raised:
   truncating one): pWER against it counts the target's correct words as insertions;
 * **different utterance sets**: a system without a hypothesis for some utterances (not run
   there) is estimated on fewer utterances than the others, so their numbers are not
-  comparable; :func:`count_missing_as_deletions` is the alternative a user can choose.
+  comparable; :func:`count_missing_as_deletions` is the alternative a user can choose;
+* **a system that returned nothing**: an empty hypothesis on every utterance of a dataset (a
+  failed run, a wrong column) is estimated at ~100 %, which reads as a very bad system rather
+  than a broken one.
 
 :func:`guard_warnings` finds them from the sample's pairwise agreement and the estimated rows;
 each warning names its dataset and systems, and :func:`attach_warnings` puts it on the summary
@@ -28,6 +31,7 @@ import pandas as pd
 from werest.features.agreement import STATUS_OK, pairwise_agreement
 from werest.features.inputs import relative_to_proxy
 from werest.features.proxy import pair_distances_of, pair_totals
+from werest.formatting import plural
 from werest.ingest.table import UTTERANCE
 from werest.text import Normaliser
 
@@ -117,9 +121,15 @@ def guard_warnings(
 
 
 def utterance_counts(table: pd.DataFrame) -> pd.DataFrame:
-    """Distinct utterances per (dataset, system) (``n``) and per dataset (``total``): what the
-    guards need of the table. Counts of utterance-disjoint partitions add up."""
-    counts = table.groupby(["dataset", "system"])["utt_id"].nunique().rename("n").reset_index()
+    """Distinct utterances per (dataset, system) (``n``), those with an empty hypothesis
+    (``empty``) and per dataset (``total``): what the guards need of the table. Counts of
+    utterance-disjoint partitions add up."""
+    by = ["dataset", "system"]
+    counts = table.groupby(by)["utt_id"].nunique().rename("n").reset_index()
+    blank = table["hypothesis"].astype("string").str.strip().fillna("") == ""
+    empty = table[blank.to_numpy()].groupby(by)["utt_id"].nunique()
+    keys = pd.MultiIndex.from_frame(counts[by])
+    counts["empty"] = empty.reindex(keys, fill_value=0).to_numpy()
     total = table.groupby("dataset")["utt_id"].nunique()
     return counts.assign(total=counts["dataset"].map(total).to_numpy())
 
@@ -145,6 +155,7 @@ def warnings_from_counts(
         warnings += _near_duplicates(dataset, pairs[pairs["dataset"] == dataset])
     warnings += _short_proxies(utterances)
     warnings += _different_sets(counts, targets)
+    warnings += _silent_systems(counts, targets)
     return warnings
 
 
@@ -280,13 +291,35 @@ def _short_proxies(utterances: pd.DataFrame) -> list[dict]:
                     "systems": [system, proxy],
                     "message": (
                         f"proxy {proxy} of {system} is empty or under half the other systems' "
-                        f"length on {100 * share:.0f} % of its {len(group)} utterances: pWER "
-                        "against it counts correct words as errors; choose another proxy "
-                        "(proxy= or system_order=)"
+                        f"length on {100 * share:.0f} % of its "
+                        f"{plural(len(group), 'utterance')}: pWER against it counts correct "
+                        "words as errors; choose another proxy (proxy= or system_order=)"
                     ),
                 }
             )
     return found
+
+
+def _silent_systems(counts: pd.DataFrame, targets: pd.Series) -> list[dict]:
+    """Systems whose hypothesis is empty on every utterance of an estimated dataset
+    (``counts``: :func:`utterance_counts`)."""
+    if "empty" not in counts:
+        return []
+    silent = counts[(counts["n"] > 0) & (counts["empty"] == counts["n"])]
+    return [
+        {
+            "dataset": row.dataset,
+            "systems": [row.system],
+            "message": (
+                f"system {row.system} returned nothing on every utterance "
+                f"({plural(int(row.n), 'utterance')}, every hypothesis empty): its ~100 % "
+                "estimate says the run failed, not how well it transcribes; check its output "
+                "(a failed job, the wrong hypothesis column) or leave it out"
+            ),
+        }
+        for row in silent.itertuples(index=False)
+        if row.dataset in targets.index
+    ]
 
 
 def _different_sets(counts: pd.DataFrame, targets: pd.Series) -> list[dict]:

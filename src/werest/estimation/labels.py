@@ -32,12 +32,14 @@ from werest.estimation.ppi import (
     METHODS,
     DatasetDraws,
     Estimates,
+    bootstrap_bytes,
     dataset_frames,
     estimate_draws,
     more_labels,
     paired_differences,
 )
 from werest.features.agreement import STATUS_OK
+from werest.formatting import plural, size
 from werest.ingest.table import KEY, UTTERANCE, read_table, validate_table
 from werest.text import Normaliser
 from werest.text.scoring import score_against
@@ -78,6 +80,47 @@ class LabelSettings:
             )
         if not 0 < self.level < 1:
             raise ConfigError(f"few_labels.level must be in (0, 1), got {self.level}")
+
+
+#: the share of the available memory a bootstrap may take (the run holds its table too)
+MEMORY_SHARE = 0.8
+
+
+def check_bootstrap_memory(
+    labels: pd.DataFrame,
+    table: pd.DataFrame,
+    settings: LabelSettings,
+    available: int | None = None,
+) -> None:
+    """ConfigError, before any work starts, when ``few_labels.interval=bootstrap`` would
+    allocate more than :data:`MEMORY_SHARE` of the available memory
+    (:func:`werest.resources.available_memory`; ``available`` overrides it) for its largest
+    dataset: :func:`werest.estimation.ppi.bootstrap_bytes` of the dataset's labelled draws and
+    systems. The datasets are estimated one after another, so the largest one is the peak."""
+    if settings.interval != "bootstrap" or labels.empty:
+        return
+    from werest.resources import available_memory
+
+    draws = labels["draws"].fillna(1).round().groupby(labels["dataset"]).sum()
+    systems = table.groupby("dataset")["system"].nunique()
+    needs = {
+        dataset: bootstrap_bytes(int(m), int(systems.get(dataset, 0)), settings.n_resamples)
+        for dataset, m in draws.items()
+    }
+    dataset = max(needs, key=needs.get)
+    need = needs[dataset]
+    available = available_memory() if available is None else available
+    if available is None or need <= MEMORY_SHARE * available:
+        return
+    per_resample = need / settings.n_resamples
+    fits = int(MEMORY_SHARE * available // per_resample)
+    raise ConfigError(
+        f"few_labels.n_resamples={settings.n_resamples}: the bootstrap of dataset {dataset} "
+        f"({plural(int(draws[dataset]), 'labelled draw')}, "
+        f"{plural(int(systems.get(dataset, 0)), 'system')}) needs "
+        f"{size(need)} of memory and {size(available)} is available: lower "
+        f"few_labels.n_resamples to at most {fits}, or use few_labels.interval=t"
+    )
 
 
 def read_labels(

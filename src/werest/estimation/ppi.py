@@ -288,6 +288,14 @@ def poisson_se(d: DatasetDraws, theta: np.ndarray) -> np.ndarray:
         return np.sqrt(rate / words)
 
 
+def bootstrap_bytes(m: int, n_systems: int, n_resamples: int) -> int:
+    """The peak memory :func:`estimate_draws`' bootstrap allocates for ``m`` draws of
+    ``n_systems`` systems: :func:`resample_counts`' drawn indices (int64), their broadcast row
+    index and the counts (float64), each (n_resamples, m), then the moments, λ and estimates
+    of every resample, about 32 (n_resamples, n_systems) float64 arrays."""
+    return int(n_resamples) * (24 * int(m) + 8 * 32 * int(n_systems))
+
+
 def resample_counts(m: int, n_resamples: int, seed: int) -> np.ndarray:
     """(n_resamples, m) multiplicities of a nonparametric bootstrap over m draws."""
     rng = np.random.default_rng(seed)

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from werest.errors import ConfigError, InputError
+from werest.errors import ConfigError, InputError, unknown_name
 from werest.io import atomic_path
 from werest.text import AUTO, Normaliser, corpus_rate
 from werest.text.scoring import utterance_labels
@@ -264,16 +264,10 @@ def choose_proxies(
     targets = sorted(systems) if targets is None else list(targets)
     unknown = [t for t in targets if t not in systems]
     if unknown:
-        raise ConfigError(
-            f"target system {unknown[0]!r} is not in the table "
-            f"(systems: {', '.join(sorted(systems))})"
-        )
+        raise unknown_name("target system", unknown[0], systems, "systems")
     if proxy is not None:
         if proxy not in systems and not absent_proxy_ok:
-            raise ConfigError(
-                f"proxy system {proxy!r} is not in the table "
-                f"(systems: {', '.join(sorted(systems))})"
-            )
+            raise unknown_name("proxy system", proxy, systems, "systems")
         if proxy in targets:
             raise ConfigError(f"proxy {proxy!r} is also a target: a system cannot be its own proxy")
         order = [proxy]

@@ -78,8 +78,10 @@ JSONL_SUFFIXES = {".jsonl", ".ndjson", ".json"}
 PARQUET_SUFFIXES = {".parquet", ".pq"}
 
 
-def table_format(path: str | Path) -> str:
-    """``csv``, ``tsv``, ``jsonl`` or ``parquet`` from the file name; InputError otherwise."""
+def table_format(path: str | Path, *, writing: bool = False) -> str:
+    """``csv``, ``tsv``, ``jsonl`` or ``parquet`` from the file name; InputError otherwise,
+    with the importer of a transcript file read where a table is expected (not ``writing``:
+    an output's name is the user's choice, not a Kaldi file)."""
     suffix = Path(path).suffix.lower()
     if suffix in CSV_SUFFIXES:
         return suffix[1:]
@@ -87,6 +89,12 @@ def table_format(path: str | Path) -> str:
         return "jsonl"
     if suffix in PARQUET_SUFFIXES:
         return "parquet"
+    if writing:
+        raise InputError(
+            f"unknown table format {suffix or '(no suffix)'!r} to write: name the file .csv, "
+            ".tsv, .jsonl or .parquet",
+            path=path,
+        )
     raise InputError(
         f"unknown table format {suffix or '(no suffix)'!r}; use .csv, .tsv, .jsonl or .parquet"
         + _IMPORT_HINTS.get(suffix, ""),
@@ -186,6 +194,51 @@ def check_not_utf16(head: bytes, path: Path) -> None:
             )
 
 
+_AUDIO = "audio goes in a table's `audio` column (werest transcribe reads it)"
+#: the first bytes of files handed over by mistake: (signature, what the file is, what to do)
+_SIGNATURES: tuple[tuple[bytes, str, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image", ""),
+    (b"\xff\xd8\xff", "a JPEG image", ""),
+    (b"GIF87a", "a GIF image", ""),
+    (b"GIF89a", "a GIF image", ""),
+    (b"%PDF-", "a PDF document", ""),
+    (b"PAR1", "a Parquet file", "name it .parquet (or werest import hf FILE for a dataset's)"),
+    (b"PK\x03\x04", "a ZIP archive (an .xlsx workbook?)", "export the sheet as CSV"),
+    (b"\x1f\x8b", "gzip-compressed", "decompress it first: gunzip FILE"),
+    (b"\xfd7zXZ\x00", "xz-compressed", "decompress it first: unxz FILE"),
+    (b"RIFF", "a RIFF (WAV) audio file", _AUDIO),
+    (b"fLaC", "a FLAC audio file", _AUDIO),
+    (b"OggS", "an Ogg audio file", _AUDIO),
+    (b"ID3\x03", "an MP3 audio file", _AUDIO),
+    (b"ID3\x04", "an MP3 audio file", _AUDIO),
+    (b"SQLite format 3\x00", "an SQLite database", "export the table as CSV"),
+    (b"\x7fELF", "an executable", ""),
+)
+
+
+def binary_kind(head: bytes) -> tuple[str, str] | None:
+    """(what the file is, what to do) when its first bytes are a known binary format's
+    signature (an image, an archive, audio, Parquet ...), else None."""
+    for signature, what, hint in _SIGNATURES:
+        if head.startswith(signature):
+            return what, hint
+    return None
+
+
+def check_text(head: bytes, path: Path) -> None:
+    """InputError naming the format when ``head`` (a file's first bytes) is not text at all:
+    a PNG named .csv is "not a text file: a PNG image", not a re-encoding hint."""
+    check_not_utf16(head, path)
+    kind = binary_kind(head)
+    if kind is not None:
+        what, hint = kind
+        raise InputError(
+            f"not a text file: {what}{'; ' + hint if hint else ''}; werest reads UTF-8 text "
+            "(and .parquet tables)",
+            path=path,
+        )
+
+
 def decode_utf8(path: Path) -> str:
     """The file as text; InputError naming the line for non-UTF-8 bytes or a NUL byte (a
     binary file, or UTF-16 text, which is valid UTF-8 byte by byte when it is ASCII)."""
@@ -193,7 +246,7 @@ def decode_utf8(path: Path) -> str:
         data = path.read_bytes()
     except OSError as error:
         raise InputError(f"cannot read: {error.strerror}", path=path) from None
-    check_not_utf16(data[:4], path)
+    check_text(data[:16], path)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -363,7 +416,11 @@ def validate_table(
     frame = frame.rename(columns=lambda c: str(c).strip())
     for column in required:
         if column not in frame.columns:
-            raise InputError("missing required column", path=source, column=column)
+            raise InputError(
+                "missing required column" + _import_hint(source, column, list(frame.columns)),
+                path=source,
+                column=column,
+            )
     if len(frame) == 0:
         raise InputError("the table has a header but no rows", path=source)
 
@@ -398,6 +455,23 @@ def validate_table(
             frame = frame.loc[~missing]
     _check_unique(frame, source, where)
     return frame.reset_index(drop=True)
+
+
+#: the importer that makes a transcripts table of a one-system file, by the file's format
+_IMPORTER_OF = {"csv": "csv", "tsv": "csv", "jsonl": "manifest", "parquet": "hf"}
+
+
+def _import_hint(source, column: str, columns: list[str]) -> str:
+    """Where a table file lacks a key column (``dataset``, ``system``), the file is most likely
+    one system's hypotheses (``id, hypothesis``): the importer that makes a table of it."""
+    if column not in KEY or not isinstance(source, Path):
+        return ""
+    importer = _IMPORTER_OF.get(table_format(source), "csv")
+    shown = ", ".join(map(str, columns[:6])) + (", …" if len(columns) > 6 else "")
+    return (
+        f" (columns: {shown}); one system's hypotheses? make a transcripts table first: "
+        f"werest import {importer} {source} --out table.parquet"
+    )
 
 
 def _first(mask: pd.Series | np.ndarray) -> int:
@@ -490,7 +564,7 @@ def _check_unique(frame: pd.DataFrame, source, where) -> None:
 def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
     """Write a table as CSV, TSV, JSONL or Parquet (by suffix), atomically."""
     path = Path(path)
-    fmt = table_format(path)
+    fmt = table_format(path, writing=True)
     with atomic_path(path) as tmp:
         if fmt == "parquet":
             frame.to_parquet(tmp, index=False)

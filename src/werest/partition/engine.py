@@ -45,7 +45,7 @@ from werest.ingest.table import (
     CSV_SUFFIXES,
     KEY,
     UTTERANCE,
-    check_not_utf16,
+    check_text,
     resolve_audio,
     table_format,
     validate_table,
@@ -144,7 +144,7 @@ def _raw_chunks(file: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
             raise InputError(f"not a readable Parquet file: {message}", path=file) from None
         return
     with open(file, "rb") as handle:
-        check_not_utf16(handle.read(4), file)
+        check_text(handle.read(16), file)
     try:
         yield from pd.read_csv(
             file,

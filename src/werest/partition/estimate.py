@@ -58,7 +58,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from werest.errors import ConfigError
+from werest.errors import ConfigError, unknown_name
 from werest.estimation.estimate import (
     REFERENCE_RANKING,
     UTTERANCE,
@@ -300,7 +300,7 @@ def estimate_input(
         used = check_normaliser(models, normaliser, pd.DataFrame({"language": spilled.languages}))
         targets = resolve_targets(systems, target, proxy)
         if proxy is not None and proxy not in spilled.systems:
-            raise ConfigError(f"proxy system {proxy!r} is not in the input")
+            raise unknown_name("proxy system", proxy, spilled.systems, "systems")
         pairs, order = sampled_order(  # with proxy=, the panel's order after the proxy
             spilled, models, ranking=ranking, system_order=system_order, seed=seed
         )
@@ -463,7 +463,8 @@ def total_counts(results: list[PartitionResult]) -> pd.DataFrame:
     disjoint
     utterances, so their counts add up."""
     counts = pd.concat([r.counts for r in results], ignore_index=True)
-    per_system = counts.groupby(["dataset", "system"], as_index=False)["n"].sum()
+    summed = [column for column in ("n", "empty") if column in counts]
+    per_system = counts.groupby(["dataset", "system"], as_index=False)[summed].sum()
     totals = [r.counts.drop_duplicates("dataset").set_index("dataset")["total"] for r in results]
     total = pd.concat(totals).groupby(level=0).sum()
     return per_system.assign(total=per_system["dataset"].map(total).to_numpy())

@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from werest import logs
-from werest.errors import ConfigError, InputError
+from werest.errors import ConfigError, InputError, unknown_name
 from werest.estimation.estimate import estimate_utterances, estimated_sample
 from werest.estimation.guards import warnings_from_counts
 from werest.evaluation.fairness import FairnessSettings, audit, audit_frames, compare_audits
@@ -125,13 +125,14 @@ def _names(value) -> list[str]:
 
 
 def check_selection(present, keep, exclude) -> None:
-    """A ConfigError when ``keep`` names a dataset that is not ``present``."""
+    """A ConfigError, with the closest names, when ``keep`` (``datasets=``) or ``exclude``
+    (``exclude_datasets=``) names a dataset that is not ``present``: a misspelt exclusion would
+    otherwise keep the dataset it meant to drop, silently."""
     present = set(present)
-    unknown = sorted(set(_names(keep)) - present)
-    if unknown:
-        raise ConfigError(
-            f"dataset {unknown[0]!r} is not in the input (datasets: {', '.join(sorted(present))})"
-        )
+    for what, names in (("dataset", keep), ("exclude_datasets: dataset", exclude)):
+        unknown = [name for name in _names(names) if name not in present]
+        if unknown:
+            raise unknown_name(what, unknown[0], present, "datasets")
 
 
 def keep_datasets(table: pd.DataFrame, keep, exclude) -> pd.DataFrame:
@@ -460,7 +461,8 @@ def _paired(frame: pd.DataFrame, a: str, b: str, kind: str, boot: Bootstrap) -> 
         samples_b.append(_rate_sample(_side(g, "_b"), kind))
     result = paired_bootstrap(samples_a, samples_b, n_resamples=boot.n_resamples, seed=boot.seed)
     value = "predicted_wer" if kind == "est" else "wer"
-    d = cohens_d(shared[f"{value}_b"], shared[f"{value}_a"]) if len(shared) else float("nan")
+    # A − B, as the delta: both negative where A's utterance WERs are lower
+    d = cohens_d(shared[f"{value}_a"], shared[f"{value}_b"]) if len(shared) else float("nan")
     return {
         f"{kind}_shared": len(shared),
         f"{kind}_delta": result["delta"],

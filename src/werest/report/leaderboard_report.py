@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from werest.estimation.guards import format_warnings
-from werest.formatting import markdown_table, number, percent, percent_interval
+from werest.formatting import markdown_table, number, p_value, percent, percent_interval, plural
 from werest.io import save_figure
 from werest.report.leaderboard import Leaderboard
 
@@ -86,9 +86,9 @@ def pairs_view(pairs: pd.DataFrame) -> pd.DataFrame:
         ]
         view["verdict"] = pairs["est_verdict"].map(lambda v: _VERDICT.get(v, v))
     if "true_p_value" in pairs:
-        view["true Δ pts"] = (100 * pairs["true_delta"]).map(lambda v: number(v, 2))
-        view["true p"] = pairs["true_p_value"].map(number)
-        view["true d"] = pairs["true_cohens_d"].map(lambda v: number(v, 2))
+        view["true Δ = A − B pts"] = (100 * pairs["true_delta"]).map(lambda v: number(v, 2))
+        view["true p"] = pairs["true_p_value"].map(p_value)
+        view["true d (A − B)"] = pairs["true_cohens_d"].map(lambda v: number(v, 2))
     return view
 
 
@@ -116,7 +116,7 @@ def comparison_view(comparison: pd.DataFrame) -> pd.DataFrame:
     view = comparison[["dataset", "system", "category"]].copy()
     for label in ("true", "est"):
         view[f"{label} score"] = comparison[f"{label}_score"].map(lambda v: number(v, 1))
-        view[f"{label} p"] = comparison[f"{label}_p"].map(number)
+        view[f"{label} p"] = comparison[f"{label}_p"].map(p_value)
         view[f"{label} adjusted"] = comparison[f"{label}_adjusted"].map(lambda v: number(v, 1))
         view[f"{label} worst"] = comparison[f"{label}_worst"]
     view["group τ"] = comparison["group_kendall"].map(lambda v: number(v, 2))
@@ -128,7 +128,7 @@ def agreement_line(agreement: dict) -> str:
     if not agreement:
         return "No references: the true ranking is unknown."
     return (
-        f"Estimated vs true ranking ({agreement['n_systems']} systems): Spearman ρ = "
+        f"Estimated vs true ranking ({plural(agreement['n_systems'], 'system')}): Spearman ρ = "
         f"{number(agreement['spearman'], 3)}, Kendall τ = {number(agreement['kendall'], 3)}."
     )
 
@@ -174,7 +174,9 @@ def markdown_report(result: Leaderboard) -> str:
         "",
         "Paired bootstrap on the utterances both systems transcribed (the same resample "
         "for both): p = share of resamples where A's WER is not lower than B's; Δ = A − B "
-        "in points; Cohen's d of utterance WERs (pooled SD, positive = A lower). The "
+        "in points; d = Cohen's d of utterance WERs, A − B over the pooled SD: the sign of "
+        "Δ (negative = A lower; a mean of utterance WERs, so where A and B are close it can "
+        "differ in sign from Δ, a difference of corpus WERs). The "
         "estimated columns test the estimates, not the truth: an error the model makes on "
         "every system is invisible to them.",
         "",

@@ -23,7 +23,7 @@ from werest.evaluation.lodo import (
     winner_overall,
     winner_summary,
 )
-from werest.formatting import markdown_table, number, percent
+from werest.formatting import markdown_table, number, percent, plural
 from werest.io import atomic_path, json_default, save_figure, write_csvs
 
 log = logging.getLogger(__name__)
@@ -211,7 +211,7 @@ def winner_section(winners: pd.DataFrame, figures: dict) -> str:
                     (
                         "true best ranked first",
                         f"{figures['best_first']:.0%} (raw {figures['best_first_raw']:.0%}) of "
-                        f"{figures['datasets']} datasets",
+                        f"{plural(figures['datasets'], 'dataset')}",
                     ),
                     (
                         "true top two in the true order",
@@ -225,7 +225,7 @@ def winner_section(winners: pd.DataFrame, figures: dict) -> str:
                     (
                         "pair intervals: coverage (every pair; mean over domains)",
                         f"{figures['pair_coverage']:.1%}; {figures['pair_coverage_domains']:.1%} "
-                        f"({figures['pairs']} pairs)",
+                        f"({plural(figures['pairs'], 'pair')})",
                     ),
                     ("pair intervals: mean width (points)", percent(figures["pair_width"])),
                     (

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from werest.formatting import missing, number, percent, percent_interval
+from werest.formatting import missing, number, percent, percent_interval, plural
 from werest.io import atomic_path
 
 if TYPE_CHECKING:
@@ -853,7 +853,7 @@ def ranking_view(result: Leaderboard) -> tuple[pd.DataFrame, dict[str, str], dic
                 )
                 continue
             row = cells.loc[(system, dataset)]
-            title = f"{system} on {dataset}: {int(row['n'])} utterances"
+            title = f"{system} on {dataset}: {plural(int(row['n']), 'utterance')}"
             if "true_wer" in row and not missing(row["true_wer"]):
                 title += f", true WER {_pct(row['true_wer'])}"
             column.append(_pct_cell(row["est_wer"], title=title))
@@ -1326,7 +1326,11 @@ METRICS = [
         "A and B) in which A's WER is not lower than B's: the one-sided p-value of 'A is better'.",
     ),
     ("Δ pts", "A − B in WER points on the utterances both transcribed."),
-    ("Cohen's d", "Difference of utterance WER means over the pooled SD (positive = A lower)."),
+    (
+        "Cohen's d",
+        "A − B: the difference of utterance WER means over the pooled SD, with the sign of Δ "
+        "(negative = A lower).",
+    ),
     (
         "LID accuracy",
         "Share of utterances whose detected language equals the true language (codes "
@@ -1395,7 +1399,7 @@ def subtitle(result: Leaderboard) -> str:
     the true WER where references exist; prediction-powered with labels."""
     n_systems = result.board["system"].nunique()
     n_datasets = result.datasets["dataset"].nunique()
-    text = f"{n_systems} systems, {n_datasets} datasets; "
+    text = f"{plural(n_systems, 'system')}, {plural(n_datasets, 'dataset')}; "
     board = result.board
     if "method" in board and (board["method"] != "zero_label").any():
         labels = int(board["n_labelled"].max())

@@ -57,6 +57,7 @@ import numpy as np
 import pandas as pd
 
 from werest.errors import InputError
+from werest.formatting import plural
 from werest.ingest.table import read_table
 from werest.io import atomic_path
 
@@ -404,7 +405,7 @@ def write_json(words: pd.DataFrame, path: Path) -> Path:
 def format_scores(corpus: dict[str, float]) -> str:
     """One readable block of the corpus scores."""
     return (
-        f"{corpus['utterances']} utterances ({corpus['missing_hypothesis']} without a "
+        f"{plural(corpus['utterances'], 'utterance')} ({corpus['missing_hypothesis']} without a "
         f"hypothesis, {corpus['missing_reference']} without a reference), tolerance "
         f"{1000 * corpus['tolerance']:.0f} ms: precision {corpus['precision']:.3f}, recall "
         f"(HR) {corpus['recall']:.3f}, F1 {corpus['f1']:.3f}, OS "

@@ -36,6 +36,7 @@ from werest.estimation.guards import attach_warnings, format_warnings
 from werest.estimation.labels import (
     LabelSettings,
     apply_labels,
+    check_bootstrap_memory,
     format_more_labels,
     read_labels,
 )
@@ -62,6 +63,8 @@ def run(cfg: DictConfig) -> list[dict]:
     label_settings = (
         instantiate_block(cfg, "few_labels", LabelSettings) if labels is not None else None
     )
+    if labels is not None:  # refused before any work when it cannot fit in memory
+        check_bootstrap_memory(labels, source, label_settings)
     with ResourceMonitor() as monitor, partition_runner(cfg) as runner:
         result = estimate_input(
             source,

@@ -9,7 +9,7 @@ from omegaconf import DictConfig
 
 from werest.cli.commands._common import print_blocks, save_config
 from werest.ingest.importers import OPTIONS, import_table, summarise
-from werest.ingest.table import write_table
+from werest.ingest.table import table_format, write_table
 
 log = logging.getLogger("werest.ingest.importers")
 
@@ -17,6 +17,7 @@ log = logging.getLogger("werest.ingest.importers")
 def run(cfg: DictConfig) -> pd.DataFrame:
     """Write the imported table and its config beside it; show rows per dataset and system."""
     options = {k: cfg[k] for k in OPTIONS if k in cfg}
+    table_format(cfg.out, writing=True)  # a wrong --out is refused before the import
     table = import_table(cfg.format, list(cfg.paths), **options)
     out = write_table(table, cfg.out)
     save_config(cfg, out)

@@ -26,7 +26,7 @@ from werest.cli.commands._common import (
 from werest.errors import ConfigError
 from werest.estimation.estimate import input_features, load_models
 from werest.estimation.guards import format_warnings
-from werest.estimation.labels import LabelSettings, read_labels
+from werest.estimation.labels import LabelSettings, check_bootstrap_memory, read_labels
 from werest.evaluation.fairness import FairnessSettings
 from werest.io import atomic_path
 from werest.partition.leaderboard import leaderboard_input
@@ -56,6 +56,7 @@ def run(cfg: DictConfig) -> Leaderboard:
         table = select_datasets(source, selection["datasets"], selection["exclude_datasets"])
         labels = read_labels(cfg.labels, table, cfg.input)
         label_settings = instantiate_block(cfg, "few_labels", LabelSettings)
+        check_bootstrap_memory(labels, table, label_settings)
     with partition_runner(cfg) as runner:
         result = leaderboard_input(
             source,

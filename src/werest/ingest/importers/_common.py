@@ -29,21 +29,81 @@ def require_path(path: Path, *, folder: bool | None = None) -> Path:
     return path
 
 
-def text_lines(path: Path) -> Iterator[tuple[int, str]]:
+def text_lines(path: Path, layout: str | None = None) -> Iterator[tuple[int, str]]:
     """(line number, line) for each non-blank line of a UTF-8 text file.
+
+    ``layout`` (e.g. "a Kaldi `text` line") is the line format the importer reads: a file
+    that is clearly another format (a CSV or TSV table, JSON) is refused, with the importer
+    that reads it (:func:`refuse_other_format`).
 
     Raises
     ------
-    InputError : a missing file, a folder, text that is not UTF-8, or a file with no
-        non-blank line (an empty transcript file is a mistake, not an empty system).
+    InputError : a missing file, a folder, a binary file (an image, an archive, audio), text
+        that is not UTF-8, a file with no non-blank line (an empty transcript file is a
+        mistake, not an empty system), or one in another format than ``layout``.
     """
     require_path(path, folder=False)
     text = decode_utf8(path)
     if not text.strip():
         raise InputError("the file is empty", path=path)
+    if layout is not None:
+        refuse_other_format(path, text, layout)
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             yield number, line.rstrip("\r\n")
+
+
+#: column names a CSV/TSV transcript table's header holds (werest's and the usual ones)
+_HEADER_NAMES = frozenset(
+    {
+        "id", "utt_id", "utterance_id", "uttid", "key", "dataset", "system", "hypothesis",
+        "hyp", "reference", "ref", "text", "transcript", "transcription", "prediction",
+        "pred_text", "sentence", "audio", "audio_filepath", "audio_path", "path", "file",
+        "filename", "duration", "speaker", "language",
+    }
+)  # fmt: skip
+
+
+def refuse_other_format(path: Path, text: str, layout: str) -> None:
+    """InputError naming the file, the line and the importer to use when ``text`` is clearly
+    not made of ``layout`` lines but is a CSV/TSV table (its header names usual columns, or
+    every one of its first lines' first word holds a comma) or JSON (a manifest's
+    ``{...}`` lines, or one JSON document)."""
+    import json
+
+    lines = [(n, line.strip()) for n, line in enumerate(text.splitlines(), start=1)]
+    lines = [(n, line) for n, line in lines if line]
+    number, first = lines[0]
+    if first[0] in "{[":
+        try:
+            document = json.loads(first) if first[0] == "{" else json.loads(text)
+        except ValueError:
+            document = None
+        if isinstance(document, dict | list):
+            raise InputError(
+                f"line {number} looks like JSON ({first[:40]!r}), not {layout}: a NeMo / Open "
+                "ASR Leaderboard manifest (JSON Lines)? use werest import manifest; a table: "
+                "name it .jsonl",
+                path=path,
+            )
+    for sep, kind in ((",", "CSV"), ("\t", "TSV")):
+        fields = [f.strip().strip('"').lower() for f in first.split(sep)]
+        header = len(fields) > 1 and all(f and not any(c.isspace() for c in f) for f in fields)
+        if header and _HEADER_NAMES.intersection(fields):
+            raise InputError(
+                f"line {number} looks like a {kind} header ({first[:60]!r}), not {layout}: use "
+                "werest import csv FILE (id_column=, hypothesis_column=, reference_column= name "
+                "its columns)",
+                path=path,
+            )
+    head = lines[:5]
+    if all("," in line.split()[0] for _, line in head):
+        raise InputError(
+            f"line {number} looks like a CSV table ({first[:60]!r}: comma-separated fields), "
+            f"not {layout}: "
+            "use werest import csv FILE",
+            path=path,
+        )
 
 
 def read_trailing_id_file(path: Path) -> pd.DataFrame:
@@ -52,7 +112,7 @@ def read_trailing_id_file(path: Path) -> pd.DataFrame:
     Sphinx's ``<s>``, ``</s>`` and ``<sil>`` markers are removed from the text.
     """
     rows = []
-    for number, line in text_lines(path):
+    for number, line in text_lines(path, "a 'words (utterance-id)' line"):
         match = _TRAILING_ID.match(line)
         if not match or not match["utt_id"].strip():
             raise InputError(
@@ -66,7 +126,7 @@ def read_trailing_id_file(path: Path) -> pd.DataFrame:
 def read_leading_id_file(path: Path) -> pd.DataFrame:
     """Read Kaldi ``utt-id words...`` lines into utt_id, text (an id alone = empty text)."""
     rows = []
-    for number, line in text_lines(path):
+    for number, line in text_lines(path, "a Kaldi `text` line ('utt-id words...')"):
         utt_id, *words = line.split()
         rows.append((utt_id, " ".join(words), number))
     return _unique_ids(pd.DataFrame(rows, columns=["utt_id", "text", "line"]), path)
@@ -108,7 +168,9 @@ _GENERIC_STEMS = {"text", "hyp", "hypothesis", "hyps", "output"}
 
 def system_name(path: Path) -> str:
     """A system's name from its file: the stem, or the folder for generic stems (``text``)."""
-    return path.parent.name if path.stem.lower() in _GENERIC_STEMS else path.stem
+    if path.stem.lower() not in _GENERIC_STEMS:
+        return path.stem
+    return path.parent.name or path.resolve().parent.name  # `text` in the working folder
 
 
 def system_frames(

@@ -42,7 +42,7 @@ def _language_dirs(path: Path) -> list[Path]:
 def read_pipe_file(path: Path) -> pd.DataFrame:
     """``N.mp3|text`` lines into (utt_id, file, text)."""
     rows = []
-    for number, line in text_lines(path):
+    for number, line in text_lines(path, "a 'N.mp3|text' line"):
         name, sep, text = line.partition("|")
         if not sep or not name.strip():
             raise InputError(f"expected 'file|text', got {line[:60]!r}", path=path, row=number)

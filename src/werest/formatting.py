@@ -6,11 +6,16 @@ one place keeps "12.34" on the console and "12.34" in ``leaderboard.md`` the sam
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pandas loads on first use: `werest --help` must not import it
+    import pandas as pd
 
 
 def missing(value) -> bool:
     """None, NaN or NA: shown as an empty cell."""
+    import pandas as pd
+
     return value is None or (not isinstance(value, str) and bool(pd.isna(value)))
 
 
@@ -51,6 +56,8 @@ def markdown_table(frame: pd.DataFrame) -> str:
 def percent(value: float | None, digits: int = 2) -> str:
     """A rate (fraction) as a percentage for display: ``0.1234`` -> ``"12.34"``; ``""`` when
     missing (None or NaN)."""
+    import pandas as pd
+
     if value is None or pd.isna(value):
         return ""
     return f"{100 * value:.{digits}f}"

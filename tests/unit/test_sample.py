@@ -275,7 +275,7 @@ def test_utterance_list_takes_audio_and_duration_from_the_rows():
 
 
 def test_the_schema_knows_the_strategies():
-    assert settings_of("sample")["strategy"].choices == STRATEGIES
+    assert settings_of("sample")["strategy"].choices == ("auto", *STRATEGIES)
     assert "budget" in {f for f in SampleSettings.__dataclass_fields__}
 
 
@@ -324,7 +324,7 @@ def test_cli_writes_the_labelling_sheet_for_the_demo_table(tmp_path, capsys, str
         (["budget=-2"], "budget must be a whole number >= 1"),
         (["budget=2.5"], "budget must be a whole number"),
         (["budget=many"], "budget must be a whole number"),
-        (["budget=2", "strategy=smart"], "strategy must be one of random, stratified, active"),
+        (["budget=2", "strategy=smart"], "strategy must be one of auto, random, stratified, active"),
         (
             ["budget=2", "strategy=active", "uniform_share=0"],
             "uniform_share must be a number in (0, 1]",
@@ -394,5 +394,18 @@ def test_sample_says_the_interval_to_expect(tmp_path, capsys):
     assert status == 0
     printed = capsys.readouterr().out
     assert "expect a 95 % interval of about ±" in printed
-    main(["sample", f"input={demo_table_path()}", "budget=3", f"out={out}"])
+    main(["sample", f"input={demo_table_path()}", "budget=3", "strategy=random", f"out={out}"])
     assert "needs the model's predictions" in capsys.readouterr().out
+
+
+def test_the_default_draw_is_active_with_two_systems_and_random_with_one(tmp_path, capsys):
+    out = tmp_path / "sheet.csv"
+    assert main(["sample", f"input={demo_table_path()}", "budget=3", f"out={out}"]) == 0
+    assert set(pd.read_csv(out)["strategy"]) == {"active"}
+    one = read_table(demo_table_path())
+    one = one[one["system"] == one["system"].iloc[0]]
+    path = tmp_path / "one.csv"
+    one.to_csv(path, index=False)
+    assert main(["sample", f"input={path}", "budget=3", f"out={out}"]) == 0
+    assert set(pd.read_csv(out)["strategy"]) == {"random"}
+    capsys.readouterr()

@@ -155,7 +155,7 @@ class Open:
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 Normaliser = Literal["whisper_english", "whisper_basic", "auto", "none"]
 #: werest.estimation.sampling.STRATEGIES
-Strategy = Literal["random", "stratified", "active"]
+Strategy = Literal["auto", "random", "stratified", "active"]
 
 
 # --------------------------------------------------------------------------- shared settings
@@ -881,10 +881,11 @@ class SampleSettings:
         "the labelling sheet: fill its reference column (its config: <out>.config.yaml)",
     )
     strategy: Strategy = setting(
-        "random",
+        "auto",
         (
-            "random: simple random sample | stratified: by the model's predicted WER | active: "
-            "drawn more where the error is uncertain"
+            "auto: active where the input has two systems or more, else random | random: simple "
+            "random sample | stratified: by the model's predicted WER | active: drawn more where "
+            "the error is uncertain (the best measured: docs/few_labels.md)"
         ),
     )
     seed: int = setting(0, "with each dataset's name, seeds that dataset's draw", minimum=0)

@@ -33,6 +33,10 @@ from werest.partition.estimate import estimate_table
 def run(cfg: DictConfig) -> pd.DataFrame:
     """Draw, write the sheet and its config, show a line per dataset; returns the sheet."""
     strategy = cfg.strategy
+    table = None
+    if strategy == "auto":  # active measures best (docs/few_labels.md); it needs two systems
+        table = read_table(cfg.input)
+        strategy = "active" if table["system"].nunique() >= 2 else "random"
     draw = {
         "budget": cfg.budget,
         "strategy": strategy,
@@ -42,7 +46,7 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     }
     check_design(**draw)  # a bad setting fails before the model and the table load
     if strategy == "random":
-        table = read_table(cfg.input)
+        table = read_table(cfg.input) if table is None else table
         scores = None
     else:
         models = load_models(cfg.get("model_path"), trust_model=bool(cfg.get("trust_model")))

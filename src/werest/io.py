@@ -1,22 +1,27 @@
 """Writing files safely and turning values into text: the plumbing every stage shares.
 
-Every output goes through :func:`atomic_path`, so a failed or interrupted run leaves nothing
-half-written; :func:`recorded_writes` lets the CLI name what a run wrote without each stage
-printing it.
+Every output file goes through :func:`atomic_path`, and every command writes its outputs
+inside :func:`staged_output`, which puts them in place together at the end: a failed or
+interrupted run leaves nothing half-written, and no mix of two runs.
+:func:`recorded_writes` lets the CLI name what a run wrote without each stage printing it.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
+import shutil
+import signal
 import tempfile
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from werest.errors import InputError
+from werest.errors import InputError, WerestError
 
 if TYPE_CHECKING:  # numpy and pandas are imported where used: the CLI starts without them
     import numpy as np
@@ -41,17 +46,19 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     path = Path(path)
     if path.is_dir():
         raise InputError("is a folder, expected a file to write", path=path)
+    tmp: Path | None = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as error:
-        raise InputError(f"cannot write here: {error.strerror}", path=path) from None
-    os.close(handle)
-    tmp = Path(tmp_name)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; outputs get the usual mode
-    try:
+        with deferred_signals():  # an interrupt here cannot strand the temporary file
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                handle, tmp_name = tempfile.mkstemp(
+                    prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
+                )
+            except OSError as error:
+                raise InputError(f"cannot write here: {error.strerror}", path=path) from None
+            os.close(handle)
+            tmp = Path(tmp_name)
+        _usual_mode(tmp, 0o666)  # mkstemp makes 0600; outputs get the usual mode
         yield tmp
         try:
             os.replace(tmp, path)
@@ -60,7 +67,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         for record in _RECORDERS:
             record.append(path)
     finally:
-        tmp.unlink(missing_ok=True)
+        if tmp is not None:
+            with deferred_signals():
+                tmp.unlink(missing_ok=True)
 
 
 _RECORDERS: list[list[Path]] = []
@@ -84,6 +93,237 @@ def recorded_writes() -> Iterator[list[Path]]:
         yield written
     finally:
         _RECORDERS.remove(written)
+
+
+def _relocate_records(old_root: Path, new_root: Path) -> None:
+    """The recorded files under ``old_root`` (a staging folder) named as put in place under
+    ``new_root``; without a recorder, nothing."""
+    for record in _RECORDERS:
+        record[:] = [
+            new_root / p.relative_to(old_root) if p.is_relative_to(old_root) else p for p in record
+        ]
+
+
+def _forget_records(root: Path) -> None:
+    for record in _RECORDERS:
+        record[:] = [p for p in record if not p.is_relative_to(root)]
+
+
+# --------------------------------------------------------------------------- whole or absent
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM as an exception: the CLI's handler raises it (:mod:`werest.cli.main`), so every
+    ``finally`` and context manager cleans up as it does on Ctrl-C (KeyboardInterrupt)."""
+
+
+#: The signals that stop a run: Ctrl-C (SIGINT) and a polite kill (SIGTERM).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def deferred_signals() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM while the block runs; one that arrives is handled when the
+    block ends, by the handler that was in place (an exception, or the default action).
+
+    The renames that put a run's outputs in place and the removal of a failed run's staging
+    folder run in here, so an interrupt never stops them halfway. Python runs signal handlers
+    in the main thread only: in another thread this holds nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous: dict[int, object] = {}
+    try:
+        for signum in STOP_SIGNALS:
+            if signal.getsignal(signum) is not None:  # None: a handler not set from Python
+                previous[signum] = signal.signal(signum, lambda n, _frame: received.append(n))
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if received:
+            handler = previous[received[0]]
+            if callable(handler):
+                handler(received[0], None)
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(received[0])
+
+
+@contextmanager
+def staged_output(
+    path: str | Path, *, file: bool = False, owned: Iterable[str] = ()
+) -> Iterator[Path]:
+    """Write a run's outputs into a staging folder beside ``path``; put them in place together
+    when the block succeeds. On any failure or interrupt the staging folder is removed and
+    whatever was at ``path`` is left as it was: the outputs are whole or absent.
+
+    ``path`` is the run's output folder (``output_dir``): the block writes into the yielded
+    staging folder, which then replaces the folder. Whole (the old folder renamed aside, the
+    new one renamed in, the old one removed) when the old folder holds only outputs: names
+    the run wrote, or that match one of the glob patterns ``owned`` (what an earlier run of
+    the command may have written and this one did not, e.g. ``lid_*.csv``). Otherwise entry by
+    entry, keeping the entries that are not outputs (an input table kept in the folder, other
+    runs' files in a shared one such as ``models``).
+
+    With ``file=True``, ``path`` is one output (a table, a model, a folder of parts) with
+    sidecars written beside it (``<name>.config.yaml``): the block gets ``staging/<name>`` to
+    write, and each entry of the staging folder then replaces its namesake beside ``path``.
+
+    The renames run with SIGINT and SIGTERM held (:func:`deferred_signals`); a rename that
+    fails puts back what the others moved. Parents created for the staging folder are
+    removed again when the run fails. Inside :func:`recorded_writes`, the files are recorded
+    by their final names; a :class:`~werest.errors.WerestError` naming a staged file names
+    its final place instead.
+    """
+    path = Path(path)
+    if path.name in ("", ".", ".."):
+        path = path.resolve()
+    if not file and path.is_file():
+        raise InputError("is a file, expected a folder to write the outputs in", path=path)
+    target = path.parent if file else path
+    created = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+    staging: Path | None = None
+    done = False
+    try:
+        with deferred_signals():
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.staging-", dir=path.parent))
+            except OSError as error:
+                raise InputError(f"cannot write here: {error.strerror}", path=path) from None
+        yield staging / path.name if file else staging
+        with deferred_signals():
+            if file:
+                _move_entries(staging, target, owned=(), new_kind={path.name: path})
+            else:
+                # the working folder (or one above it) is never renamed aside
+                whole = not Path.cwd().resolve().is_relative_to(path.resolve())
+                _replace_folder(staging, target, list(owned), whole=whole)
+            _relocate_records(staging, target)
+            done = True
+    except WerestError as error:
+        if staging is not None:
+            _relocate_error(error, staging, target)
+        raise
+    finally:
+        with deferred_signals():
+            if staging is not None:
+                if not done:
+                    _forget_records(staging)
+                shutil.rmtree(staging, ignore_errors=True)
+            if not done:
+                for folder in created:  # the deepest first
+                    try:
+                        folder.rmdir()
+                    except OSError:
+                        break
+
+
+def replace_folder(staging: Path, final: Path) -> None:
+    """Rename the finished ``staging`` folder to ``final``, replacing a previous file or
+    folder there whole (renamed aside, removed once the new one is in; put back if the
+    rename fails), with SIGINT and SIGTERM held."""
+    with deferred_signals():
+        _replace_folder(staging, final, ["*"])
+
+
+def _replace_folder(staging: Path, final: Path, owned: list[str], *, whole: bool = True) -> None:
+    _usual_mode(staging, 0o777)  # mkdtemp makes 0700; outputs get the usual mode
+    new = {entry.name for entry in staging.iterdir()}
+    if final.is_dir():
+        foreign = [e for e in final.iterdir() if e.name not in new and not _matches(e, owned)]
+        if foreign or not whole:  # keep them: only the outputs are replaced
+            _move_entries(staging, final, owned=owned)
+            return
+    aside = _aside(final) if os.path.lexists(final) else None
+    if aside is not None:
+        os.replace(final, aside)
+    try:
+        os.replace(staging, final)
+    except BaseException:
+        if aside is not None:
+            os.replace(aside, final)
+        raise
+    if aside is not None:
+        _remove(aside)
+
+
+def _move_entries(
+    staging: Path, target: Path, *, owned: Iterable[str], new_kind: dict | None = None
+) -> None:
+    """Each entry of ``staging`` replaces its namesake in ``target``, and the entries of
+    ``target`` matching ``owned`` are removed; all or nothing."""
+    for entry in staging.iterdir() if new_kind is not None else ():
+        if (target / entry.name).is_dir() and not entry.is_dir():
+            shown = new_kind.get(entry.name, target / entry.name)
+            raise InputError("is a folder, expected a file to write", path=shown)
+    target.mkdir(parents=True, exist_ok=True)
+    stale = [e for e in target.iterdir() if _matches(e, owned) and not e.name.startswith(".")]
+    moved: list[tuple[Path | None, Path | None, Path]] = []  # (new at, old aside, name)
+    try:
+        for entry in sorted(staging.iterdir()):
+            place = target / entry.name
+            aside = _aside(place) if os.path.lexists(place) else None
+            if aside is not None:
+                os.replace(place, aside)
+            moved.append((None, aside, place))
+            os.replace(entry, place)
+            moved[-1] = (place, aside, place)
+        for entry in stale:
+            if os.path.lexists(entry) and entry.name not in {m[2].name for m in moved}:
+                aside = _aside(entry)
+                os.replace(entry, aside)
+                moved.append((None, aside, entry))
+    except BaseException:
+        for new, aside, place in reversed(moved):
+            if new is not None:
+                _remove(new)
+            if aside is not None:
+                os.replace(aside, place)
+        raise
+    for _, aside, _ in moved:
+        if aside is not None:
+            _remove(aside)
+
+
+def _matches(entry: Path, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(entry.name, pattern) for pattern in patterns)
+
+
+def _aside(path: Path) -> Path:
+    """A free hidden name beside ``path`` to rename it to while its replacement goes in."""
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.old-", dir=path.parent)
+    os.close(handle)
+    os.unlink(name)
+    return Path(name)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _usual_mode(path: Path, mode: int) -> None:
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, mode & ~umask)
+
+
+def _relocate_error(error: WerestError, staging: Path, target: Path) -> None:
+    """An error naming a staged file names its final place (the user never sees staging)."""
+
+    def moved(text: str) -> str:
+        inside = "" if str(target) == "." else str(target / "_")[:-1]  # "target/"
+        text = text.replace(str(staging / "_")[:-1], inside)
+        return text.replace(str(staging), str(target))
+
+    if error.path is not None:
+        error.path = moved(error.path)
+    error.message = moved(error.message)
+    error.args = (str(error),)
 
 
 def first_line(error: BaseException) -> str:

@@ -9,6 +9,12 @@ Every setting's type is checked once, right after composition
 of stderr, and exit with status 2; there is no traceback for them. Commands log at WARNING by
 default (``log_level=INFO`` logs each stage with its duration; ``progress=false`` turns the
 progress bars off), so a failing run's stderr is normally that one line.
+
+SIGINT (Ctrl-C) and SIGTERM stop a run as exceptions (KeyboardInterrupt and
+:class:`werest.io.Terminated`), so every command's staged outputs
+(:func:`werest.io.staged_output`) are removed or left whole as any failure leaves them; the
+command then prints one line, "interrupted", and exits with 130 (SIGINT) or 143 (SIGTERM),
+the statuses of a shell's killed process.
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ import importlib
 import logging
 import os
 import re
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,7 +33,7 @@ from typing import TYPE_CHECKING
 from werest import logs
 from werest.errors import ConfigError, WerestError
 from werest.formatting import plural
-from werest.io import recorded_writes
+from werest.io import Terminated, recorded_writes
 
 if TYPE_CHECKING:  # Hydra and OmegaConf are imported once a command runs: `werest --help`
     from omegaconf import DictConfig  # and `werest --version` start without them
@@ -112,17 +120,48 @@ def _runner(command: str) -> Callable[[DictConfig], object]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console entry point; returns the exit status (0 ok, 2 user error)."""
+    """Console entry point; returns the exit status (0 ok, 2 user error, 130/143 interrupted
+    by SIGINT/SIGTERM)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    previous: dict[int, object] = {}
     try:
-        status = _main(list(sys.argv[1:] if argv is None else argv))
+        previous |= _stop_signals_as_exceptions()
+        status = _main(args)
         sys.stdout.flush()
     except BrokenPipeError:
         # The reader went away (`werest embed --cfg | head`): not an error of werest's.
         # Point stdout at devnull so the interpreter's final flush does not fail again.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return 141  # 128 + SIGPIPE, what a process killed by the signal returns
+        status = 141  # 128 + SIGPIPE, what a process killed by the signal returns
+    except KeyboardInterrupt as interrupt:  # Terminated too
+        command = args[0] if args and args[0] in COMMANDS else None
+        print(f"werest{f' {command}' if command else ''}: interrupted", file=sys.stderr)
+        status = 143 if isinstance(interrupt, Terminated) else 130
+    finally:
+        # A process that is only exiting now ignores them (its outputs are whole: a signal
+        # must not turn a finished run into a traceback); a caller's handlers come back.
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_IGN if argv is None else handler)
     return status
+
+
+def _stop_signals_as_exceptions() -> dict[int, object]:
+    """SIGINT raises KeyboardInterrupt and SIGTERM :class:`werest.io.Terminated` in the main
+    thread (a signal the parent process ignores stays ignored); the handlers replaced."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    handlers = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: _terminate}
+    previous = {}
+    for signum, handler in handlers.items():
+        current = signal.getsignal(signum)
+        if current not in (signal.SIG_IGN, None):
+            previous[signum] = signal.signal(signum, handler)
+    return previous
+
+
+def _terminate(signum: int, frame) -> None:
+    raise Terminated(f"signal {signum}")
 
 
 def _main(args: list[str]) -> int:
@@ -174,9 +213,6 @@ def _main(args: list[str]) -> int:
     except WerestError as error:
         print(f"werest {command}: error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"werest {command}: interrupted", file=sys.stderr)
-        return 130
     return 0
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import os
 import shutil
 import tempfile
 import time
@@ -50,7 +49,7 @@ from werest.ingest.table import (
     table_format,
     validate_table,
 )
-from werest.io import record_write
+from werest.io import record_write, replace_folder
 from werest.text import NormalisationCache, cached_normalisation
 
 log = logging.getLogger(__name__)
@@ -481,20 +480,12 @@ def scratch_folder(output: Path, work_dir: str | Path | None = None) -> Iterator
 
 def put_in_place(staging: Path, final: Path, results: list) -> list[Path]:
     """Rename the finished ``staging`` folder to ``final`` (a previous file or folder there
-    is replaced); returns the files of the results that wrote one (their ``output``)."""
+    is replaced whole: :func:`werest.io.replace_folder`); returns the files of the results
+    that wrote one (their ``output``)."""
     for stale in staging.glob(".*"):
         stale.unlink()
     final.parent.mkdir(parents=True, exist_ok=True)
-    if final.is_file():
-        final.unlink()
-    elif final.exists():
-        old = final.with_name(f".{final.name}.old-{os.getpid()}")
-        os.replace(final, old)
-        shutil.rmtree(old, ignore_errors=True)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(staging, 0o777 & ~umask)  # mkdtemp makes 0700; outputs get the usual mode
-    os.replace(staging, final)
+    replace_folder(staging, final)
     record_write(final, replacing=staging)
     return [final / r.output.name for r in results if r.output is not None]
 

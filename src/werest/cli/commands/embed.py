@@ -35,6 +35,7 @@ from werest.features.similarity import (
 )
 from werest.ingest.audio import AudioPolicy
 from werest.ingest.table import KEY, read_table, write_table
+from werest.io import staged_output
 from werest.partition.cluster import cluster_client, cluster_named, cluster_runner
 
 log = logging.getLogger("werest.features")
@@ -69,7 +70,8 @@ def run(cfg: DictConfig) -> pd.DataFrame:
     if len(table) and not ok:
         raise InputError(failed(table), path=cfg.input)  # nothing written
     out = cfg.get("out") or cfg.input
-    write_table(table, out)
+    with staged_output(out, file=True) as staged:
+        write_table(table, staged)
     log.info("wrote %s: %d rows, %d with %s", out, len(table), ok, column)
     return table
 

@@ -40,10 +40,13 @@ from werest.estimation.labels import (
     format_more_labels,
     read_labels,
 )
-from werest.io import atomic_path, write_csv
+from werest.io import atomic_path, staged_output, write_csv
 from werest.partition.estimate import estimate_input
 from werest.resources import ResourceMonitor, write_resources
 from werest.text import requested_normaliser
+
+#: What a run writes in ``output_dir`` (an earlier run's, replaced whole: docs/architecture.md)
+OUTPUTS = ("utterances.csv", "utterances", "summary.json", "resources.json", "pairs.csv")
 
 
 def run(cfg: DictConfig) -> list[dict]:
@@ -65,42 +68,46 @@ def run(cfg: DictConfig) -> list[dict]:
     )
     if labels is not None:  # refused before any work when it cannot fit in memory
         check_bootstrap_memory(labels, source, label_settings)
-    with ResourceMonitor() as monitor, partition_runner(cfg) as runner:
-        result = estimate_input(
-            source,
-            models,
-            folder,
-            **estimate_settings(cfg),
-            **partition_settings(cfg),
-            numeric=numeric,
-            n_jobs=cfg.n_jobs,
-            run_partitions=runner,
-            name=cfg.input,
-        )
-        records, warnings = result.records, result.warnings
-        if labels is not None:
-            labelled = apply_labels(
-                records,
-                result.utterances,
+    # every file goes to a staging folder, put in place as one when the run ends
+    with staged_output(folder, owned=(*OUTPUTS, "config.yaml")) as staged:
+        with ResourceMonitor() as monitor, partition_runner(cfg) as runner:
+            result = estimate_input(
                 source,
-                labels,
-                models.normaliser,
-                label_settings,
-                seed=cfg.seed,
+                models,
+                staged,
+                **estimate_settings(cfg),
+                **partition_settings(cfg),
+                numeric=numeric,
+                n_jobs=cfg.n_jobs,
+                run_partitions=runner,
+                name=cfg.input,
             )
-            warnings = [*warnings, *labelled.warnings]
-            attach_warnings(records, warnings)
-    # differences: the labelled ones with labels=, else the zero-label ones
-    pairs = labelled.pairs if labels is not None else zero_label_pairs(records, models.calibration)
-    with atomic_path(folder / "pairs.csv") as tmp:
-        write_csv(pairs, tmp)
-    resources = monitor.summary
-    if result.utterances is not None:
-        write_outputs(result.utterances, records, folder)
-    else:  # estimate_input wrote summary.json beside the parts
-        resources |= {"stage_seconds": result.seconds, "partitions": result.n_partitions}
-    write_resources(resources, folder / "resources.json")
-    save_config(cfg, folder / "config.yaml")
+            records, warnings = result.records, result.warnings
+            if labels is not None:
+                labelled = apply_labels(
+                    records,
+                    result.utterances,
+                    source,
+                    labels,
+                    models.normaliser,
+                    label_settings,
+                    seed=cfg.seed,
+                )
+                warnings = [*warnings, *labelled.warnings]
+                attach_warnings(records, warnings)
+        # differences: the labelled ones with labels=, else the zero-label ones
+        pairs = (
+            labelled.pairs if labels is not None else zero_label_pairs(records, models.calibration)
+        )
+        with atomic_path(staged / "pairs.csv") as tmp:
+            write_csv(pairs, tmp)
+        resources = monitor.summary
+        if result.utterances is not None:
+            write_outputs(result.utterances, records, staged)
+        else:  # estimate_input wrote summary.json beside the parts
+            resources |= {"stage_seconds": result.seconds, "partitions": result.n_partitions}
+        write_resources(resources, staged / "resources.json")
+        save_config(cfg, staged / "config.yaml")
     print_blocks(
         format_summary(records, labels is not None),
         format_pairs(pairs) if labels is None and len(pairs) else None,

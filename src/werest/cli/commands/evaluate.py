@@ -31,7 +31,7 @@ from werest.evaluation.four_cases import (
     methods_for,
 )
 from werest.evaluation.lodo import LodoResult, LodoSettings, evaluate_lodo
-from werest.io import atomic_path
+from werest.io import atomic_path, staged_output
 from werest.report.few_labels_report import bars_table, write_few_label_reports
 from werest.report.lodo_report import write_lodo_reports
 from werest.report.reports import format_bar_table, write_four_case_reports
@@ -55,9 +55,11 @@ def run(cfg: DictConfig) -> FourCaseResult | LodoResult | FewLabelResult:
         write = write_four_case_reports
         headline = format_bar_table(result.cells)
     result.seconds["total"] = round(time.perf_counter() - start, 1)
-    folder = output_dir(cfg)
-    write(result, settings, folder, name=str(cfg.name))
-    save_config(cfg, folder / f"{cfg.name}.config.yaml")
+    # output_dir is shared by experiments (experiments/results): the run's files replace
+    # their namesakes, all at once at the end, and the other files stay
+    with staged_output(output_dir(cfg)) as folder:
+        write(result, settings, folder, name=str(cfg.name))
+        save_config(cfg, folder / f"{cfg.name}.config.yaml")
     print_blocks(headline, f"\nin {result.seconds['total']:.0f} s")
     return result
 

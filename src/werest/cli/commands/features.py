@@ -22,6 +22,7 @@ from werest.cli.commands._common import (
 )
 from werest.features.proxy import Ranking
 from werest.ingest.table import write_table
+from werest.io import staged_output
 from werest.partition.features import features_input
 
 log = logging.getLogger("werest.features.agreement")
@@ -30,10 +31,11 @@ log = logging.getLogger("werest.features.agreement")
 def run(cfg: DictConfig) -> pd.DataFrame | None:
     """Choose proxies and write the agreement feature table with its config (a partitioned
     run returns None: its table is never whole in memory)."""
-    with partition_runner(cfg) as runner:
+    # the table (or folder of parts) and its config, put in place as one at the end
+    with staged_output(cfg.out, file=True) as out, partition_runner(cfg) as runner:
         result = features_input(
             stage_source(cfg),
-            cfg.out,
+            out,
             ranking=_given_ranking(cfg),
             targets=name_list(cfg.get("targets")),
             proxy=cfg.get("proxy"),
@@ -42,13 +44,13 @@ def run(cfg: DictConfig) -> pd.DataFrame | None:
             **partition_settings(cfg),
             run_partitions=runner,
         )
+        if result.features is not None:
+            write_table(result.features, out)
+        save_config(cfg, out)
     if result.features is None:
-        save_config(cfg, cfg.out)
         log.info("wrote %s: %d rows in %d files", cfg.out, result.n_features, len(result.files))
         return None
-    out = write_table(result.features, cfg.out)
-    save_config(cfg, out)
-    log.info("wrote %s: %d rows", out, len(result.features))
+    log.info("wrote %s: %d rows", cfg.out, len(result.features))
     return result.features
 
 

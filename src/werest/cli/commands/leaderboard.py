@@ -28,7 +28,7 @@ from werest.estimation.estimate import input_features, load_models
 from werest.estimation.guards import format_warnings
 from werest.estimation.labels import LabelSettings, check_bootstrap_memory, read_labels
 from werest.evaluation.fairness import FairnessSettings
-from werest.io import atomic_path
+from werest.io import atomic_path, staged_output
 from werest.partition.leaderboard import leaderboard_input
 from werest.report.leaderboard import Leaderboard, select_datasets
 from werest.report.leaderboard_labels import label_leaderboard
@@ -36,6 +36,18 @@ from werest.report.leaderboard_report import format_board, markdown_report, plot
 from werest.report.webpage import write_page
 from werest.stats import Bootstrap
 from werest.text import requested_normaliser
+
+#: What a run may write in ``output_dir`` (an earlier run's, replaced whole: an earlier run
+#: with fairness or LID tables leaves none of them behind)
+OUTPUTS = (
+    "leaderboard.*",
+    "datasets.csv",
+    "pairs.csv",
+    "descriptive.csv",
+    "fairness_*.csv",
+    "lid_*.csv",
+    "config.yaml",
+)
 
 
 def run(cfg: DictConfig) -> Leaderboard:
@@ -82,8 +94,9 @@ def run(cfg: DictConfig) -> Leaderboard:
         "alpha": fairness.alpha,
         "title": OmegaConf.select(cfg, "title", default=None) or "werest leaderboard",
     }
-    write_outputs(result, folder, context)
-    save_config(cfg, folder / "config.yaml")
+    with staged_output(folder, owned=OUTPUTS) as staged:  # in place as one, at the end
+        write_outputs(result, staged, context)
+        save_config(cfg, staged / "config.yaml")
     print_blocks(
         format_board(result), format_warnings(result.warnings) if result.warnings else None
     )
@@ -91,7 +104,8 @@ def run(cfg: DictConfig) -> Leaderboard:
 
 
 def write_outputs(result: Leaderboard, output_dir: Path, context: dict | None = None) -> None:
-    """Every CSV, the Markdown report, the chart and the web page, each written atomically.
+    """Every CSV, the Markdown report, the chart and the web page, each written atomically
+    (the command writes them in a staging folder: :func:`werest.io.staged_output`).
 
     ``context`` (bootstrap and fairness settings, title) fills the page's metrics tab.
     """

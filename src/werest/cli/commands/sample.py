@@ -9,8 +9,6 @@ draw_sample`) and writes the labelling sheet, CSV, with ``<out>.config.yaml`` be
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 from omegaconf import DictConfig
 
@@ -26,7 +24,7 @@ from werest.estimation.sampling import (
     utterance_list,
 )
 from werest.ingest.table import read_table
-from werest.io import atomic_path
+from werest.io import atomic_path, staged_output
 from werest.partition.estimate import estimate_table
 
 
@@ -59,9 +57,10 @@ def run(cfg: DictConfig) -> pd.DataFrame:
         scores = score(estimated)
     sheet = draw_sample(utterance_list(table), scores=scores, **draw)
     widths = None if strategy == "random" else expected_half_width(estimated, cfg.budget)
-    with atomic_path(cfg.out) as tmp:
-        sheet.to_csv(tmp, index=False)
-    save_config(cfg, Path(cfg.out))
+    with staged_output(cfg.out, file=True) as out:  # the sheet and its config as one
+        with atomic_path(out) as tmp:
+            sheet.to_csv(tmp, index=False)
+        save_config(cfg, out)
     hint = f"fill the reference column, then: werest estimate input={cfg.input} labels={cfg.out}"
     print_blocks(format_draw(sheet, widths), hint)
     return sheet

@@ -9,6 +9,7 @@ rows in ``utterances/part-N.csv``.
 from __future__ import annotations
 
 from dataclasses import asdict
+from pathlib import Path
 
 import pandas as pd
 from omegaconf import DictConfig
@@ -26,6 +27,7 @@ from werest.cli.commands._common import (
 )
 from werest.features.proxy import Ranking, rank_systems
 from werest.ingest.table import write_table
+from werest.io import staged_output
 from werest.partition.score import score_input
 from werest.resources import ResourceMonitor, write_resources
 from werest.stats import Bootstrap
@@ -33,37 +35,49 @@ from werest.text.scoring import format_scores
 
 CHARACTER_NOTE = "(chars): languages written without spaces (zh, ja, th…) are scored on characters"
 
+#: What a run writes in ``output_dir`` (an earlier run's, replaced whole: docs/architecture.md)
+OUTPUTS = (
+    "scores.csv",
+    "utterances.csv",
+    "utterances",
+    "ranking.json",
+    "resources.json",
+    "config.yaml",
+)
+
 
 def run(cfg: DictConfig) -> pd.DataFrame:
     """Write scores.csv, utterances.csv (or utterances/), ranking.json, resources.json and
     config.yaml."""
-    folder = output_dir(cfg)
     normaliser = normaliser_setting(cfg)
-    with ResourceMonitor() as monitor, partition_runner(cfg) as runner:
-        result = score_input(
-            stage_source(cfg),
-            folder,
-            normaliser=normaliser,
-            **asdict(instantiate_block(cfg, "bootstrap", Bootstrap)),
-            n_jobs=cfg.n_jobs,
-            **partition_settings(cfg),
-            run_partitions=runner,
-            name=cfg.input,
-        )
-        ranking = rank_systems(result.scores, normaliser=normaliser)
-    resources = monitor.summary
-    if result.rows is not None:
-        with logs.stage("write"):
-            write_table(result.rows, folder / "utterances.csv")
-    else:
-        resources |= {"stage_seconds": result.seconds, "partitions": result.n_partitions}
-    _finish(cfg, result.scores, ranking, resources)
+    # every file goes to a staging folder, put in place as one when the run ends
+    with staged_output(output_dir(cfg), owned=OUTPUTS) as folder:
+        with ResourceMonitor() as monitor, partition_runner(cfg) as runner:
+            result = score_input(
+                stage_source(cfg),
+                folder,
+                normaliser=normaliser,
+                **asdict(instantiate_block(cfg, "bootstrap", Bootstrap)),
+                n_jobs=cfg.n_jobs,
+                **partition_settings(cfg),
+                run_partitions=runner,
+                name=cfg.input,
+            )
+            ranking = rank_systems(result.scores, normaliser=normaliser)
+        resources = monitor.summary
+        if result.rows is not None:
+            with logs.stage("write"):
+                write_table(result.rows, folder / "utterances.csv")
+        else:
+            resources |= {"stage_seconds": result.seconds, "partitions": result.n_partitions}
+        _finish(cfg, folder, result.scores, ranking, resources)
     return result.scores
 
 
-def _finish(cfg: DictConfig, scores: pd.DataFrame, ranking: Ranking, resources: dict) -> None:
+def _finish(
+    cfg: DictConfig, folder: Path, scores: pd.DataFrame, ranking: Ranking, resources: dict
+) -> None:
     """What both runs write and show: scores.csv, ranking.json, resources.json, config."""
-    folder = output_dir(cfg)
     write_table(scores, folder / "scores.csv")
     ranking.save(folder / "ranking.json")
     write_resources(resources, folder / "resources.json")

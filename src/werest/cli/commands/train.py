@@ -21,6 +21,7 @@ from werest.cli.commands._common import (
     print_blocks,
     save_config,
 )
+from werest.io import staged_output
 from werest.model.files import TrainedModel, save_model
 from werest.model.intervals import ConformalInterval
 from werest.model.training import build_regressor, read_calibration, train
@@ -56,11 +57,13 @@ def run(cfg: DictConfig) -> TrainedModel:
     if interval is not None:
         model.info["calibration"] = read_calibration(cfg.calibration, interval)
     model.info["config"] = OmegaConf.to_container(cfg, resolve=True)
-    path = save_model(model, Path(cfg.output_dir) / f"{cfg.name}.skops")
-    save_config(cfg, path.with_suffix(".yaml"))
+    path = Path(cfg.output_dir) / f"{cfg.name}.skops"
+    with staged_output(path, file=True) as staged:  # the model, its card and config as one
+        size = save_model(model, staged).stat().st_size
+        save_config(cfg, staged.with_suffix(".yaml"))
     log.info("cv: %s", model.info["cv"])
     print_blocks(
-        f"model {path.name} ({path.stat().st_size / 1e6:.1f} MB); fit "
+        f"model {path.name} ({size / 1e6:.1f} MB); fit "
         f"{model.info['training']['fit_seconds']} s on {model.info['training']['rows']} rows"
     )
     return model

@@ -177,8 +177,8 @@ def staged_output(
     its final place instead.
     """
     path = Path(path)
-    if path.name in ("", ".", ".."):
-        path = path.resolve()
+    if path.name in ("", ".", "..") or (not file and path.is_symlink()):
+        path = path.resolve()  # a linked output folder is replaced where it is
     if not file and path.is_file():
         raise InputError("is a file, expected a folder to write the outputs in", path=path)
     target = path.parent if file else path

@@ -153,3 +153,17 @@ def test_an_interrupted_command_prints_one_line_and_exits_128_plus_the_signal(
     assert capsys.readouterr().err == "werest segmentation: interrupted\n"
     assert list(tmp_path.iterdir()) == []
     assert signal.getsignal(signal.SIGTERM) == before  # a caller's handler comes back
+
+
+def test_the_working_folder_and_a_linked_folder_stay_where_they_are(tmp_path, monkeypatch):
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "x.csv").write_text("old")
+    (tmp_path / "link").symlink_to(real)
+    with staged_output(tmp_path / "link") as staged:
+        write(staged, **{"x.csv": "new"})
+    assert (tmp_path / "link").is_symlink() and files(real) == {"x.csv": "new"}
+    monkeypatch.chdir(real)
+    with staged_output(".") as staged:
+        write(staged, **{"x.csv": "newer"})
+    assert files(real) == {"x.csv": "newer"} and os.path.samefile(os.getcwd(), real)

@@ -53,7 +53,13 @@ def _handles_sigterm(pid: int) -> bool:
 
 def _writing(parent: Path, name: str) -> bool:
     """Whether a file (or a temporary one) is in the run's staging folder."""
-    return any(any(p.iterdir()) for p in parent.glob(f".{name}.staging-*") if p.is_dir())
+    for staging in parent.glob(f".{name}.staging-*"):
+        try:
+            if any(staging.iterdir()):
+                return True
+        except OSError:  # renamed into place or removed meanwhile
+            pass
+    return False
 
 
 def run(args: list[str], cwd: Path, signum=None, delay=0.0, output: Path | None = None):

@@ -192,6 +192,33 @@ def test_an_interrupted_run_leaves_its_output_folder_whole_or_absent(tmp_path, c
 ROWS = 10_000  # utterances per system: the import takes a few seconds
 
 
+def test_an_interrupted_partitioned_estimate_stops_its_children_and_leaves_nothing(tmp_path):
+    """Partitions run in spawned children: the interrupt stops them too, without a traceback
+    of theirs, before the staging and scratch folders go."""
+    folder = tmp_path / "out"
+    args = ["estimate", f"input={demo_table_path()}", f"output_dir={folder}"]
+    args += ["partition.rows=10", "partition.count=4"]
+    delay = float(np.random.default_rng(5).uniform(0.5, 3.0))  # seconds into the partitions
+    child = subprocess.Popen(
+        [sys.executable, "-m", "werest.cli", *args],
+        cwd=tmp_path,
+        env=_environment(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    while child.poll() is None and not list(tmp_path.glob(".werest-partitions-*")):
+        time.sleep(0.005)
+    time.sleep(delay)
+    if child.poll() is None:
+        child.send_signal(signal.SIGTERM)
+    _, err = child.communicate(timeout=300)
+    check_status(child.returncode, err.decode(), signal.SIGTERM, "estimate")
+    expected = FOLDER_COMMANDS["estimate"] - {"utterances.csv"}
+    now = snapshot(folder)
+    assert now is None or {name.split("/")[0] for name in now} == {*expected, "utterances"}
+    check_clean(tmp_path)
+
+
 def _system_files(folder: Path, rows: int) -> list[Path]:
     """Two systems' CSV files for ``werest import csv`` (``rows`` utterances each)."""
     rng = np.random.default_rng(0)

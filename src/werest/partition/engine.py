@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import shutil
+import signal
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -49,7 +50,7 @@ from werest.ingest.table import (
     table_format,
     validate_table,
 )
-from werest.io import record_write, replace_folder
+from werest.io import deferred_signals, record_write, replace_folder
 from werest.text import NormalisationCache, cached_normalisation
 
 log = logging.getLogger(__name__)
@@ -366,21 +367,13 @@ def child_process_runner(per_process: int = PARTITIONS_PER_PROCESS) -> Partition
     """
 
     def run(function, folders: list[Path], outputs: list[Path], context: Any):
-        spawn = multiprocessing.get_context("spawn")
         pairs = list(zip(folders, outputs, strict=True))
         results = []
         with logs.bar(total=len(pairs), desc="partitions", unit="partition") as bar:
             for start in range(0, len(pairs), per_process):
-                with ProcessPoolExecutor(
-                    max_workers=1,
-                    mp_context=spawn,
-                    initializer=_receive_context,
-                    initargs=(context, logs.current_level()),
-                ) as pool:
+                with one_child(_receive_context, context, logs.current_level()) as submit:
                     for folder, output in pairs[start : start + per_process]:
-                        results.append(
-                            pool.submit(_run_in_child, function, folder, output).result()
-                        )
+                        results.append(submit(_run_in_child, function, folder, output).result())
                         bar.update()
         return results
 
@@ -412,11 +405,54 @@ def in_child_process(function: Callable, /, *args, **kwargs):
     """``function(*args, **kwargs)`` in a fresh spawned process, its result sent back; the
     memory the child used goes back to the system when it exits. An error is raised here,
     as ``function`` raised it; the child logs at this process's level."""
-    spawn = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        max_workers=1, mp_context=spawn, initializer=logs.setup, initargs=(logs.current_level(),)
-    ) as pool:
-        return pool.submit(function, *args, **kwargs).result()
+    with one_child(logs.setup, logs.current_level()) as submit:
+        return submit(function, *args, **kwargs).result()
+
+
+@contextmanager
+def one_child(initializer: Callable, *initargs) -> Iterator[Callable]:
+    """A pool of one spawned child process, as its ``submit``; the child runs
+    ``initializer(*initargs)`` first.
+
+    Interrupts stop the run in this process only: the child ignores SIGINT (a terminal's
+    Ctrl-C reaches the whole process group), a task is handed over with SIGINT and SIGTERM
+    held (:func:`werest.io.deferred_signals`: a cut-off handover would be a traceback in the
+    child), and on KeyboardInterrupt (or SIGTERM's :class:`werest.io.Terminated`) the child
+    is ended and waited for, so that it writes nothing after the run's folders are removed.
+    """
+    pool = ProcessPoolExecutor(
+        max_workers=1,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_child_setup,
+        initargs=(initializer, *initargs),
+    )
+
+    def submit(function: Callable, /, *args, **kwargs):
+        with deferred_signals():
+            return pool.submit(function, *args, **kwargs)
+
+    try:
+        yield submit
+    except KeyboardInterrupt:
+        with deferred_signals():
+            for child in list((getattr(pool, "_processes", None) or {}).values()):
+                child.terminate()  # its task stops and cleans up (_child_setup)
+            pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    finally:
+        pool.shutdown(wait=True)
+
+
+def _child_setup(initializer: Callable, *initargs) -> None:
+    """A child of :func:`one_child`: SIGINT ignored; once set up, SIGTERM ends its task as
+    an exception (its temporary files removed, its locks released) and the child exits."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    initializer(*initargs)
+    signal.signal(signal.SIGTERM, _stop_child)
+
+
+def _stop_child(signum: int, frame) -> None:
+    raise SystemExit(128 + signum)
 
 
 def partition_files(folder: Path) -> list[Path]:

@@ -273,6 +273,7 @@ def test_demo_prints_a_table(tmp_path):
     assert {p.name for p in (tmp_path / "outputs" / "demo").iterdir()} == {
         "utterances.csv",
         "summary.json",
+        "pairs.csv",
         "resources.json",
         "config.yaml",
     }

@@ -324,7 +324,10 @@ def test_cli_writes_the_labelling_sheet_for_the_demo_table(tmp_path, capsys, str
         (["budget=-2"], "budget must be a whole number >= 1"),
         (["budget=2.5"], "budget must be a whole number"),
         (["budget=many"], "budget must be a whole number"),
-        (["budget=2", "strategy=smart"], "strategy must be one of auto, random, stratified, active"),
+        (
+            ["budget=2", "strategy=smart"],
+            "strategy must be one of auto, random, stratified, active",
+        ),
         (
             ["budget=2", "strategy=active", "uniform_share=0"],
             "uniform_share must be a number in (0, 1]",

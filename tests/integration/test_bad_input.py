@@ -396,13 +396,21 @@ def test_evaluate_unknown_or_equal_systems(tmp_path, monkeypatch, capsys, overri
 @pytest.mark.parametrize(
     ("command", "overrides", "fragment"),
     [
-        ("evaluate", ["experiment=lodo", "lodo.level=1.5"], "lodo.level must be between 0 and 1"),
+        (
+            "evaluate",
+            ["experiment=lodo", "lodo.level=1.5"],
+            "lodo.level must be a number in (0, 1)",
+        ),
         ("evaluate", ["experiment=lodo", "lodo.offset=0"], "lodo.offset must be above 0"),
         ("evaluate", ["experiment=lodo", "lodo._target_=no.Such"], "lodo: cannot build no.Such"),
         ("evaluate", ["cases.benchmark_datasets=[b1]"], "two or more datasets"),
         ("evaluate", ["cases.target_systems=[google]"], "also in target_systems"),
         ("evaluate", ["experiment=lodo", "protocol=four_cases"], "no 'cases' settings"),
-        ("train", ["calibration=c.csv", "interval.level=2"], "interval.level must be between"),
+        (
+            "train",
+            ["calibration=c.csv", "interval.level=2"],
+            "interval.level must be a number in (0, 1)",
+        ),
     ],
 )
 def test_blocks_built_from_config_fail_before_the_data(

@@ -519,6 +519,12 @@ def zero_label_pairs(records: list[dict], calibration: dict | None) -> pd.DataFr
     )
 
 
+def _signed(rate: float) -> str:
+    """A difference of rates in signed points, 2 decimals (never ``-0.00``)."""
+    points = round(100 * rate, 2)
+    return f"{points + 0.0:+.2f}"  # + 0.0 turns -0.0 into 0.0
+
+
 def format_pairs(pairs: pd.DataFrame) -> str:
     """The console's lines on differences: each dataset's neighbours in the estimated order,
     with the zero-label interval of their difference and what it says."""
@@ -537,10 +543,10 @@ def format_pairs(pairs: pd.DataFrame) -> str:
                 "A better": f"{r['system_a']} is better than {r['system_b']}",
                 "B better": f"{r['system_b']} is better than {r['system_a']}",
             }.get(r["verdict"], r["verdict"])
+            points = (_signed(r["difference"]), _signed(r["low"]), _signed(r["high"]))
             lines.append(
                 f"  {dataset}: {r['system_a']} − {r['system_b']} "
-                f"{100 * r['difference']:+.2f} [{100 * r['low']:+.2f}, {100 * r['high']:+.2f}]: "
-                f"{said}"
+                f"{points[0]} [{points[1]}, {points[2]}]: {said}"
             )
     return "\n".join(lines)
 

@@ -36,6 +36,12 @@ BLOCKS: dict[str, tuple[str, list[str] | None, str]] = {
         "is there.",
     ),
     "few-labels-example": ("few_labels_example.md", None, ""),
+    "few-labels-stress": (
+        "few_labels.md",
+        ["## Heavy-tail stress set"],
+        "From [`few_labels.md`](experiments/results/few_labels.md), written by "
+        "`werest evaluate experiment=few_labels`.",
+    ),
     "leaderboard-dighr": (
         "leaderboard_shared.md",
         ["## All multi-vendor folders, shipped model (in-sample)"],

@@ -138,6 +138,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = args[0] if args and args[0] in COMMANDS else None
         print(f"werest{f' {command}' if command else ''}: interrupted", file=sys.stderr)
         status = 143 if isinstance(interrupt, Terminated) else 130
+        if argv is None:  # the process's own entry: its outputs are cleaned up already
+            # Skip the interpreter's finalisation: a library thread interrupted mid-call
+            # can abort it ("Fatal Python error: PyThreadState_Get", exit -6 once in CI).
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(status)
     finally:
         # A process that is only exiting now ignores them (its outputs are whole: a signal
         # must not turn a finished run into a traceback); a caller's handlers come back.

@@ -155,6 +155,42 @@ def test_an_interrupted_command_prints_one_line_and_exits_128_plus_the_signal(
     assert signal.getsignal(signal.SIGTERM) == before  # a caller's handler comes back
 
 
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_that_a_library_wraps_in_another_error_still_reads_as_interrupted(
+    tmp_path, monkeypatch, capsys, signum, status
+):
+    # Seen in CI: SIGTERM arrived while a dataclass was being created at import, and Python
+    # wrapped the handler's exception in "RuntimeError: Error calling __set_name__".
+    cli = importlib.import_module("werest.cli.main")
+
+    class Field:
+        def __set_name__(self, owner, name):
+            signal.raise_signal(signum)  # the handler runs here, inside type creation
+
+    def interrupted(cfg):
+        with staged_output(tmp_path / "out") as staged:
+            write(staged, **{"x.csv": "new"})
+
+            class Settings:
+                cluster = Field()
+
+    monkeypatch.setattr(cli, "_runner", lambda command: interrupted)
+    assert cli.main(["segmentation", "reference=r", "hypothesis=h"]) == status
+    assert capsys.readouterr().err == "werest segmentation: interrupted\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_error_without_a_signal_is_not_an_interruption(monkeypatch):
+    cli = importlib.import_module("werest.cli.main")
+
+    def broken(cfg):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(cli, "_runner", lambda command: broken)
+    with pytest.raises(RuntimeError, match="a bug"):
+        cli.main(["segmentation", "reference=r", "hypothesis=h"])
+
+
 def test_the_working_folder_and_a_linked_folder_stay_where_they_are(tmp_path, monkeypatch):
     real = tmp_path / "real"
     real.mkdir()

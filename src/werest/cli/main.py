@@ -134,10 +134,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         status = 141  # 128 + SIGPIPE, what a process killed by the signal returns
-    except KeyboardInterrupt as interrupt:  # Terminated too
+    except BaseException as error:
+        # KeyboardInterrupt and Terminated, or whatever a library turned them into when the
+        # signal arrived inside it (a class body being created wraps them in RuntimeError).
+        if not (_received or isinstance(error, KeyboardInterrupt)):
+            raise
         command = args[0] if args and args[0] in COMMANDS else None
         print(f"werest{f' {command}' if command else ''}: interrupted", file=sys.stderr)
-        status = 143 if isinstance(interrupt, Terminated) else 130
+        terminated = isinstance(error, Terminated) or signal.SIGTERM in _received
+        status = 143 if terminated else 130
         if argv is None:  # the process's own entry: its outputs are cleaned up already
             # Skip the interpreter's finalisation: a library thread interrupted mid-call
             # can abort it ("Fatal Python error: PyThreadState_Get", exit -6 once in CI).
@@ -157,7 +162,8 @@ def _stop_signals_as_exceptions() -> dict[int, object]:
     thread (a signal the parent process ignores stays ignored); the handlers replaced."""
     if threading.current_thread() is not threading.main_thread():
         return {}
-    handlers = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: _terminate}
+    _received.clear()
+    handlers = {signal.SIGINT: _interrupt, signal.SIGTERM: _terminate}
     previous = {}
     for signum, handler in handlers.items():
         current = signal.getsignal(signum)
@@ -166,7 +172,16 @@ def _stop_signals_as_exceptions() -> dict[int, object]:
     return previous
 
 
+_received: list[int] = []  # the stop signals this process received while running a command
+
+
+def _interrupt(signum: int, frame) -> None:
+    _received.append(signum)
+    raise KeyboardInterrupt
+
+
 def _terminate(signum: int, frame) -> None:
+    _received.append(signum)
     raise Terminated(f"signal {signum}")
 
 

@@ -362,6 +362,14 @@ class FewLabels:
             "errors every system shares); the estimate stays unbiased either way"
         ),
     )
+    shrink: bool = setting(
+        True,
+        (
+            "lean each system's estimate on its zero-label one where the labels do not "
+            "contradict it (empirical-Bayes weight over the dataset's systems); the interval "
+            "stays the prediction-powered one, and false gives the unbiased point"
+        ),
+    )
 
 
 def few_labels_block() -> Any:

@@ -65,6 +65,8 @@ class LabelSettings:
     n_resamples : bootstrap resamples.
     recalibrate : refit the predicted errors on the labels, cross-fitted
         (:meth:`werest.estimation.ppi.DatasetFrame.recalibrated_draws`).
+    shrink : lean the point estimate on the zero-label one where the labels do not
+        contradict it (:func:`werest.estimation.ppi.shrink`); the interval is unchanged.
     """
 
     interval: str = "t"
@@ -72,6 +74,7 @@ class LabelSettings:
     min_labels: int = 20
     n_resamples: int = 2000
     recalibrate: bool = True
+    shrink: bool = True
 
     def __post_init__(self) -> None:
         if self.interval not in METHODS:
@@ -307,6 +310,7 @@ def dataset_estimates(
                 level=settings.level,
                 n_resamples=settings.n_resamples,
                 seed=seed,
+                shrink_to_prior=settings.shrink and not census,  # a census is the truth
             ),
         )
     return out
@@ -430,6 +434,8 @@ def ppi_fields(est: Estimates, k: int, settings: LabelSettings) -> dict:
         "classical_wer": float(est.classical[k]),
         "classical_low": float(est.classical_low[k]),
         "classical_high": float(est.classical_high[k]),
+        "unshrunk_wer": float(est.unshrunk[k]),
+        "shrinkage": float(est.shrinkage[k]),
         "ppi_lambda": float(est.lam[k]),
         "effective_labels": float(est.effective_labels[k]),
         "more_labels_for_2_points": more_labels(

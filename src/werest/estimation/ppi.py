@@ -60,6 +60,14 @@ class DatasetDraws:
         other arrays are 0 where it does not.
     pop : the predictions over all N utterances, per system (S,): ``e`` = Σ ê, ``r`` = Σ r̂,
         ``ee`` = Σ ê², ``er`` = Σ ê r̂, ``rr`` = Σ r̂² (:func:`population_sums`).
+    tail : (m, S) whether the draw's prediction is in the take-all tail (:func:`tail_mask`);
+        None: no tail.
+    pop_tail : :attr:`pop`'s sums over the tail's rows only.
+    prior : the zero-label estimate of every system (S,), Σ ê / Σ r̂ of the model's own
+        predictions before any refit: what :func:`shrink` leans on; None: no prior.
+    offset : what the prediction-powered estimate adds to its numerator and denominator
+        before dividing, per system (S,): ``e`` and ``r``, the tail's Σ ê and Σ r̂ once
+        :meth:`trusting_tail` moved the tail there; None: nothing.
     """
 
     systems: list[str]
@@ -71,10 +79,51 @@ class DatasetDraws:
     pred_words: np.ndarray
     present: np.ndarray
     pop: dict[str, np.ndarray]
+    tail: np.ndarray | None = None
+    pop_tail: dict[str, np.ndarray] | None = None
+    prior: np.ndarray | None = None
+    offset: dict[str, np.ndarray] | None = None
 
     @property
     def m(self) -> int:
         return len(self.weight)
+
+    def trusting_tail(self) -> DatasetDraws:
+        """The same draws with the take-all tail's predictions trusted in full (λ = 1 there,
+        whatever λ the rest gets): the tail's Σ ê and Σ r̂ over all N rows go to
+        :attr:`offset`, and a labelled draw in the tail keeps only its residual, e − ê and
+        r − r̂, with no prediction left to scale. For any λ the estimate stays unbiased (the
+        tail is a function of the predictions alone); what it changes is a draw that misses
+        the rare catastrophic utterances (hallucination loops, which agreement sees): with
+        λ < 1 a share 1 − λ of their errors would be estimated from a sample without them."""
+        if self.tail is None or (not self.tail.any() and not self.pop_tail["e"].any()):
+            return self
+        t = self.tail & self.present
+        return replace(
+            self,
+            errors=self.errors - np.where(t, self.pred_errors, 0.0),
+            words=self.words - np.where(t, self.pred_words, 0.0),
+            pred_errors=np.where(t, 0.0, self.pred_errors),
+            pred_words=np.where(t, 0.0, self.pred_words),
+            pop={name: self.pop[name] - self.pop_tail[name] for name in self.pop},
+            tail=None,
+            pop_tail=None,
+            offset={"e": self.pop_tail["e"], "r": self.pop_tail["r"]},
+        )
+
+
+#: A prediction is in the take-all tail when it predicts more than this many errors per
+#: reference word (a hallucination loop's insertions: :func:`tail_mask`).
+TAIL_WER = 1.5
+
+
+def tail_mask(pred_errors: np.ndarray, pred_words: np.ndarray) -> np.ndarray:
+    """Where the predictions are in the take-all tail: ê > :data:`TAIL_WER` · max(r̂, 1)."""
+    return np.asarray(pred_errors) > TAIL_WER * np.maximum(np.asarray(pred_words), 1.0)
+
+
+def _offset(d: DatasetDraws, name: str) -> np.ndarray | float:
+    return 0.0 if d.offset is None else d.offset[name]
 
 
 def population_sums(pred_errors: np.ndarray, pred_words: np.ndarray) -> dict[str, np.ndarray]:
@@ -102,8 +151,8 @@ def _moments(d: DatasetDraws, counts: np.ndarray) -> dict[str, np.ndarray]:
 
 def _theta(d: DatasetDraws, mo: dict[str, np.ndarray], lam: np.ndarray) -> np.ndarray:
     """θ̂ (K, S) from the draws' moments and λ (K, S)."""
-    num = lam * d.pop["e"] / d.n_frame + mo["e"] - lam * mo["pe"]
-    den = lam * d.pop["r"] / d.n_frame + mo["r"] - lam * mo["pr"]
+    num = (_offset(d, "e") + lam * d.pop["e"]) / d.n_frame + mo["e"] - lam * mo["pe"]
+    den = (_offset(d, "r") + lam * d.pop["r"]) / d.n_frame + mo["r"] - lam * mo["pr"]
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
@@ -168,7 +217,8 @@ def influence_terms(
     (the estimated mean reference length, S,) the terms are divided by in the delta method."""
     w = d.weight[:, None]
     terms = w * ((d.errors - theta * d.words) - lam * (d.pred_errors - theta * d.pred_words))
-    den = lam * d.pop["r"] / d.n_frame + (w * (d.words - lam * d.pred_words)).mean(axis=0)
+    den = (_offset(d, "r") + lam * d.pop["r"]) / d.n_frame
+    den = den + (w * (d.words - lam * d.pred_words)).mean(axis=0)
     return terms, den
 
 
@@ -205,6 +255,8 @@ class Estimates:
     se_classical: np.ndarray
     boot: np.ndarray | None = None
     boot_classical: np.ndarray | None = None
+    unshrunk: np.ndarray | None = None
+    shrinkage: np.ndarray | None = None
 
 
 def estimate_draws(
@@ -215,6 +267,7 @@ def estimate_draws(
     n_resamples: int = 1000,
     seed: int = 0,
     floor: bool = True,
+    shrink_to_prior: bool = True,
 ) -> Estimates:
     """Both estimates of every system of ``d`` with ``level`` intervals (``method``: see the
     module docstring). The effective labels are m · se²(classical) / se²(PPI): the labels a
@@ -223,12 +276,16 @@ def estimate_draws(
     ``floor``: no interval is narrower than that of errors as independent Poisson counts at
     the estimated rate, se ≥ √(θ̂ / Σ w r) (:func:`poisson_se`). With few labels and rare
     errors (a 2 % WER system, 50 utterances) the draws' own variance is often too small: the
-    utterances with many errors were not drawn, and the interval ends below the truth."""
+    utterances with many errors were not drawn, and the interval ends below the truth.
+
+    ``shrink_to_prior``: the point estimate leans on the zero-label one where the labels do
+    not contradict it (:func:`shrink`); the interval stays the prediction-powered one."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    theta, lam = (v[0] for v in point_estimates(d))
+    trusted = d.trusting_tail()
+    theta, lam = (v[0] for v in point_estimates(trusted))
     classical = _theta(d, _moments(d, np.ones((1, d.m))), np.zeros((1, len(d.systems))))[0]
-    se = linearised_se(d, theta, lam)
+    se = raw_se = linearised_se(trusted, theta, lam)
     se_c = linearised_se(d, classical, np.zeros_like(lam))
     if floor:
         floor_ppi, floor_c = poisson_se(d, theta), poisson_se(d, classical)
@@ -242,7 +299,7 @@ def estimate_draws(
     low_c, high_c = classical - q * se_c, classical + q * se_c
     if method == "bootstrap":  # the percentile interval, never narrower than the floor's
         counts = resample_counts(d.m, n_resamples, seed)
-        boot = point_estimates(d, counts)[0]
+        boot = point_estimates(trusted, counts)[0]
         boot_c = _theta(d, _moments(d, counts), np.zeros_like(boot))
         alpha = (1 - level) / 2
         b_low, b_high = np.nanquantile(boot, [alpha, 1 - alpha], axis=0)
@@ -258,6 +315,9 @@ def estimate_draws(
             )
         low, high, low_c, high_c = b_low, b_high, c_low, c_high
     theta, low = np.clip(theta, 0, None), np.clip(low, 0, None)  # a WER is never negative
+    unshrunk, weight = theta, np.ones_like(theta)
+    if shrink_to_prior and d.prior is not None:
+        theta, weight = shrink(theta, raw_se, d.prior, low, high)
     return Estimates(
         systems=list(d.systems),
         ppi=theta,
@@ -273,7 +333,39 @@ def estimate_draws(
         se_classical=se_c,
         boot=boot,
         boot_classical=boot_c,
+        unshrunk=unshrunk,
+        shrinkage=1 - weight,
     )
+
+
+#: :func:`shrink` needs at least this many systems to tell how far the prior is off.
+SHRINK_MIN_SYSTEMS = 3
+
+
+def shrink(
+    theta: np.ndarray, se: np.ndarray, prior: np.ndarray, low: np.ndarray, high: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Prediction-powered shrinkage across one dataset's systems (in the spirit of Li &
+    Ignatiadis, "Prediction-powered adaptive shrinkage", 2025): (estimate, weight on θ̂).
+
+    Each system's prediction-powered θ̂ (standard error se) moves toward its zero-label
+    estimate μ by the empirical-Bayes weight ω = τ² / (τ² + se²), where τ² is how far the
+    zero-label estimates are off in this dataset, estimated from the labels by the method of
+    moments over its systems: τ² = max(0, mean((θ̂ − μ)² − se²)). Where the labels say the
+    zero-label estimate is close (τ² small beside se²) the estimate leans on it; where they
+    contradict it, on the labels. The result is kept inside the prediction-powered interval
+    [low, high], whose coverage does not depend on the point: the interval is unchanged.
+    Fewer than :data:`SHRINK_MIN_SYSTEMS` systems with a finite estimate: no shrinkage."""
+    ok = np.isfinite(theta) & np.isfinite(se) & np.isfinite(prior)
+    weight = np.ones_like(theta)
+    if ok.sum() < SHRINK_MIN_SYSTEMS:
+        return theta, weight
+    dev = theta - prior
+    tau2 = max(0.0, float(np.mean(dev[ok] ** 2 - se[ok] ** 2)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        weight = np.where(ok, tau2 / (tau2 + se**2), 1.0)
+    weight = np.nan_to_num(weight, nan=1.0)
+    return np.where(ok, np.clip(prior + weight * dev, low, high), theta), weight
 
 
 def poisson_se(d: DatasetDraws, theta: np.ndarray) -> np.ndarray:
@@ -308,7 +400,7 @@ def resample_counts(m: int, n_resamples: int, seed: int) -> np.ndarray:
 def paired_se(d: DatasetDraws, est: Estimates) -> np.ndarray:
     """(S, S) delta-method standard errors of θ̂_a − θ̂_b: the systems' influence terms on the
     same draws are correlated, so the difference is much tighter than either estimate."""
-    terms, den = influence_terms(d, est.ppi, est.lam)
+    terms, den = influence_terms(d.trusting_tail(), est.ppi, est.lam)
     with np.errstate(divide="ignore", invalid="ignore"):
         scaled = np.nan_to_num(terms / den)
     cov = np.atleast_2d(np.cov(scaled.T, ddof=0))
@@ -405,10 +497,29 @@ class DatasetFrame:
         errors = np.nansum(np.where(self.present, self.errors, 0), axis=0)
         return errors / np.nansum(np.where(self.present, self.words, 0), axis=0)
 
-    def draws(self, rows: np.ndarray, weight: np.ndarray, pop: dict | None = None) -> DatasetDraws:
+    def zero_label(self) -> np.ndarray:
+        """Each system's zero-label corpus WER (S,): Σ ê / Σ r̂ over its rows."""
+        pop = self.population()
+        return pop["e"] / np.maximum(pop["r"], 1.0)
+
+    def tail(self) -> np.ndarray:
+        """(N, S) where the predictions are in the take-all tail (:func:`tail_mask`)."""
+        return tail_mask(self.pred_errors, self.pred_words) & self.present
+
+    def draws(
+        self,
+        rows: np.ndarray,
+        weight: np.ndarray,
+        pop: dict | None = None,
+        tail: np.ndarray | None = None,
+        prior: np.ndarray | None = None,
+    ) -> DatasetDraws:
         """The draws of the utterances at positions ``rows`` (one per draw) with design
-        weights ``weight``; a system counts a draw where it has an estimate and a label."""
+        weights ``weight``; a system counts a draw where it has an estimate and a label.
+        ``tail``: (N, S) the take-all tail (default: :meth:`tail`); ``prior``: the zero-label
+        estimates (default: :meth:`zero_label`)."""
         present = self.present[rows] & np.isfinite(self.errors[rows])
+        tail = self.tail() if tail is None else tail
         return DatasetDraws(
             systems=self.systems,
             n_frame=self.n,
@@ -419,6 +530,11 @@ class DatasetFrame:
             pred_words=np.where(present, self.pred_words[rows], 0.0),
             present=present,
             pop=pop if pop is not None else self.population(),
+            prior=self.zero_label() if prior is None else prior,
+            tail=tail[rows] & present,
+            pop_tail=population_sums(
+                np.where(tail, self.pred_errors, 0.0), np.where(tail, self.pred_words, 0.0)
+            ),
         )
 
     def recalibrated_draws(
@@ -462,7 +578,7 @@ class DatasetFrame:
             everyone += fitted / folds
             own[~train] = fitted[rows[~train]]
         refit = replace(self, pred_errors=np.where(self.present, everyone, 0.0))
-        draws = refit.draws(rows, weight)
+        draws = refit.draws(rows, weight, tail=self.tail(), prior=self.zero_label())
         draws.pred_errors = np.where(draws.present, own, 0.0)
         return draws
 

@@ -435,7 +435,7 @@ def ppi_fields(est: Estimates, k: int, settings: LabelSettings) -> dict:
         "classical_low": float(est.classical_low[k]),
         "classical_high": float(est.classical_high[k]),
         "unshrunk_wer": float(est.unshrunk[k]),
-        "shrinkage": float(est.shrinkage[k]),
+        "prior_weight": float(est.prior_weight[k]),
         "ppi_lambda": float(est.lam[k]),
         "effective_labels": float(est.effective_labels[k]),
         "more_labels_for_2_points": more_labels(

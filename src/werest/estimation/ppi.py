@@ -256,7 +256,7 @@ class Estimates:
     boot: np.ndarray | None = None
     boot_classical: np.ndarray | None = None
     unshrunk: np.ndarray | None = None
-    shrinkage: np.ndarray | None = None
+    prior_weight: np.ndarray | None = None
 
 
 def estimate_draws(
@@ -334,7 +334,7 @@ def estimate_draws(
         boot=boot,
         boot_classical=boot_c,
         unshrunk=unshrunk,
-        shrinkage=1 - weight,
+        prior_weight=1 - weight,
     )
 
 
@@ -400,12 +400,17 @@ def resample_counts(m: int, n_resamples: int, seed: int) -> np.ndarray:
 def paired_se(d: DatasetDraws, est: Estimates) -> np.ndarray:
     """(S, S) delta-method standard errors of θ̂_a − θ̂_b: the systems' influence terms on the
     same draws are correlated, so the difference is much tighter than either estimate."""
-    terms, den = influence_terms(d.trusting_tail(), est.ppi, est.lam)
+    terms, den = influence_terms(d.trusting_tail(), interval_centre(est), est.lam)
     with np.errstate(divide="ignore", invalid="ignore"):
         scaled = np.nan_to_num(terms / den)
     cov = np.atleast_2d(np.cov(scaled.T, ddof=0))
     var = np.diag(cov)[:, None] + np.diag(cov)[None, :] - 2 * cov
     return np.sqrt(np.clip(var, 0, None) / d.m)
+
+
+def interval_centre(est: Estimates) -> np.ndarray:
+    """The unbiased point the intervals are centred on (before :func:`shrink`)."""
+    return est.ppi if est.unshrunk is None else est.unshrunk
 
 
 def quantile(method: str, level: float, m: int) -> float:
@@ -427,19 +432,22 @@ def paired_differences(
 
     With bootstrap estimates (``est.boot``), the interval is the percentile interval of the
     paired resamples' differences; else the ``method`` (t or normal) interval of the paired
-    influence terms (:func:`paired_se`). ``verdict`` says "A better" or "B better" only where
-    the interval excludes 0."""
+    influence terms (:func:`paired_se`), centred on the unbiased difference; ``difference`` is
+    that of the reported (shrunk) estimates, kept inside it. ``verdict`` says "A better" or
+    "B better" only where the interval excludes 0."""
     rows = []
     alpha = (1 - level) / 2
     se = paired_se(d, est)
     q = quantile(method, level, d.m)
+    centre = interval_centre(est)
     for a in range(len(d.systems)):
         for b in range(a + 1, len(d.systems)):
-            diff = est.ppi[a] - est.ppi[b]
+            middle = centre[a] - centre[b]
             if est.boot is not None:
                 low, high = np.nanquantile(est.boot[:, a] - est.boot[:, b], [alpha, 1 - alpha])
             else:
-                low, high = diff - q * se[a, b], diff + q * se[a, b]
+                low, high = middle - q * se[a, b], middle + q * se[a, b]
+            diff = float(np.clip(est.ppi[a] - est.ppi[b], low, high))
             said = verdict(low, high)
             rows.append(
                 {

@@ -16,6 +16,7 @@ from werest.estimation.labels import (
     prediction_rows,
 )
 from werest.estimation.ppi import (
+    interval_centre,
     paired_se,
     quantile,
     verdict,
@@ -126,26 +127,29 @@ class MacroEstimates:
             out.append((dataset, [columns[system] for system in systems]))
         return out or None
 
-    def _interval(self, parts, point, se, replicates) -> tuple[float, float, float]:
+    def _interval(self, parts, point, centre, se, replicates) -> tuple[float, float, float]:
+        """(point, low, high): the interval around the unbiased ``centre``, the reported
+        (shrunk) ``point`` kept inside it."""
         if replicates is not None:
             low, high = np.nanquantile(replicates, [self.alpha, 1 - self.alpha])
         else:
             m = min(self.estimates[dataset][0].m for dataset, _ in parts)
             q = quantile(self.settings.interval, self.settings.level, m)
-            low, high = point - q * se, point + q * se
-        return float(point), float(low), float(high)
+            low, high = centre - q * se, centre + q * se
+        return float(np.clip(point, low, high)), float(low), float(high)
 
     def interval(self, datasets: list[str], system: str) -> tuple[float, float, float]:
         """(macro θ̂, low, high) of ``system`` over ``datasets`` (all labelled)."""
         parts = self._columns(datasets, system)
         ests = [self.estimates[dataset][1] for dataset, _ in parts]
         point = np.mean([e.ppi[k] for e, (_, (k,)) in zip(ests, parts, strict=True)])
+        centre = np.mean([interval_centre(e)[k] for e, (_, (k,)) in zip(ests, parts, strict=True)])
         se = np.sqrt(sum(e.se[k] ** 2 for e, (_, (k,)) in zip(ests, parts, strict=True)))
         boot = [
             e.boot[:, k] for e, (_, (k,)) in zip(ests, parts, strict=True) if e.boot is not None
         ]
         replicates = np.mean(boot, axis=0) if len(boot) == len(parts) else None
-        return self._interval(parts, point, se / len(parts), replicates)
+        return self._interval(parts, point, centre, se / len(parts), replicates)
 
     def pair(self, better: str, worse: str) -> dict:
         """The prediction-powered A − B (macro over the datasets both have, when both are
@@ -156,16 +160,21 @@ class MacroEstimates:
         )
         if parts is None:
             return {"ppi_delta": np.nan, "ppi_low": np.nan, "ppi_high": np.nan, "verdict": ""}
-        diffs, variances, boot = [], [], []
+        diffs, centres, variances, boot = [], [], [], []
         for dataset, (a, b) in parts:
             est = self.estimates[dataset][1]
             diffs.append(est.ppi[a] - est.ppi[b])
+            centres.append(interval_centre(est)[a] - interval_centre(est)[b])
             variances.append(self.pair_se[dataset][a, b] ** 2)
             if est.boot is not None:
                 boot.append(est.boot[:, a] - est.boot[:, b])
         replicates = np.mean(boot, axis=0) if len(boot) == len(parts) else None
         point, low, high = self._interval(
-            parts, np.mean(diffs), np.sqrt(sum(variances)) / len(parts), replicates
+            parts,
+            np.mean(diffs),
+            np.mean(centres),
+            np.sqrt(sum(variances)) / len(parts),
+            replicates,
         )
         return {"ppi_delta": point, "ppi_low": low, "ppi_high": high, "verdict": verdict(low, high)}
 

@@ -235,3 +235,38 @@ def test_labels_in_a_partitioned_run_are_refused(tmp_path, monkeypatch, capsys):
         )
         assert_one_line_error(status, err, command, "labels=", "partitioned")
         assert not (tmp_path / "out").exists()
+
+
+def test_more_labels_than_the_dataset_has_point_to_a_census():
+    """A census gives every WER exactly, so advice beyond the utterances left says so."""
+    from werest.estimation.labels import format_more_labels
+
+    def record(system, wer, more):
+        return {
+            "dataset": "d",
+            "system": system,
+            "method": "ppi",
+            "estimated_wer": wer,
+            "n_labelled": 50,
+            "n_utterances": 100,
+            "more_labels_for_2_points": more,
+        }
+
+    records = [record("a", 0.10, 30), record("b", 0.11, 200), record("c", 0.12, 0)]
+    pairs = pd.DataFrame(
+        {
+            "dataset": ["d", "d"],
+            "system_a": ["a", "c"],
+            "system_b": ["b", "b"],
+            "verdict": ["not separable", "not separable"],
+            "more_labels_to_separate": [80.0, 30.0],
+        }
+    )
+    assert format_more_labels(records, pairs).splitlines() == [
+        "More labels:",
+        "  d: only labelling all 100 utterances would bring every interval to ±2 points",
+        "    a vs b: only labelling all 100 utterances would tell them apart",
+        "    b vs c: about 30 more labels would separate them if their difference held",
+    ]
+    records[1]["more_labels_for_2_points"] = 50  # exactly the 50 left: still a number
+    assert "about 50 more labels (beyond 50)" in format_more_labels(records, pairs)

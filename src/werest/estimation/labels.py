@@ -396,9 +396,13 @@ def format_more_labels(records: list[dict], pairs: pd.DataFrame) -> str:
         )
         need = max(r["more_labels_for_2_points"] for r in mine)
         labelled = max(r["n_labelled"] for r in mine)
+        left = max(r.get("n_utterances", np.inf) for r in mine) - labelled  # a census is exact
+        census = f"only labelling all {labelled + left:.0f} utterances would"
         reach = (
             "every interval is within ±2 points already"
             if need == 0
+            else f"{census} bring every interval to ±2 points"
+            if need > left
             else f"about {need:.0f} more labels (beyond {labelled}) would bring every "
             "interval to ±2 points"
         )
@@ -415,9 +419,11 @@ def format_more_labels(records: list[dict], pairs: pd.DataFrame) -> str:
             lines.append(
                 f"    {a['system']} vs {b['system']}: "
                 + (
-                    f"about {more:.0f} more labels would separate them if their difference held"
-                    if np.isfinite(more)
-                    else "equal estimates: no number of labels is sure to separate them"
+                    "equal estimates: no number of labels is sure to separate them"
+                    if not np.isfinite(more)
+                    else f"{census} tell them apart"
+                    if more > left
+                    else f"about {more:.0f} more labels would separate them if their difference held"
                 )
             )
     return "More labels:\n" + "\n".join(lines) if lines else ""

@@ -423,7 +423,8 @@ def format_more_labels(records: list[dict], pairs: pd.DataFrame) -> str:
                     if not np.isfinite(more)
                     else f"{census} tell them apart"
                     if more > left
-                    else f"about {more:.0f} more labels would separate them if their difference held"
+                    else f"about {more:.0f} more labels would separate them"
+                    " if their difference held"
                 )
             )
     return "More labels:\n" + "\n".join(lines) if lines else ""

@@ -218,8 +218,9 @@ def _check_range(key: str, number: float, setting: Setting) -> None:
 
 
 def conf_dir() -> Path:
-    """The directory holding the Hydra configs, ``werest/conf`` inside the package: each
-    command's usage and config groups, and the groups' options."""
+    """The directory holding the Hydra configs, the repository's ``conf/`` (``werest/conf``
+    in the wheel; :func:`werest.io.shipped`): each command's usage and config groups, and the
+    groups' options."""
     return shipped("conf")
 
 

@@ -216,3 +216,37 @@ def test_settings_from_needs_a_validated_config():
 
     cfg = check_settings("score", compose("score", ["input=t.csv", "n_jobs='3'"]))
     assert settings_from("score", cfg).n_jobs == 3
+
+
+#: block -> the settings whose default differs from the class its _target_ builds, on purpose
+OWN_DEFAULTS = {
+    "Resamples": {"n_resamples"},  # evaluate's cells: 200 resamples each, not 1000
+    # transcribe keeps long recordings whole up to an hour; embed splits SONAR's at 60 s
+    "TranscribeAudio": {"warn_seconds", "max_seconds", "segment_seconds"},
+    "Interval": {"bins"},  # the shipped model's Mondrian bins
+    "Fairness": {"weights"},  # {} and the class's empty default_factory
+    "Cases": {"source_system", "target_systems", "benchmark_datasets"},  # required here
+}
+
+
+BUILT_BLOCKS = ("Bootstrap", "Resamples", "EmbedAudio", "TranscribeAudio", "FewLabels")
+
+
+@pytest.mark.parametrize("name", [*BUILT_BLOCKS, "Fairness", "Interval", "Cases"])
+def test_a_block_restates_no_library_default_differently(name):
+    """A block with a ``_target_`` repeats the built class's defaults (for --help and the
+    composed config): each equals the class's own, unless listed in OWN_DEFAULTS, so the two
+    cannot drift apart."""
+    from werest.cli import schema
+
+    block = getattr(schema, name)
+    declared = {f.name: f.metadata["default"] for f in fields(block)}
+    module, _, cls = declared.pop("_target_").rpartition(".")
+    parameters = inspect.signature(getattr(importlib.import_module(module), cls)).parameters
+    differ = set()
+    for key, default in declared.items():
+        assert key in parameters, f"{name}.{key}: {cls} has no such parameter"
+        own = parameters[key].default
+        if not (own == default or (isinstance(own, tuple) and list(own) == default)):
+            differ.add(key)
+    assert differ == OWN_DEFAULTS.get(name, set())

@@ -201,6 +201,15 @@ def test_the_panel_size_and_the_budgets_have_one_source():
     assert BUDGETS == (10, 25, 50, 100, 200)  # the budgets experiments/results were drawn with
 
 
+def test_help_shows_the_library_constants_value(capsys):
+    from werest.features.agreement import PANEL_SIZE
+
+    assert cli_main.main(["evaluate", "experiment=few_labels", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert f"lodo.panel={PANEL_SIZE} " in out and "few_labels.budgets=[10,25,50,100,200] " in out
+    assert "${library:" not in out
+
+
 def test_a_bootstrap_block_builds_the_library_object():
     from werest.cli.commands._common import build
     from werest.stats import Bootstrap as LibraryBootstrap

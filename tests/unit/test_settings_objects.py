@@ -259,3 +259,12 @@ def test_a_block_restates_no_library_default_differently(name):
         if not (own == default or (isinstance(own, tuple) and list(own) == default)):
             differ.add(key)
     assert differ == OWN_DEFAULTS.get(name, set())
+
+
+def test_a_key_the_config_lacks_takes_its_declared_default():
+    """(check_settings refuses such a config; settings_from alone still never invents None.)"""
+    from omegaconf import OmegaConf
+
+    settings = settings_from("score", OmegaConf.create({"input": "t.csv", "cluster": {}}))
+    assert settings.n_jobs == N_JOBS and settings.cluster.retries == 2
+    assert settings.output_dir == Path("outputs/score") and settings.bootstrap.n_resamples == 1000

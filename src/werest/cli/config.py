@@ -106,9 +106,10 @@ def _build(schema: type, values: dict[str, Any], prefix: str) -> Any:
             else:
                 given[item.name] = _build(annotation, {}, f"{prefix}{item.name}.")
             continue
-        if not present:  # ABSENT: the config group's option or the built class gives it
-            given[item.name] = None if item.metadata["default"] is ABSENT else value
-            continue
+        if not present:
+            if item.metadata["default"] is ABSENT:  # the config group's option gives it: None
+                given[item.name] = None
+            continue  # else the declared default
         declared = setting_of(annotation, item.metadata)
         if declared.kind == "path" and value is not None:
             # an empty nullable path (cache_dir=) means none, as null does

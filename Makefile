@@ -48,7 +48,7 @@ $(VENV)/.audio: $(BIN)/python pyproject.toml
 
 # The real offline chain on AN4 (needs ../shared): pocketsphinx generic and AN4-tuned on the
 # AN4 test audio, each one's WER estimated label-free with the other as proxy, with the
-# audio model (model_path=audio, src/werest/models/audio.skops: text + Whisper likelihood features, trained on AN4 train and
+# audio model (model_path=audio, models/audio.skops: text + Whisper likelihood features, trained on AN4 train and
 # thennal10-en, not on AN4 test); then Whisper tiny.en joins as a third system and all three
 # are estimated. The true WER from the AN4 references is printed beside every estimate.
 AN4 := outputs/an4
@@ -83,7 +83,7 @@ lodo-audio: $(VENV)/.core
 audio-model: $(VENV)/.core
 	@test -f experiments/results/lodo_audio_cells.csv || { echo "run make lodo-audio first"; exit 2; }
 	$(BIN)/werest train data=audio_shared 'data.exclude_datasets=[an4-test]' features=audio \
-	  model=hgb name=audio output_dir=src/werest/models \
+	  model=hgb name=audio output_dir=models \
 	  calibration=experiments/results/lodo_audio_cells.csv
 
 # Issue 10: leave one domain out over every shared domain, then the shipped model trained on all
@@ -95,7 +95,7 @@ lodo: $(VENV)/.core
 # shared domain, calibrated on the cells of `make lodo` (same model, features and interval).
 model: $(VENV)/.core
 	@test -f experiments/results/lodo_cells.csv || { echo "run make lodo first"; exit 2; }
-	$(BIN)/werest train data=all_shared output_dir=src/werest/models \
+	$(BIN)/werest train data=all_shared output_dir=models \
 	  calibration=experiments/results/lodo_cells.csv
 
 # Real systems on the shared audio (needs ../shared and the [audio] extra): pocketsphinx generic,

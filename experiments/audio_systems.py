@@ -35,7 +35,7 @@ import pandas as pd
 from werest.cli.commands.embed import run as embed_run
 from werest.cli.commands.features import run as features_run
 from werest.cli.commands.transcribe import run as transcribe_run
-from werest.cli.config import compose
+from werest.cli.config import load_settings
 from werest.cli.main import _quote
 from werest.ingest.importers import import_table
 from werest.ingest.table import read_table, write_table
@@ -50,7 +50,7 @@ FEATURE_KEY = ("dataset", "utt_id", "system")
 
 
 def transcribe(source: Path, out: Path, *overrides: str) -> None:
-    cfg = compose(
+    cfg = load_settings(
         "transcribe", [f"input={_quote(str(source))}", f"out={_quote(str(out))}", *overrides]
     )
     transcribe_run(cfg)
@@ -94,7 +94,7 @@ def thennal10_table() -> Path:
 def embed_likelihood(input_path: Path, transcripts: Path, out: Path) -> None:
     """``werest embed embedder=whisper_likelihood`` with the shared cache (a pair scored once)."""
     embed_run(
-        compose(
+        load_settings(
             "embed",
             [
                 "embedder=whisper_likelihood",
@@ -115,7 +115,9 @@ def likelihood(transcripts: Path, name: str) -> tuple[pd.DataFrame, float]:
     (no proxy), the input of ``werest train data=audio_shared features=audio``."""
     features = OUT / f"{name}_features.parquet"
     features_run(
-        compose("features", [f"input={_quote(str(transcripts))}", f"out={_quote(str(features))}"])
+        load_settings(
+            "features", [f"input={_quote(str(transcripts))}", f"out={_quote(str(features))}"]
+        )
     )
     started = time.perf_counter()
     embed_likelihood(features, transcripts, features)

@@ -228,13 +228,13 @@ def package_versions() -> dict[str, str]:
 
 
 def shipped_models() -> list[str]:
-    """The names of the models shipped inside the package (``default``, ``audio``)."""
+    """The names of the shipped models (``default``, ``audio``: ``models/``)."""
     return sorted(path.stem for path in shipped("models").glob("*.skops"))
 
 
 def model_file(path: str | Path) -> Path:
     """The model file ``path`` names: the file itself, or, for a bare name that is no file here
-    (``model_path=audio``), the shipped model of that name (``werest/models/audio.skops``)."""
+    (``model_path=audio``), the shipped model of that name (``models/audio.skops``)."""
     path = Path(path)
     if path.exists() or len(path.parts) != 1 or path.suffix:
         return path

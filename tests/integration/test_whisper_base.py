@@ -159,10 +159,18 @@ def test_base_ranks_the_true_arabic_text_above_a_changed_one(base_scorer, arabic
         assert truth[3] < wrong[3]  # expected word errors
 
 
-def test_new_features_with_base_on_arabic(base_scorer, arabic, tmp_path):
+def test_new_features_with_base_on_arabic(base_scorer, arabic, tmp_path, monkeypatch):
     features = arabic[["dataset", "utt_id", "system"]].copy()
     cache = EmbeddingCache(tmp_path / "cache")
+    encodes = []
+    real_encode = base_scorer._whisper.encode
+    monkeypatch.setattr(base_scorer, "_last_encoded", None)
+    monkeypatch.setattr(
+        base_scorer._whisper, "encode", lambda f: encodes.append(1) or real_encode(f)
+    )
     out = add_likelihood(features, arabic, base_scorer, cache)
+    # one encoder pass per clip serves its four systems, its transcript and its language ID
+    assert len(encodes) == arabic["utt_id"].nunique() == 3
     assert set(VS_DECODE + LANGUAGE) <= set(out.columns)
     assert (out["wl_status"] == "ok").all()
     assert out["wl_language_prob"].between(0.5, 1).all()  # Whisper hears Arabic

@@ -23,7 +23,9 @@ Writes ``experiments/results/lodo_audio_compare.{md,json}`` and ``lodo_audio_com
 
 from __future__ import annotations
 
+import argparse
 import json
+import pickle
 import time
 from pathlib import Path
 
@@ -44,6 +46,8 @@ from werest.stats import Bootstrap
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "results"
 VARIANTS = {"audio": "lodo_audio", "text": "lodo_audio_text"}
+#: the feature set of the run "with audio" (``--audio-features``; ``audio`` by default)
+AUDIO = {"features": "audio"}
 TWO = ("pocketsphinx-en-us", "pocketsphinx-an4")
 THIRD = "whisper-base"
 BAR_RATIO, BAR_AN4 = 0.8, 0.08
@@ -51,12 +55,22 @@ KEYS = ["domain", "dataset", "system"]
 
 
 def overrides(features: str) -> list[str]:
-    return ["experiment=lodo_audio", f"features={features}", f"name={VARIANTS[features]}"]
+    name, conf = VARIANTS[features], features
+    if features == "audio" and AUDIO["features"] != "audio":
+        name, conf = f"lodo_{AUDIO['features']}", AUDIO["features"]
+    return ["experiment=lodo_audio", f"features={conf}", f"name={name}"]
 
 
-def run_lodo(features: str) -> LodoResult:
-    """``werest evaluate experiment=lodo_audio features=<features>`` (its reports written)."""
-    return evaluate_run(compose("evaluate", overrides(features)))
+def run_lodo(features: str, reuse: bool = False) -> LodoResult:
+    """``werest evaluate experiment=lodo_audio features=<features>`` (its reports written);
+    the result is kept in ``outputs/lodo_audio_compare/`` (``--reuse`` reads it back)."""
+    kept = ROOT / "outputs" / "lodo_audio_compare" / f"{overrides(features)[1]}.pickle"
+    if reuse and kept.exists():
+        return pickle.loads(kept.read_bytes())
+    result = evaluate_run(compose("evaluate", overrides(features)))
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_bytes(pickle.dumps(result))
+    return result
 
 
 def utterance_correlations(result: LodoResult) -> pd.DataFrame:
@@ -191,8 +205,9 @@ def report(
         "",
         "Produced by `python experiments/lodo_audio_compare.py` (`make lodo-audio`) on the tables",
         "of `python experiments/audio_systems.py` (scorer: Whisper base). Errors are corpus WER",
-        "points; *audio* = `features=audio` (text + wl_*), *text* = `features=text`, *raw* = pWER",
-        "against the same proxies. Same folds, same cells.",
+        f"points; *audio* = `features={AUDIO['features']}` (text + wl_*; command: "
+        f"`python experiments/lodo_audio_compare.py --audio-features {AUDIO['features']}`),",
+        "*text* = `features=text`, *raw* = pWER against the same proxies. Same folds, same cells.",
         "",
         "## The bars",
         "",
@@ -247,8 +262,14 @@ def report(
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reuse", action="store_true", help="the last run's LODO results")
+    parser.add_argument("--audio-features", default="audio", help="conf/features/ of 'audio'")
+    args = parser.parse_args()
+    AUDIO["features"] = args.audio_features
+    suffix = "" if args.audio_features == "audio" else f"_{args.audio_features}"
     started = time.perf_counter()
-    audio, text = run_lodo("audio"), run_lodo("text")
+    audio, text = run_lodo("audio", args.reuse), run_lodo("text", args.reuse)
     cells = compared_cells(audio, text)
     domains = per_domain(cells)
     wins = winners(cells)
@@ -258,7 +279,8 @@ def main() -> None:
         suffixes=("_audio", "_text"),
     )
     two = pd.concat([two_system_an4("audio"), two_system_an4("text")], ignore_index=True)
-    audio_two = two[two["features"] == "audio"]
+    two["features"] = two["features"].replace({"audio": AUDIO["features"]})
+    audio_two = two[two["features"] == AUDIO["features"]]
     three = audio_two[audio_two["case"] == "with whisper-base"]
     pair = audio_two[audio_two["case"] == "two systems"]
     summary = {
@@ -278,15 +300,16 @@ def main() -> None:
     summary["an4_holds_two"] = summary["an4_max_error_two"] <= BAR_AN4
     summary["domains"] = domains.set_index("domain").to_dict(orient="index")
     RESULTS.mkdir(parents=True, exist_ok=True)
-    cells.to_csv(RESULTS / "lodo_audio_compare_cells.csv", index=False, float_format="%.6g")
-    two.to_csv(RESULTS / "lodo_audio_compare_an4.csv", index=False, float_format="%.6g")
-    (RESULTS / "lodo_audio_compare.json").write_text(
+    stem = f"lodo_audio_compare{suffix}"
+    cells.to_csv(RESULTS / f"{stem}_cells.csv", index=False, float_format="%.6g")
+    two.to_csv(RESULTS / f"{stem}_an4.csv", index=False, float_format="%.6g")
+    (RESULTS / f"{stem}.json").write_text(
         json.dumps(summary, indent=1, default=_plain) + "\n", encoding="utf-8"
     )
-    (RESULTS / "lodo_audio_compare.md").write_text(
+    (RESULTS / f"{stem}.md").write_text(
         report(domains, cells, wins, correlations, two, summary), encoding="utf-8"
     )
-    print((RESULTS / "lodo_audio_compare.md").read_text(encoding="utf-8"))
+    print((RESULTS / f"{stem}.md").read_text(encoding="utf-8"))
 
 
 def _plain(value):

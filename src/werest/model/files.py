@@ -496,7 +496,10 @@ def load_model(path: str | Path, *, trust_model: bool = False) -> TrainedModel:
             path=path,
         )
     check_versions(card, path)
-    payload = load_skops(path)
+    from werest import logs
+
+    with logs.stage(f"load model ({path.name})"):
+        payload = load_skops(path)
     if digest != card["sha256"]:
         log.warning("%s: sha256 differs from its card; loaded because trust_model=true", path)
     return model_from_payload(payload, card, path)

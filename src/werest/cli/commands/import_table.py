@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from werest import logs
 from werest.cli.commands._common import print_blocks, save_config
 from werest.cli.schema import ImportSettings
 from werest.ingest.importers import OPTIONS, import_table, summarise
@@ -20,9 +21,11 @@ def run(settings: ImportSettings) -> pd.DataFrame:
     """Write the imported table and its config beside it; show rows per dataset and system."""
     options = {key: _plain(getattr(settings, key)) for key in OPTIONS}
     table_format(settings.out, writing=True)  # a wrong --out is refused before the import
-    table = import_table(settings.format, list(settings.paths), **options)
+    with logs.stage(f"import ({settings.format})"):
+        table = import_table(settings.format, list(settings.paths), **options)
     with staged_output(settings.out, file=True) as out:  # the table and its config as one
-        write_table(table, out)
+        with logs.stage("write"):
+            write_table(table, out)
         save_config(settings, out)
     log.info("wrote %s: %d rows", settings.out, len(table))
     print_blocks(summarise(table).to_string(index=False))

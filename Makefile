@@ -48,7 +48,7 @@ $(VENV)/.audio: $(BIN)/python pyproject.toml
 
 # The real offline chain on AN4 (needs ../shared): pocketsphinx generic and AN4-tuned on the
 # AN4 test audio, each one's WER estimated label-free with the other as proxy, with the
-# audio model (model_path=audio, src/werest/models/audio.skops: text + Whisper likelihood features, trained on AN4 train and
+# audio model (model_path=audio, models/audio.skops: text + Whisper likelihood features, trained on AN4 train and
 # thennal10-en, not on AN4 test); then Whisper tiny.en joins as a third system and all three
 # are estimated. The true WER from the AN4 references is printed beside every estimate.
 AN4 := outputs/an4
@@ -73,17 +73,19 @@ demo-an4: $(VENV)/.core $(VENV)/.audio
 	  proxy=pocketsphinx-en-us output_dir=$(AN4)/tuned
 	$(AN4_ESTIMATE) input=$(AN4)/three_scored.parquet output_dir=$(AN4)/three
 
-# Issue 12: leave one audio domain out (AN4, thennal10-en) with and without the audio features,
-# then the audio model (not trained on AN4 test, which demo-an4 estimates).
+# Issues 12 and 37: leave one audio domain out (AN4, thennal10 en/ar/ml) with and without the
+# audio features on the same folds (werest evaluate experiment=lodo_audio, features=audio and
+# features=text), compared cell by cell with the winner, per-utterance correlations and the
+# two-system AN4 case -> experiments/results/lodo_audio_compare.md; then the audio model (not
+# trained on AN4 test, which demo-an4 estimates).
 lodo-audio: $(VENV)/.core
 	@test -f outputs/audio_systems/an4_scored.parquet || { echo "run make audio-systems first"; exit 2; }
-	$(BIN)/werest evaluate experiment=lodo_audio
-	$(BIN)/werest evaluate experiment=lodo_audio features=text name=lodo_audio_text
+	$(BIN)/python experiments/lodo_audio_compare.py
 
 audio-model: $(VENV)/.core
 	@test -f experiments/results/lodo_audio_cells.csv || { echo "run make lodo-audio first"; exit 2; }
 	$(BIN)/werest train data=audio_shared 'data.exclude_datasets=[an4-test]' features=audio \
-	  model=hgb name=audio output_dir=src/werest/models \
+	  model=hgb name=audio output_dir=models \
 	  calibration=experiments/results/lodo_audio_cells.csv
 
 # Issue 10: leave one domain out over every shared domain, then the shipped model trained on all
@@ -95,17 +97,18 @@ lodo: $(VENV)/.core
 # shared domain, calibrated on the cells of `make lodo` (same model, features and interval).
 model: $(VENV)/.core
 	@test -f experiments/results/lodo_cells.csv || { echo "run make lodo first"; exit 2; }
-	$(BIN)/werest train data=all_shared output_dir=src/werest/models \
+	$(BIN)/werest train data=all_shared output_dir=models \
 	  calibration=experiments/results/lodo_cells.csv
 
 # Real systems on the shared audio (needs ../shared and the [audio] extra): pocketsphinx generic,
-# AN4-tuned and Whisper tiny.en on AN4 test and train (1,065 utterances, ~20 min on 2 cores); thennal10-en's
-# four systems + tiny.en + pocketsphinx; the Whisper likelihood of every hypothesis (scored tables
-# outputs/audio_systems/*_scored.parquet for data=audio_shared);
-# true WER, RTFx and the Whisper likelihood per system -> experiments/results/audio_systems.md.
+# AN4-tuned, Whisper tiny.en and Whisper base on AN4 test (`--an4-splits test train` adds the
+# train split: ~1 h more on 2 cores); thennal10 en/ar/ml's four systems + Whisper base (en also
+# tiny.en + pocketsphinx); the Whisper base likelihood of every hypothesis (scored tables
+# outputs/audio_systems/*_scored.parquet for data=audio_shared); true WER, RTFx and the
+# likelihood per system -> experiments/results/audio_systems.md.
 audio-systems: $(VENV)/.test
 	@test -d $(SHARED)/an4 || { echo "audio-systems needs $(SHARED) (../shared beside the repo)"; exit 2; }
-	$(BIN)/python experiments/audio_systems.py --an4-splits test train
+	$(BIN)/python experiments/audio_systems.py --an4-splits test
 
 test: $(VENV)/.test
 	$(BIN)/ruff check src tests experiments

@@ -1,14 +1,16 @@
 """Real systems on the shared audio, and whether the Whisper likelihood can tell them apart.
 
-    make audio-systems     # AN4 test and train + thennal10-en (~20 min on 2 cores)
-    .venv/bin/python experiments/audio_systems.py      # AN4 test + thennal10-en only
+    make audio-systems     # AN4 test (+ a train sample) and thennal10 en/ar/ml
+    .venv/bin/python experiments/audio_systems.py      # AN4 test + thennal10 en/ar/ml
 
 Transcribes (``werest transcribe``, resumable: a rerun only does what is missing)
   * AN4 (``--an4-splits``, default test): pocketsphinx generic (``pocketsphinx-en-us``),
-    pocketsphinx with AN4's LM and dictionary (``pocketsphinx-an4``) and Whisper tiny.en
-    (``asr=faster_whisper``);
-  * thennal10-en: its four shipped systems plus tiny.en and pocketsphinx generic.
-Then scores every (utterance, system) with ``embedder=whisper_likelihood`` (each system's proxy
+    pocketsphinx with AN4's LM and dictionary (``pocketsphinx-an4``), Whisper tiny.en
+    (``asr=faster_whisper``) and Whisper base (``asr=whisper_base``);
+  * thennal10-en: its four shipped systems plus tiny.en, pocketsphinx generic and base;
+  * thennal10-ar and -ml: their four shipped systems plus base (in the table's language).
+Then scores every (utterance, system) with ``embedder=whisper_likelihood`` and
+``embedder.model=`` ``--scorer`` (default ``base``, 99 languages; each system's proxy
 is the system ranked next to it on the references, as ``werest features`` picks it), and
 reports per system the true corpus WER (Whisper English normaliser), RTFx, the mean likelihood
 features, and for each pair of systems whether the audio ranks them like the truth (on average,
@@ -35,7 +37,7 @@ import pandas as pd
 from werest.cli.commands.embed import run as embed_run
 from werest.cli.commands.features import run as features_run
 from werest.cli.commands.transcribe import run as transcribe_run
-from werest.cli.config import compose
+from werest.cli.config import load_settings
 from werest.cli.main import _quote
 from werest.ingest.importers import import_table
 from werest.ingest.table import read_table, write_table
@@ -50,8 +52,10 @@ FEATURE_KEY = ("dataset", "utt_id", "system")
 
 
 def transcribe(source: Path, out: Path, *overrides: str) -> None:
-    cfg = compose(
-        "transcribe", [f"input={_quote(str(source))}", f"out={_quote(str(out))}", *overrides]
+    """``werest transcribe``, written every 10 clips (an interrupted run keeps them)."""
+    cfg = load_settings(
+        "transcribe",
+        [f"input={_quote(str(source))}", f"out={_quote(str(out))}", "chunk_size=10", *overrides],
     )
     transcribe_run(cfg)
 
@@ -77,27 +81,36 @@ def an4_tables(splits: list[str], train_utterances: int | None = None) -> Path:
     transcribe(utterances, out, "asr=pocketsphinx")
     transcribe(utterances, out, "asr=pocketsphinx_an4", *tuned)
     transcribe(utterances, out, "asr=faster_whisper")
+    transcribe(utterances, out, "asr=whisper_base")
     return out
 
 
-def thennal10_table() -> Path:
-    """thennal10-en's shipped systems plus tiny.en and pocketsphinx on its audio."""
-    out = OUT / "thennal10_en.parquet"
-    shipped = OUT / "thennal10_en_shipped.parquet"
+def thennal10_table(language: str) -> Path:
+    """thennal10-<language>'s shipped systems plus Whisper base on its audio (English: also
+    tiny.en and pocketsphinx)."""
+    out = OUT / f"thennal10_{language}.parquet"
+    shipped = OUT / f"thennal10_{language}_shipped.parquet"
     table = import_table("thennal10", [SHARED / "thennal10"])
-    write_table(table[table["dataset"] == "thennal10-en"], shipped)
-    transcribe(shipped, out, "asr=faster_whisper")
-    transcribe(out, out, "asr=pocketsphinx")
+    write_table(table[table["dataset"] == f"thennal10-{language}"], shipped)
+    transcribe(shipped, out, "asr=whisper_base")
+    if language == "en":
+        transcribe(out, out, "asr=faster_whisper")
+        transcribe(out, out, "asr=pocketsphinx")
     return out
+
+
+#: the likelihood scorer's model (``--scorer``)
+SCORER = {"model": "base"}
 
 
 def embed_likelihood(input_path: Path, transcripts: Path, out: Path) -> None:
     """``werest embed embedder=whisper_likelihood`` with the shared cache (a pair scored once)."""
     embed_run(
-        compose(
+        load_settings(
             "embed",
             [
                 "embedder=whisper_likelihood",
+                f"embedder.model={SCORER['model']}",
                 f"input={_quote(str(input_path))}",
                 f"transcripts={_quote(str(transcripts))}",
                 f"out={_quote(str(out))}",
@@ -115,7 +128,9 @@ def likelihood(transcripts: Path, name: str) -> tuple[pd.DataFrame, float]:
     (no proxy), the input of ``werest train data=audio_shared features=audio``."""
     features = OUT / f"{name}_features.parquet"
     features_run(
-        compose("features", [f"input={_quote(str(transcripts))}", f"out={_quote(str(features))}"])
+        load_settings(
+            "features", [f"input={_quote(str(transcripts))}", f"out={_quote(str(features))}"]
+        )
     )
     started = time.perf_counter()
     embed_likelihood(features, transcripts, features)
@@ -207,6 +222,7 @@ def pairwise(
 def report(sections: list[tuple[str, pd.DataFrame, list[dict], float]]) -> str:
     lines = ["# Real systems on the shared audio and the Whisper likelihood", ""]
     lines += ["Produced by `make audio-systems` (experiments/audio_systems.py).", ""]
+    lines += [f"Likelihood scorer: Whisper `{SCORER['model']}`.", ""]
     for name, summary, pairs, seconds in sections:
         lines += [f"## {name}", ""]
         table = summary.copy()
@@ -223,13 +239,19 @@ def main() -> None:
     parser.add_argument(
         "--an4-train-utterances", type=int, default=None, help="sample of the train split"
     )
+    parser.add_argument("--scorer", default="base", help="the likelihood scorer's model")
+    parser.add_argument(
+        "--languages", nargs="+", default=["en", "ar", "ml"], help="thennal10 languages"
+    )
     args = parser.parse_args()
     if not SHARED.exists():
         raise SystemExit(f"needs the shared data at {SHARED} (../shared beside the repo)")
+    SCORER["model"] = args.scorer
     OUT.mkdir(parents=True, exist_ok=True)
     sections = []
-    an4 = an4_tables(args.an4_splits, args.an4_train_utterances)
-    for name, path in (("an4", an4), ("thennal10_en", thennal10_table())):
+    tables = [("an4", an4_tables(args.an4_splits, args.an4_train_utterances))]
+    tables += [(f"thennal10_{lang}", thennal10_table(lang)) for lang in args.languages]
+    for name, path in tables:
         transcripts = read_table(path)
         scored, seconds = likelihood(path, name)
         summary = system_summary(transcripts, scored, name)

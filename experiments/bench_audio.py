@@ -1,10 +1,14 @@
-"""Benchmark: Whisper tiny.en transcription and likelihood scoring on 2 CPU threads.
+"""Benchmark: Whisper transcription and likelihood scoring on 2 CPU threads.
 
-    .venv/bin/python experiments/bench_audio.py [--clips 20]
+    .venv/bin/python experiments/bench_audio.py [--clips 20] [--model tiny.en|base]
 
 On the first ``--clips`` AN4 test clips (../shared): transcription with
-``FasterWhisperTranscriber`` (beam 5, word timestamps, int8), then ``WhisperLikelihood`` scoring
-of 1, 2, 4 and 8 hypotheses per clip (the reference and word-dropped variants of it), no cache.
+``FasterWhisperTranscriber`` (beam 5, word timestamps, int8; ``--model``, default tiny.en),
+then what ``werest embed embedder=whisper_likelihood`` does per clip with the same model, no
+cache: ``WhisperLikelihood`` scoring of ``--systems`` hypotheses per clip (the reference and
+word-dropped variants of it) plus, with ``--full``, the scorer's own transcript (decoded and
+scored) and its language identification. Seconds per hour of audio = seconds × 3600 / audio
+seconds. Writes ``bench_audio.md`` (tiny.en) or ``bench_audio_<model>.md``.
 Reports utterances/s and RTFx, and the cost of each extra system scored on the same clip
 (the encoder runs once per clip; every text adds a decoder pass). Wall-clock on a shared
 machine: read the load average printed with the results. Writes
@@ -46,35 +50,47 @@ def variants(reference: str, count: int) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clips", type=int, default=20)
+    parser.add_argument("--model", default="tiny.en", help="tiny.en | base | a folder")
+    parser.add_argument("--systems", type=int, nargs="+", default=[1, 2, 4, 8])
+    parser.add_argument("--full", action="store_true", help="add decode + language ID")
     args = parser.parse_args()
     table = import_table("sphinx", [SHARED / "an4"])
     table = table[table["dataset"] == "an4-test"].head(args.clips)
     audio = [sf.read(path, dtype="float32")[0] for path in table["audio"]]
     seconds = sum(len(a) for a in audio) / 16000
     rows = []
-    asr = FasterWhisperTranscriber(cpu_threads=2)
+    asr = FasterWhisperTranscriber(model=args.model, cpu_threads=2)
     started = time.perf_counter()
     asr.transcribe_detailed(audio)
     elapsed = time.perf_counter() - started
     rows.append({"task": "transcribe (beam 5)", "texts_per_clip": np.nan, "seconds": elapsed})
-    scorer = WhisperLikelihood(cpu_threads=2)
-    for count in (1, 2, 4, 8):
+    scorer = WhisperLikelihood(model=args.model, cpu_threads=2)
+    for count in args.systems:
         started = time.perf_counter()
         for samples, reference in zip(audio, table["reference"], strict=True):
-            scorer.score_clip(
-                samples, [scorer.prepare(t) for t in variants(reference, count)], "en"
-            )
+            texts = [scorer.prepare(t) for t in variants(reference, count)]
+            if args.full:
+                scorer._last_encoded = None  # each clip is new to the scorer, as in a real run
+                own = scorer.decode_text(scorer.decode_clip(samples, "en"), "en")
+                texts.append(scorer.prepare(own) or ".")
+                scorer.language_scores(samples, "en")
+            scorer.score_clip(samples, texts, "en")
         elapsed = time.perf_counter() - started
-        rows.append({"task": "likelihood", "texts_per_clip": count, "seconds": elapsed})
+        task = "embed (score + decode + LID)" if args.full else "likelihood"
+        rows.append({"task": task, "texts_per_clip": count, "seconds": elapsed})
     frame = pd.DataFrame(rows)
     frame["utterances_per_s"] = len(audio) / frame["seconds"]
     frame["rtfx"] = seconds / frame["seconds"]
-    scoring = frame[frame["task"] == "likelihood"]
+    frame["seconds_per_audio_hour"] = frame["seconds"] * 3600 / seconds
+    scoring = frame[frame["task"] != "transcribe (beam 5)"]
     slope = np.polyfit(scoring["texts_per_clip"], scoring["seconds"] / len(audio), 1)
     load = os.getloadavg()
     report = "\n".join(
         [
-            "# Whisper tiny.en on 2 CPU threads (int8)",
+            f"# Whisper {args.model} on 2 CPU threads (int8)",
+            "",
+            f"`python experiments/bench_audio.py --clips {args.clips} --model {args.model} "
+            f"--systems {' '.join(map(str, args.systems))}{' --full' if args.full else ''}`",
             "",
             f"{len(audio)} AN4 test clips, {seconds:.1f} s of audio; load average at the end "
             f"{load[0]:.1f} (2 cores shared with other jobs).",
@@ -82,12 +98,15 @@ def main() -> None:
             frame.round(3).to_markdown(index=False),
             "",
             f"Likelihood per clip ≈ {slope[1]:.3f} s + {slope[0]:.3f} s per scored system "
-            "(least squares over 1, 2, 4, 8 texts per clip).",
+            f"(least squares over {', '.join(map(str, args.systems))} texts per clip).",
             "",
         ]
     )
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "bench_audio.md").write_text(report, encoding="utf-8")
+    name = (
+        "bench_audio.md" if args.model == "tiny.en" else f"bench_audio_{Path(args.model).name}.md"
+    )
+    (RESULTS / name).write_text(report, encoding="utf-8")
     print(report)
 
 

@@ -81,7 +81,7 @@ def main() -> None:
         "# werest estimate at scale",
         "",
         f"`python experiments/bench_estimate.py` ({os.cpu_count()} cores; target `{TARGET}`, "
-        "3 other systems per utterance, n_jobs=2, werest/models/default.skops).",
+        "3 other systems per utterance, n_jobs=2, models/default.skops).",
         "",
         "| target rows | input rows | seconds | target rows/s | peak RSS (MB) |",
         "|---|---|---|---|---|",

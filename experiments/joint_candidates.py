@@ -82,7 +82,7 @@ def vote(hypotheses: list[list[str]]) -> list[str]:
 
 
 def load() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict]:
-    data = OmegaConf.to_container(OmegaConf.load(ROOT / "src/werest/conf/data/all_shared.yaml"))
+    data = OmegaConf.to_container(OmegaConf.load(ROOT / "conf/data/all_shared.yaml"))
     table = load_sources(data)
     sample = pd.concat(
         sample_utterances(rows, MAX_UTTERANCES, 0) for _, rows in table.groupby("dataset")

@@ -3,7 +3,7 @@
 The example (``werest/data/demo_transcripts.csv``) is a small table written for werest: two
 datasets of meeting and call-centre sentences, four systems, references included so the true
 WER can be printed beside the label-free estimate. It needs no ../shared and no download: the
-model is the shipped ``werest/models/default.skops``.
+model is the shipped ``models/default.skops``.
 """
 
 from __future__ import annotations

@@ -29,10 +29,20 @@ if TYPE_CHECKING:  # numpy and pandas are imported where used: the CLI starts wi
 
 
 def shipped(folder: str) -> Path:
-    """A folder shipped inside the package, ``conf`` (the Hydra configs) or ``models`` (the
-    shipped models), found with :mod:`importlib.resources` (``src/werest/<folder>`` in the
-    repository; the package is always on disk, installed editable or from the wheel)."""
-    return Path(str(resources.files("werest") / folder))
+    """A folder werest ships, ``conf`` (the Hydra configs) or ``models`` (the shipped models).
+
+    In the repository they sit at the top level (``conf/``, ``models/``, beside ``src/``); the
+    wheel carries them inside the package (``werest/conf``, ``werest/models``: pyproject's
+    ``force-include``). The package's copy is used when it exists (an installed wheel), else
+    the repository's (an editable install, or ``PYTHONPATH=src``). The one place that locates
+    them."""
+    inside = Path(str(resources.files("werest") / folder))
+    if inside.is_dir():
+        return inside
+    repository = Path(__file__).resolve().parents[2] / folder  # src/werest/io.py -> the repo
+    if repository.is_dir():
+        return repository
+    raise WerestError(f"werest's {folder}/ folder is missing: neither {inside} nor {repository}")
 
 
 @contextmanager

@@ -25,7 +25,7 @@ from omegaconf import OmegaConf
 
 from tests.conftest import an4_test_utterances, shared_path
 from werest.cli.commands.transcribe import run
-from werest.cli.config import compose
+from werest.cli.config import compose, load_settings
 from werest.cli.main import _quote
 from werest.errors import ConfigError, InputError
 from werest.ingest.asr import Transcriber, build_transcriber
@@ -46,9 +46,9 @@ def an4_models() -> list[str]:
 
 
 def transcribe(input_path: Path, out: Path, *overrides: str, asr: str = "pocketsphinx_an4"):
-    """``werest transcribe`` in-process: compose the real config and run it."""
+    """``werest transcribe`` in-process: its real settings, and run it."""
     extra = an4_models() if asr == "pocketsphinx_an4" else []
-    cfg = compose(
+    cfg = load_settings(
         "transcribe",
         [
             f"input={_quote(str(input_path))}",

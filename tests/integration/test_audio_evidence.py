@@ -17,7 +17,7 @@ import pytest
 import soundfile as sf
 
 from tests.conftest import an4_test_utterances, shared_path
-from werest.cli.config import compose
+from werest.cli.config import load_settings
 from werest.cli.main import _quote
 from werest.cli.main import main as cli_main
 from werest.errors import ConfigError
@@ -117,7 +117,7 @@ def an4_clips(tmp_path_factory) -> Path:
 def transcribe(input_path: Path, out: Path, *overrides: str):
     from werest.cli.commands.transcribe import run
 
-    cfg = compose(
+    cfg = load_settings(
         "transcribe",
         [f"input={_quote(str(input_path))}", f"out={_quote(str(out))}", *overrides],
     )
@@ -386,7 +386,7 @@ def test_embed_cli_with_whisper_likelihood_on_thennal10(thennal10_table, tmp_pat
     transcripts = pd.concat([english, truth], ignore_index=True)
     write_table(transcripts, tmp_path / "t.parquet")
     write_table(feature_table(transcripts, "whisper"), tmp_path / "f.parquet")
-    cfg = compose(
+    cfg = load_settings(
         "embed",
         [
             "embedder=whisper_likelihood",
@@ -415,7 +415,7 @@ def test_audio_model_trains_and_estimates_from_a_scored_transcripts_table(an4_sy
 
     scored = tmp_path / "scored.parquet"
     embed(
-        compose(
+        load_settings(
             "embed",
             [
                 "embedder=whisper_likelihood",
@@ -429,7 +429,7 @@ def test_audio_model_trains_and_estimates_from_a_scored_transcripts_table(an4_sy
     )
     assert read_table(scored)["wl_mean_logprob"].notna().sum() >= 2 * N_CLIPS
     train(
-        compose(
+        load_settings(
             "train",
             [
                 "data=table",
@@ -446,7 +446,7 @@ def test_audio_model_trains_and_estimates_from_a_scored_transcripts_table(an4_sy
     overrides = [f"model_path={_quote(str(tmp_path / 'audio.skops'))}", "target=pocketsphinx-an4"]
     overrides.append("proxy=pocketsphinx-en-us")
     records = estimate(
-        compose(
+        load_settings(
             "estimate", [f"input={_quote(str(scored))}", f"output_dir={tmp_path}/e", *overrides]
         )
     )
@@ -457,7 +457,7 @@ def test_audio_model_trains_and_estimates_from_a_scored_transcripts_table(an4_sy
     assert utterances["wl_mean_logprob_vs_proxy"].notna().sum() >= N_CLIPS - 1
     with pytest.raises(ConfigError, match=r"wl_expected_errors.*embedder=whisper_likelihood"):
         estimate(
-            compose(
+            load_settings(
                 "estimate",
                 [f"input={_quote(str(an4_systems))}", f"output_dir={tmp_path}/f", *overrides],
             )

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from tests.conftest import an4_test_utterances
-from werest.cli.config import compose
+from werest.cli.config import load_settings
 from werest.cli.main import _quote
 from werest.errors import ConfigError, InputError
 from werest.ingest.asr.pocketsphinx_asr import PocketSphinxTranscriber
@@ -52,7 +52,7 @@ def transcribe(utterances: Path, out: Path, *overrides: str) -> pd.DataFrame:
     from werest.cli.commands.transcribe import run
 
     args = [f"input={_quote(str(utterances))}", f"out={_quote(str(out))}", "chunk_size=1"]
-    return run(compose("transcribe", [*args, "asr=pocketsphinx", *overrides]))
+    return run(load_settings("transcribe", [*args, "asr=pocketsphinx", *overrides]))
 
 
 def embed(table: Path, out: Path, cache: Path | None, *overrides: str) -> pd.DataFrame:
@@ -61,7 +61,7 @@ def embed(table: Path, out: Path, cache: Path | None, *overrides: str) -> pd.Dat
     cache_dir = f"cache_dir={_quote(str(cache))}" if cache else "cache_dir=null"
     args = [f"input={_quote(str(table))}", f"transcripts={_quote(str(table))}", cache_dir]
     args += [f"out={_quote(str(out))}", "embedder=whisper_likelihood", "default_language=en"]
-    return run(compose("embed", [*args, *overrides]))
+    return run(load_settings("embed", [*args, *overrides]))
 
 
 def on(client) -> str:

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import REPO
 from werest.cli.commands.estimate import run as estimate
-from werest.cli.config import compose
+from werest.cli.config import load_settings
 from werest.cli.main import main
 from werest.demo import demo_table_path
 from werest.features.proxy import rank_on
@@ -46,7 +46,7 @@ def model_path(tmp_path_factory, demo):
 
 
 def _estimate(model_path, input_path, out, *overrides):
-    cfg = compose(
+    cfg = load_settings(
         "estimate",
         [f"input={input_path}", f"model_path={model_path}", f"output_dir={out}", *overrides],
     )

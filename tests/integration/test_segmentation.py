@@ -201,3 +201,27 @@ def test_command_picks_systems_of_a_transcripts_table(tmp_path, capsys):
                       f"hypothesis={tmp_path / 't.parquet'}", f"output_dir={out}"])  # fmt: skip
     assert ambiguous == 2
     assert "several systems have word timings (a, b)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "fragment"),
+    [
+        ("ref.ctm", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)), "a PNG image"),
+        ("ref.ctm", b"u1 1 0.0 0.5 caf\xe9\n", "line 1: not valid UTF-8"),
+        ("ref.json", b'{"u1": [{"word": "caf\xe9", "start": 0, "end": 1}]}', "not valid UTF-8"),
+        ("ref.jsonl", "hello (u1)\n".encode("utf-16"), "UTF-16"),
+    ],
+)
+def test_word_timings_that_are_not_utf8_text_are_one_line(tmp_path, capsys, name, data, fragment):
+    """A binary file or another encoding named .ctm/.json is the usual one-line error (it was a
+    UnicodeDecodeError traceback: issue 36's audit, segmentation-png-reference)."""
+    (tmp_path / name).write_bytes(data)
+    write_json(words("u1", ("a", 0.0, 0.5)), tmp_path / "hyp.json")
+    out = tmp_path / "seg"
+    status = main(["segmentation", f"reference={tmp_path / name}",
+                   f"hypothesis={tmp_path / 'hyp.json'}", f"output_dir={out}"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and status == 2, err
+    assert err.count("\n") == 1 and err.startswith("werest segmentation: error: "), err
+    assert name in err and fragment in err, err
+    assert not out.exists()

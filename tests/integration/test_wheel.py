@@ -48,9 +48,13 @@ def test_the_wheel_runs_the_demo_in_a_fresh_venv(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"werest/models/default.skops", "werest/models/default.json"} <= names
     assert {"werest/conf/estimate.yaml", "werest/data/demo_transcripts.csv"} <= names
-    # every config (commands and group options) ships, found by importlib.resources
-    conf = REPO / "src" / "werest" / "conf"
-    assert {f"werest/conf/{p.relative_to(conf).as_posix()}" for p in conf.rglob("*.yaml")} <= names
+    # every config (commands and group options) and every model file ships: the top-level conf/
+    # and models/ of the repository land inside the package
+    for folder in ("conf", "models"):
+        top = REPO / folder
+        files = {f"werest/{folder}/{p.relative_to(top).as_posix()}" for p in top.rglob("*.*")}
+        assert files and files <= names, sorted(files - names)
+    assert not any(n.startswith(("conf/", "models/")) for n in names)  # nothing outside werest/
 
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", venv)
@@ -63,6 +67,20 @@ def test_the_wheel_runs_the_demo_in_a_fresh_venv(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     where = _run(python, "-c", "import werest; print(werest.__file__)", env=env, cwd=tmp_path)
     assert where.stdout.startswith(str(venv)), where.stdout
+    # the installed package finds its own conf/ and models/, not the repository's
+    found = _run(
+        python,
+        "-c",
+        "from werest.io import shipped; from werest.estimation.estimate import default_model_path;"
+        "print(shipped('conf')); print(default_model_path())",
+        env=env,
+        cwd=tmp_path,
+    )
+    conf, model = found.stdout.split()
+    assert Path(conf).is_dir() and conf.startswith(str(venv)), found.stdout
+    assert Path(model).is_file() and model.startswith(str(venv)), found.stdout
+    usage = _run(venv / "bin" / "werest", "estimate", "--help", env=env, cwd=tmp_path)
+    assert "werest estimate" in usage.stdout and "model_path" in usage.stdout, usage.stdout
     demo = _run(
         venv / "bin" / "werest", "demo", f"output_dir={tmp_path / 'demo'}", env=env, cwd=tmp_path
     )

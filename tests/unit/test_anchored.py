@@ -150,7 +150,7 @@ def test_mondrian_calibration_quantiles_per_bin():
     assert sparse["high"][0] == sparse["high"][1]
 
 
-# --- the shipped model (werest/models/default) -----------------------------------------
+# --- the shipped model (models/default) -----------------------------------------
 
 
 def _demo_with(system: str, make) -> pd.DataFrame:

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from werest.cli.commands.estimate import run as estimate
-from werest.cli.config import compose
+from werest.cli.config import load_settings
 from werest.cli.main import main
 from werest.demo import demo_table_path
 from werest.errors import ConfigError
@@ -82,7 +82,7 @@ def test_the_label_free_order_ignores_names_and_row_order():
 
 def _summary(table: pd.DataFrame, tmp_path, name: str, *overrides) -> pd.DataFrame:
     write_table(table, tmp_path / f"{name}.csv")
-    cfg = compose(
+    cfg = load_settings(
         "estimate",
         [f"input={tmp_path / name}.csv", f"output_dir={tmp_path / name}", *overrides],
     )

@@ -11,7 +11,7 @@ import pytest
 from sklearn.linear_model import Ridge
 
 from werest.cli.commands.estimate import run as estimate
-from werest.cli.config import compose
+from werest.cli.config import load_settings
 from werest.cli.main import main
 from werest.demo import demo_table_path
 from werest.errors import ConfigError, InputError
@@ -148,7 +148,7 @@ def test_estimate_derives_the_proxy_difference_the_model_needs(scored_demo, tmp_
 
     def run(input_path, out):
         return estimate(
-            compose(
+            load_settings(
                 "estimate",
                 [
                     f"input={input_path}",

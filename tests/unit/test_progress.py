@@ -129,3 +129,25 @@ def test_help_shows_the_setting(capsys):
     assert main(["estimate", "--help"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^  progress=true +# progress bars on stderr", out, flags=re.M), out
+
+
+def test_model_loading_importing_and_the_leaderboard_pairs_log_their_time(tmp_path, capsys):
+    """The stages issue 36 found silent: loading the model (estimate), importing and writing a
+    table (import), and the leaderboard's paired tests."""
+    from werest.demo import demo_table_path
+
+    def stages(*args: str) -> str:
+        assert main([*args, "log_level=INFO", "progress=false"]) == 0
+        return capsys.readouterr().err
+
+    seconds = r": \d+\.\d s$"
+    err = stages("estimate", f"input={demo_table_path()}", f"output_dir={tmp_path / 'est'}")
+    assert re.search(rf"^INFO werest: load model \(default\.skops\){seconds}", err, re.M), err
+    err = stages("leaderboard", f"input={demo_table_path()}", f"output_dir={tmp_path / 'lb'}")
+    assert re.search(rf"^INFO werest: pairs \(bootstrap\){seconds}", err, re.M), err
+    system = tmp_path / "inputs" / "test" / "alpha.csv"  # dataset folder / system file
+    system.parent.mkdir(parents=True)
+    system.write_text("id,reference,hypothesis\nu1,hello world,hello word\n", encoding="utf-8")
+    err = stages("import", "csv", str(system), "--out", str(tmp_path / "t.parquet"))
+    for stage in (r"import \(csv\)", "write"):
+        assert re.search(rf"^INFO werest: {stage}{seconds}", err, re.M), (stage, err)

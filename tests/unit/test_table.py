@@ -126,6 +126,36 @@ def test_non_text_value_in_jsonl_names_row_and_column(tmp_path):
     )
 
 
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"])
+def test_jsonl_text_may_hold_characters_splitlines_cuts_at(tmp_path, separator):
+    """JSON strings may hold U+2028 (and U+2029, NEL) unescaped: a line ends at \\n
+    only, so the text reads back whole (json.dumps(ensure_ascii=False) writes them raw)."""
+    text = f"hello{separator}world"
+    records = [dict(ROWS[0], hypothesis=text), dict(ROWS[1], reference=f"a{separator}b")]
+    path = tmp_path / "s.jsonl"
+    lines = [json.dumps(r, ensure_ascii=False) for r in records]
+    path.write_text("\r\n".join(lines) + "\n", encoding="utf-8")
+    assert separator in path.read_text(encoding="utf-8")  # written raw, not escaped
+    table = read_table(path)
+    assert table["hypothesis"].tolist()[0] == text
+    assert table["reference"].tolist()[1] == f"a{separator}b"
+
+
+def test_one_jsonl_reader_for_tables_and_manifests(tmp_path):
+    """The manifest importer reads its lines with the table's reader (werest.ingest.table.
+    json_lines): U+2028 in a manifest's text survives too."""
+    from werest.ingest.importers.manifest import read_lines
+    from werest.ingest.table import json_lines
+
+    path = tmp_path / "m.json"
+    path.write_text(
+        json.dumps({"audio_filepath": "a.wav", "text": "x\u2028y"}, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
+    assert read_lines(path) == json_lines(path, path.read_text(encoding="utf-8"))
+    assert read_lines(path)[0][1]["text"] == "x\u2028y"
+
+
 def test_bad_json_line(tmp_path):
     (tmp_path / "b.jsonl").write_text(json.dumps(ROWS[0]) + "\n{not json\n")
     assert "row 2: not valid JSON" in _error(tmp_path / "b.jsonl")

@@ -3,13 +3,26 @@ command's settings class declares (:mod:`werest.cli.schema`), and validating the
 
 from __future__ import annotations
 
+import copy
 import math
+import typing
 from collections.abc import Sequence
+from dataclasses import fields, is_dataclass
 from pathlib import Path
+from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from werest.cli.schema import SCHEMAS, Setting, defaults_of, entries, settings_of
+from werest.cli.schema import (
+    ABSENT,
+    SCHEMAS,
+    Open,
+    Setting,
+    defaults_of,
+    entries,
+    setting_of,
+    settings_of,
+)
 from werest.errors import ConfigError
 from werest.io import shipped
 
@@ -43,6 +56,87 @@ def check_settings(command: str, cfg: DictConfig) -> DictConfig:
                 OmegaConf.update(cfg, key, coerced, merge=False)
     check_output_paths(command, cfg)
     return cfg
+
+
+def load_settings(command: str, overrides: Sequence[str] = ()) -> Any:
+    """The command's settings object for ``overrides``, as ``werest <command> ...`` makes it:
+    composed (:func:`compose`), validated (:func:`check_settings`) and typed
+    (:func:`settings_from`)."""
+    return settings_from(command, check_settings(command, compose(command, overrides)))
+
+
+def settings_from(command: str, cfg: DictConfig) -> Any:
+    """The instance of the command's settings class (:data:`werest.cli.schema.SCHEMAS`) that
+    the validated ``cfg`` (:func:`check_settings`) describes: what the command's ``run`` gets.
+
+    Every setting is an attribute of its declared type (paths are :class:`~pathlib.Path`),
+    every closed block an instance of its block class; an open block (``model``, ``data``,
+    ``features``, ``asr``, ``embedder``: :class:`werest.cli.schema.Open`) has its typed keys as
+    attributes and the whole block from :meth:`~werest.cli.schema.Open.as_dict`; an optional
+    block the config lacks (``lodo``) is None, and so is a block the config sets to null
+    (``cases`` under ``experiment=lodo``). A block's dotted key is its ``key`` attribute
+    (:func:`werest.cli.commands._common.build`'s errors name it), and :func:`composed` gives
+    the whole composed config, resolved, which the run saves beside its outputs.
+    """
+    values = OmegaConf.to_container(cfg, resolve=True)
+    schema = SCHEMAS[command]
+    built = _build(schema, values, "")
+    object.__setattr__(built, "_composed", values)
+    return built
+
+
+def composed(settings: Any) -> dict[str, Any]:
+    """The composed config a settings object was made from (:func:`settings_from`), resolved:
+    what ``config.yaml`` records."""
+    return copy.deepcopy(settings._composed)
+
+
+def _build(schema: type, values: dict[str, Any], prefix: str) -> Any:
+    hints = typing.get_type_hints(schema)
+    given: dict[str, Any] = {}
+    for item in fields(schema):
+        annotation = hints[item.name]
+        present = item.name in values
+        value = values.get(item.name)
+        if is_dataclass(annotation):
+            if present and isinstance(value, dict):
+                given[item.name] = _build(annotation, value, f"{prefix}{item.name}.")
+            elif present or item.metadata.get("optional"):
+                given[item.name] = None  # null (cases under experiment=lodo), or left out
+            else:
+                given[item.name] = _build(annotation, {}, f"{prefix}{item.name}.")
+            continue
+        if not present:
+            if item.metadata["default"] is ABSENT:  # the config group's option gives it: None
+                given[item.name] = None
+            continue  # else the declared default
+        declared = setting_of(annotation, item.metadata)
+        if declared.kind == "path" and value is not None:
+            # an empty nullable path (cache_dir=) means none, as null does
+            value = None if value == "" and declared.nullable else Path(value)
+        given[item.name] = value
+    built = schema(**given)
+    object.__setattr__(built, "key", prefix.rstrip("."))
+    object.__setattr__(built, "_given", {k for k in values if k in given})
+    if isinstance(built, Open):
+        object.__setattr__(built, "_values", values)
+    return built
+
+
+def given_values(block: Any) -> dict[str, Any]:
+    """The keys of a block the config gave, as a plain mapping (paths as text), for the class
+    its ``_target_`` builds: a key left out takes that class's default."""
+    out: dict[str, Any] = {}
+    for item in fields(block):
+        if item.name not in block._given:
+            continue
+        value = getattr(block, item.name)
+        if is_dataclass(value):
+            value = given_values(value)
+        elif isinstance(value, Path):
+            value = str(value)
+        out[item.name] = copy.deepcopy(value)
+    return out
 
 
 def check_output_paths(command: str, cfg: DictConfig) -> None:
@@ -218,8 +312,9 @@ def _check_range(key: str, number: float, setting: Setting) -> None:
 
 
 def conf_dir() -> Path:
-    """The directory holding the Hydra configs, ``werest/conf`` inside the package: each
-    command's usage and config groups, and the groups' options."""
+    """The directory holding the Hydra configs, the repository's ``conf/`` (``werest/conf``
+    in the wheel; :func:`werest.io.shipped`): each command's usage and config groups, and the
+    groups' options."""
     return shipped("conf")
 
 
@@ -254,9 +349,27 @@ def register_settings() -> None:
     structured config: :func:`check_settings` types the values and words the errors."""
     from hydra.core.config_store import ConfigStore
 
+    if not OmegaConf.has_resolver("library"):
+        OmegaConf.register_new_resolver("library", library_value)
     store = ConfigStore.instance()
     for command, schema in SCHEMAS.items():
         store.store(name=f"settings_{command}", node=defaults_of(schema))
+
+
+def library_value(dotted: str) -> Any:
+    """``${library:werest.features.agreement.PANEL_SIZE}``: a library constant, so that a
+    config group option that states a library default (the panel size, the few-label budgets)
+    refers to its one declaration instead of repeating it (a tuple becomes a list)."""
+    import importlib
+
+    module, _, name = dotted.rpartition(".")
+    if not module.startswith("werest."):
+        raise ConfigError(f"${{library:{dotted}}}: only werest's own constants")
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        raise ConfigError(f"${{library:{dotted}}}: no such constant") from None
+    return list(value) if isinstance(value, tuple) else value
 
 
 def closest_setting(command: str, key: str) -> str:

@@ -2,9 +2,11 @@
 
 Each command composes its Hydra config from the defaults its settings class declares
 (:mod:`werest.cli.schema`) and the config groups ``conf/<command>.yaml`` names, applies the
-``key=value`` overrides from the command line, and calls the command's ``run(cfg)`` function.
-Every setting's type is checked once, right after composition
-(:func:`werest.cli.config.check_settings`), before any work starts. Errors a user can cause
+``key=value`` overrides from the command line, and calls the command's ``run(settings)``
+function with one typed settings object, an instance of the command's class in
+:mod:`werest.cli.schema`. Every setting's type is checked once, right after composition
+(:func:`werest.cli.config.check_settings`, then :func:`werest.cli.config.settings_from`),
+before any work starts. Errors a user can cause
 (:class:`werest.errors.WerestError`, a bad override) print as one line, always the last line
 of stderr, and exit with status 2; there is no traceback for them. Commands log at WARNING by
 default (``log_level=INFO`` logs each stage with its duration; ``progress=false`` turns the
@@ -28,19 +30,15 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from werest import logs
 from werest.errors import ConfigError, WerestError
 from werest.formatting import plural
 from werest.io import Terminated, recorded_writes
 
-if TYPE_CHECKING:  # Hydra and OmegaConf are imported once a command runs: `werest --help`
-    from omegaconf import DictConfig  # and `werest --version` start without them
-
 log = logging.getLogger("werest")
 
-# command -> (its module in werest.cli.commands, whose run() takes the composed config; about)
+# command -> (its module in werest.cli.commands, whose run() takes its settings object; about)
 COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("import_table", "Import real transcript layouts into one transcripts table."),
     "score": ("score", "Corpus WER/CER with CIs per dataset and system; the ranking."),
@@ -114,7 +112,7 @@ def _wrote(paths: list[Path]) -> str:
     )
 
 
-def _runner(command: str) -> Callable[[DictConfig], object]:
+def _runner(command: str) -> Callable[[object], object]:
     module = importlib.import_module(f"werest.cli.commands.{COMMANDS[command][0]}")
     return module.run
 
@@ -206,7 +204,13 @@ def _main(args: list[str]) -> int:
     rest = [arg for arg in rest if arg not in ("--cfg", "--help", "-h")]
     from omegaconf import OmegaConf
 
-    from werest.cli.config import check_settings, compose, conf_dir, unset_required
+    from werest.cli.config import (
+        check_settings,
+        compose,
+        conf_dir,
+        settings_from,
+        unset_required,
+    )
 
     try:
         overrides = _import_argv(rest) if command == "import" else rest
@@ -225,10 +229,10 @@ def _main(args: list[str]) -> int:
         if show_config:
             print(OmegaConf.to_yaml(cfg))
             return 0
-        check_settings(command, cfg)
-        logs.setup(cfg.get("log_level", "WARNING"), progress=cfg.get("progress", True))
+        settings = settings_from(command, check_settings(command, cfg))
+        logs.setup(settings.log_level, progress=settings.progress)
         with recorded_writes() as written:
-            _runner(command)(cfg)
+            _runner(command)(settings)
         if written:
             print(_wrote(written))
     except WerestError as error:

@@ -147,9 +147,18 @@ def block(schema: type, help: str = "", *, optional: bool = False) -> Any:
 
 
 class Open:
-    """Marks a block filled by a config group: keys it holds beyond the typed ones are fine."""
+    """Marks a block filled by a config group: keys it holds beyond the typed ones are fine.
+
+    In a command's settings object (:func:`werest.cli.config.settings_from`) its typed keys
+    are attributes (None where the chosen option leaves one out) and :meth:`as_dict` gives the
+    whole block, every key the option holds, as the stage that reads it expects (a plain
+    mapping: ``build_regressor(settings.model.as_dict())``)."""
 
     OPEN: ClassVar[bool] = True
+
+    def as_dict(self) -> dict[str, Any]:
+        """The whole block as the config group's option and the overrides made it."""
+        return copy.deepcopy(getattr(self, "_values", {}))
 
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
@@ -203,6 +212,19 @@ def trust_model_setting() -> Any:
 
 def model_normaliser_setting() -> Any:
     return setting(None, "null: the model's own (another one is refused unless equivalent)")
+
+
+#: worker processes of a command that predicts, scores or reads (estimate, leaderboard, score,
+#: features, sample): one, so a small run starts no worker pool
+N_JOBS = 1
+#: worker processes of a command that fits models (train, evaluate): two, the cores a shared
+#: development machine gives one job (``conf/model/*.yaml`` read it as ``${n_jobs}``)
+FIT_N_JOBS = 2
+
+
+def n_jobs_setting(default: int = N_JOBS) -> Any:
+    """``n_jobs``, declared once: joblib's count (-1: every core; 0 is refused)."""
+    return setting(default, "worker processes (-1: every core)", nonzero=True)
 
 
 def chunk_utterances_setting() -> Any:
@@ -480,7 +502,8 @@ class Asr(Open):
 @dataclass
 class Lodo:
     """Builds a :class:`werest.evaluation.lodo.LodoSettings`: the interval's keys and the held-out
-    domains. Only ``experiment=lodo`` and its kin have it; they give every value."""
+    domains. Only ``experiment=lodo`` and its kin have it; they give every value (``panel``:
+    ``${library:werest.features.agreement.PANEL_SIZE}``, the panel ``werest estimate`` uses)."""
 
     _target_: str = setting(ABSENT)
     level: float = setting(ABSENT, minimum=0, maximum=1, closed="neither")
@@ -488,7 +511,11 @@ class Lodo:
     bins: Any = setting(ABSENT)
     min_cells: int = setting(ABSENT, minimum=1)
     held_out: Names | None = setting(ABSENT)
-    panel: int | None = setting(ABSENT, minimum=1)
+    panel: int | None = setting(
+        ABSENT,
+        "held-out systems compared with their N best-ranked others (null: every other)",
+        minimum=1,
+    )
 
 
 #: ``werest evaluate``'s ablation: name -> feature columns, each fitted with ablation.model
@@ -607,7 +634,7 @@ class ScoreSettings:
     input: Path = setting(MISSING)
     output_dir: Path = setting(Path("outputs/score"))
     normaliser: Normaliser | None = auto_normaliser_setting()
-    n_jobs: int = setting(1, nonzero=True)
+    n_jobs: int = n_jobs_setting()
     log_level: LogLevel = log_level_setting()
     progress: bool = progress_setting()
 
@@ -624,7 +651,7 @@ class FeaturesSettings:
     proxy: str | None = setting(None, "an explicit proxy system for every target")
     targets: Names | None = setting(None, "target systems (default: all)")
     normaliser: Normaliser | None = auto_normaliser_setting()
-    n_jobs: int = setting(1, nonzero=True)
+    n_jobs: int = n_jobs_setting()
     log_level: LogLevel = log_level_setting()
     progress: bool = progress_setting()
 
@@ -721,7 +748,7 @@ class EstimateSettings:
         ),
     )
     chunk_utterances: int = chunk_utterances_setting()
-    n_jobs: int = setting(1, nonzero=True)
+    n_jobs: int = n_jobs_setting()
     seed: int = setting(0, "bootstrap seed", minimum=0)
     normaliser: Normaliser | None = model_normaliser_setting()
     log_level: LogLevel = log_level_setting()
@@ -766,7 +793,7 @@ class LeaderboardSettings:
     )
     few_labels: FewLabels = few_labels_block()
     chunk_utterances: int = chunk_utterances_setting()
-    n_jobs: int = setting(1, nonzero=True)
+    n_jobs: int = n_jobs_setting()
     fairness: Fairness = block(Fairness)
     normaliser: Normaliser | None = model_normaliser_setting()
     log_level: LogLevel = log_level_setting()
@@ -787,7 +814,7 @@ class TrainSettings:
     normaliser: Normaliser | None = auto_normaliser_setting()
     two_system_views: bool = two_system_views_setting()
     proxies: Literal["label_free", "ranking"] = training_proxies_setting()
-    n_jobs: int = setting(2, nonzero=True)
+    n_jobs: int = n_jobs_setting(FIT_N_JOBS)
     seed: int = setting(0, minimum=0)
     features_table: Path | None = features_table_setting()
     calibration: Path | None = setting(
@@ -821,7 +848,7 @@ class EvaluateSettings:
     normaliser: Normaliser | None = auto_normaliser_setting()
     two_system_views: bool = two_system_views_setting()
     proxies: Literal["label_free", "ranking"] = training_proxies_setting()
-    n_jobs: int = setting(2, nonzero=True)
+    n_jobs: int = n_jobs_setting(FIT_N_JOBS)
     features_table: Path | None = features_table_setting()
     seed: int = setting(0, minimum=0)
     predictions: Path | None = setting(
@@ -920,7 +947,7 @@ class SampleSettings:
         ),
     )
     trust_model: bool = trust_model_setting()
-    n_jobs: int = setting(1, "worker processes for the predictions (-1: every core)", nonzero=True)
+    n_jobs: int = n_jobs_setting()
     log_level: LogLevel = log_level_setting()
     progress: bool = progress_setting()
 

@@ -74,7 +74,7 @@ STATUS_NO_FEATURE = "missing feature value"
 
 
 def default_model_path() -> Path:
-    """The shipped ``werest/models/default.skops``."""
+    """The shipped default model, ``models/default.skops`` (:func:`werest.io.shipped`)."""
     return shipped("models") / "default.skops"
 
 

@@ -45,13 +45,18 @@ log = logging.getLogger(__name__)
 ORACLE = "oracle"
 
 
+#: labelled utterances per dataset the experiment draws (10: where too few starts); the one
+#: declaration (conf/experiment/few_labels.yaml reads it: ``${library:...}``)
+BUDGETS: tuple[int, ...] = (10, 25, 50, 100, 200)
+
+
 @dataclass(frozen=True)
 class FewLabelSettings:
     """``few_labels:`` of ``werest evaluate experiment=few_labels``.
 
     Parameters
     ----------
-    budgets : labels per dataset to draw.
+    budgets : labels per dataset to draw (10: where too few starts).
     n_draws : how many times each budget is drawn per dataset and strategy.
     strategies : ``random`` and/or ``active`` (as ``werest sample``), and ``oracle``
         (:data:`ORACLE`: the ceiling of active sampling).
@@ -64,7 +69,7 @@ class FewLabelSettings:
         stress copy (:func:`stressed_frames`; 0: no stress set).
     """
 
-    budgets: tuple[int, ...] = (25, 50, 100, 200)
+    budgets: tuple[int, ...] = (10, 25, 50, 100, 200)
     n_draws: int = 200
     strategies: tuple[str, ...] = ("random", "active")
     uniform_share: float = 0.5

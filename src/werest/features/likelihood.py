@@ -2,7 +2,8 @@
 
 ``werest embed embedder=whisper_likelihood`` adds, per (utterance, system) row of a feature
 table, what a Whisper model (CTranslate2, the ``[audio]`` extra; by default the bundled
-tiny.en) thinks of the hypothesis when it is *forced* to read it (teacher forcing with
+tiny.en, English only; ``embedder.model=base`` scores any of Whisper base's 99 languages)
+thinks of the hypothesis when it is *forced* to read it (teacher forcing with
 ``ctranslate2.models.Whisper.align``): every token's probability given the audio and the
 tokens before it. Each clip is encoded once; all the texts of that clip are scored against the
 same encoder output, so an extra system costs one decoder pass, not one encoder pass.
@@ -28,6 +29,18 @@ Columns (``wl_`` for Whisper likelihood):
                                wrote, so two systems are no longer each other's only judge.
                                Meaningless for the scorer's own system (0 by construction):
                                score with a model that is not one of the systems.
+``wl_mean_logprob_vs_decode``  the row's mean token log-prob minus that of the scorer's own
+                               transcript of the clip (scored the same way): how far the
+                               hypothesis is from the text the audio supports best, with the
+                               clip's difficulty and the language's tokenisation cancelled
+``wl_language_prob``,          the scorer's language identification of the clip (Whisper's
+``wl_language_mismatch``       ``detect_language`` on its first 30 s): the probability of the
+                               row's language (the table's ``language``, else
+                               ``default_language``) and 1 when another language is the most
+                               likely. One value per clip, shared by its systems: it flags audio
+                               that is not in the stated language (a mislabelled clip, music,
+                               silence), where every hypothesis is suspect. NaN for an
+                               English-only model (tiny.en), which identifies nothing.
 ``wl_status``                  ``ok``, ``split`` (clip above 30 s, scored in chunks), an audio
                                status (``missing``, ``unreadable``, ``too_short``...),
                                ``no_audio``, ``no_hypothesis``, ``empty_hypothesis`` (nothing
@@ -54,7 +67,8 @@ Cache. The statistics of a (clip, text) pair are stored in the content-keyed
 the formatted text, in a namespace naming the model, compute type, language, text form and
 audio policy: a rerun, or a new system on the same clips, scores only what is new. The
 scorer's transcript of a clip is stored in the same cache (its token ids, in a ``|decode``
-namespace, under the clip's key), so each clip is decoded once.
+namespace, under the clip's key; its statistics like any text's), and so is its language
+identification (``|language``), so each clip is decoded and identified once.
 
 On a cluster (``werest embed ... cluster=``) batches of clips are tasks on Dask workers
 (:func:`score_clips_on_worker`): each worker builds the scorer once and writes its shards to
@@ -94,7 +108,11 @@ STATS = ("wl_mean_logprob", "wl_min_logprob", "wl_low_share", "wl_expected_error
 DIFFS = ("wl_mean_logprob_vs_proxy", "wl_expected_errors_vs_proxy")
 #: agreement with the scorer's own transcript of the clip
 DECODE = ("wl_decode_pwer", "wl_decode_pcer")
-LIKELIHOOD_FEATURES = (*STATS, *DIFFS, *DECODE)
+#: the row's mean token log-prob minus that of the scorer's own transcript of the clip
+VS_DECODE = ("wl_mean_logprob_vs_decode",)
+#: the scorer's language identification of the clip against the row's language
+LANGUAGE = ("wl_language_prob", "wl_language_mismatch")
+LIKELIHOOD_FEATURES = (*STATS, *DIFFS, *DECODE, *VS_DECODE, *LANGUAGE)
 LIKELIHOOD_COLUMNS = (*LIKELIHOOD_FEATURES, "wl_status")
 TEXT_FORMS = ("sentence", "lower", "raw")
 LOW_PROBABILITY = 0.5
@@ -151,7 +169,8 @@ class Scorer(Protocol):
     ``prepare`` puts a hypothesis into the form the scorer wants (:func:`format_text`).
     A scorer that can also transcribe has ``decode_clip(samples, lang) -> list[int]``: its
     own transcript's token ids, ended by an end token (:data:`DECODE` features), and
-    ``decode_text(ids, lang) -> str``.
+    ``decode_text(ids, lang) -> str``. A scorer that identifies languages has
+    ``language_scores(samples, lang) -> [p(lang), mismatch]`` (:data:`LANGUAGE` features).
     """
 
     def prepare(self, text: str) -> str: ...
@@ -207,7 +226,11 @@ class WhisperLikelihood:
         batch_size: int = 16,
         chunk_seconds: float = 30.0,
     ) -> None:
-        from werest.ingest.asr.faster_whisper_asr import load_whisper, whisper_model_path
+        from werest.ingest.asr.faster_whisper_asr import (
+            load_whisper,
+            model_languages,
+            whisper_model_path,
+        )
 
         if text_form not in TEXT_FORMS:
             raise ConfigError(f"embedder.text_form={text_form!r}: one of {', '.join(TEXT_FORMS)}")
@@ -219,6 +242,8 @@ class WhisperLikelihood:
         self.batch_size = int(batch_size)
         self.chunk_samples = int(float(chunk_seconds) * SAMPLE_RATE)
         self._whisper = load_whisper(self.path, device, self.compute_type, cpu_threads, "embedder")
+        #: the languages this model can score: English only for tiny.en, 99 for base
+        self.languages = model_languages(self._whisper)
         self._tokenizers: dict[str, Any] = {}
         self._last_encoded: tuple[bytes, np.ndarray, int] | None = None
         weights = self.path / "model.bin"
@@ -235,10 +260,10 @@ class WhisperLikelihood:
 
     def _tokenizer(self, lang: str) -> Any:
         if lang not in self._tokenizers:
-            from faster_whisper.tokenizer import _LANGUAGE_CODES, Tokenizer
+            from faster_whisper.tokenizer import Tokenizer
 
             multilingual = self._whisper.model.is_multilingual
-            if (not multilingual and lang != "en") or lang not in _LANGUAGE_CODES:
+            if lang not in self.languages:
                 kind = "an English-only" if not multilingual else "a"
                 raise ConfigError(f"{self.path.name} is {kind} Whisper model: no language {lang!r}")
             self._tokenizers[lang] = Tokenizer(
@@ -299,6 +324,23 @@ class WhisperLikelihood:
     def decode_text(self, ids: Sequence[int], lang: str) -> str:
         """The text of :meth:`decode_clip`'s token ids."""
         return self._tokenizer(lang).decode([int(t) for t in ids]).strip()
+
+    def language_scores(self, samples: np.ndarray, lang: str) -> np.ndarray:
+        """Whisper's language identification of the clip (its first ≤30 s) against ``lang``:
+        ``[p(lang), 1 if the most likely language is not lang else 0]``; NaN for an
+        English-only model, which identifies nothing."""
+        import ctranslate2
+
+        if not self._whisper.model.is_multilingual:
+            return np.array([np.nan, np.nan])
+        samples = np.asarray(samples, dtype=np.float32)
+        start, end = chunk_bounds(len(samples), self.chunk_samples)[0]
+        encoded, _ = self._encode(samples[start:end])
+        view = ctranslate2.StorageView.from_array(np.ascontiguousarray(encoded))
+        ranked = self._whisper.model.detect_language(view)[0]
+        probs = {token.strip("<|>"): float(p) for token, p in ranked}
+        top = max(probs, key=probs.__getitem__)
+        return np.array([probs.get(lang, 0.0), float(top != lang)])
 
     def _encode(self, samples: np.ndarray) -> tuple[np.ndarray, int]:
         """The encoder output of one ≤30 s piece; the last one is kept, because scoring and
@@ -367,8 +409,9 @@ def _languages(transcripts: pd.DataFrame, default_language: str | None) -> pd.Da
 
 #: one clip to score: its audio path, language and its rows' texts (in the scorer's form)
 Clip = tuple[str, str, list[str]]
-#: a clip's outcome: its rows' :data:`STATS`, its status and the scorer's transcript
-ClipScores = tuple[np.ndarray, str, str | None]
+#: a clip's outcome: its rows' :data:`STATS`, its status, the scorer's transcript, that
+#: transcript's :data:`STATS` (NaN without one) and the clip's :data:`LANGUAGE` values
+ClipScores = tuple[np.ndarray, str, str | None, np.ndarray, np.ndarray]
 #: batches of clips -> (the batch's position, its clips' scores), in any order
 ClipRunner = Callable[[list[list[Clip]]], Iterable[tuple[int, list[ClipScores]]]]
 #: clips per task on a cluster: enough to outweigh a task's overhead, few enough to share out
@@ -395,20 +438,34 @@ def score_clips_on_worker(clips: list[Clip], job: ScoringJob) -> list[ClipScores
     return [_score_group(*clip, scorer, cache, job.policy) for clip in clips]
 
 
+@dataclass
+class PairScores:
+    """Per row of the scored pairs: :data:`STATS`, the status, the scorer's transcript of the
+    clip (None when it cannot transcribe), that transcript's :data:`STATS` and the clip's
+    :data:`LANGUAGE` values."""
+
+    stats: np.ndarray
+    status: np.ndarray
+    decodes: np.ndarray
+    decode_stats: np.ndarray
+    language: np.ndarray
+
+
 def score_pairs(
     pairs: pd.DataFrame,
     scorer: Scorer,
     cache: EmbeddingCache,
     policy: AudioPolicy,
     run_clips: ClipRunner | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """:data:`STATS`, a status and the scorer's own transcript of the clip (None when it
-    cannot transcribe) for each row of ``pairs`` (``audio``, ``language``, ``text`` per
-    (utterance, system)); clip by clip, cached by content. ``run_clips`` scores batches of
+) -> PairScores:
+    """The :class:`PairScores` of each row of ``pairs`` (``audio``, ``language``, ``text``
+    per (utterance, system)); clip by clip, cached by content. ``run_clips`` scores batches of
     :data:`CLIPS_PER_TASK` clips elsewhere (a Dask cluster) and gives them back in any order."""
     stats = np.full((len(pairs), len(STATS)), np.nan)
     status = np.full(len(pairs), "pending", dtype=object)
     decodes = np.full(len(pairs), None, dtype=object)
+    decode_stats = np.full((len(pairs), len(STATS)), np.nan)
+    language = np.full((len(pairs), len(LANGUAGE)), np.nan)
     status[pairs["audio"].isna().to_numpy()] = "no_audio"
     status[(status == "pending") & pairs["text"].isna().to_numpy()] = "no_hypothesis"
     forms = pairs["text"].fillna("").astype(str).map(scorer.prepare)
@@ -421,18 +478,21 @@ def score_pairs(
     run_clips = run_clips or (
         lambda parts: enumerate([_score_group(*c, scorer, cache, policy) for c in b] for b in parts)
     )
-    transcripts: dict[tuple[str, str], str | None] = {}
+    clip_values: dict[tuple[str, str], ClipScores] = {}
     with logs.stage("embed (whisper likelihood)", total=len(groups), unit="clip") as bar:
         for position, results in run_clips(batches):
             for offset, done in enumerate(results):
                 (path, lang), group = groups[position * size + offset]
-                stats[group.index], status[group.index], decodes[group.index] = done
-                transcripts[(path, lang)] = done[2]
+                stats[group.index], status[group.index], decodes[group.index] = done[:3]
+                decode_stats[group.index], language[group.index] = done[3], done[4]
+                clip_values[(path, lang)] = done
             bar.update(len(results))
     # an empty hypothesis has no likelihood, but against the transcript it misses every word
     for i in np.flatnonzero(status == "empty_hypothesis"):
-        decodes[i] = transcripts.get((pairs["audio"].iat[i], pairs["language"].iat[i]))
-    return stats, status, decodes
+        done = clip_values.get((pairs["audio"].iat[i], pairs["language"].iat[i]))
+        if done is not None:
+            decodes[i], decode_stats[i], language[i] = done[2], done[3], done[4]
+    return PairScores(stats, status, decodes, decode_stats, language)
 
 
 def _score_group(
@@ -443,42 +503,89 @@ def _score_group(
     cache: EmbeddingCache,
     policy: AudioPolicy,
 ) -> ClipScores:
-    """One clip's rows (``texts``, in the scorer's form): their statistics, their status and
-    the scorer's transcript."""
+    """One clip's rows (``texts``, in the scorer's form): their statistics, their status,
+    the scorer's transcript, its statistics and the clip's language values (:data:`ClipScores`).
+    The audio is read only when something is not in the cache."""
     nothing = np.full((len(texts), len(STATS)), np.nan)
+    no_language = np.full(len(LANGUAGE), np.nan)
     try:
         namespace = f"{scorer.cache_name(lang)}|{policy.signature()}"
     except ConfigError as error:
         log.debug("%s: %s", path, error)
-        return nothing, "unsupported_language", None
+        return nothing, "unsupported_language", None, nothing[0], no_language
     try:
         audio_key = file_key(path)
     except OSError as error:
         log.debug("%s: %s", path, error)
-        return nothing, "missing" if not Path(path).exists() else "unreadable", None
-    keys = [_pair_key(audio_key, text) for text in texts]
-    hits = cache.get_many(namespace, set(keys))
-    missing = sorted({text for text, key in zip(texts, keys, strict=True) if key not in hits})
-    decoder = getattr(scorer, "decode_clip", None)
-    decoded = cache.get_many(f"{namespace}|decode", [audio_key]) if decoder else {}
-    split = _duration(path) > getattr(scorer, "chunk_samples", math.inf) / SAMPLE_RATE
-    if missing or (decoder and not decoded):
-        clip = load_audio(path, policy)
-        if not clip.status.usable:
-            return nothing, str(clip.status), None
-        samples = np.concatenate(clip.segments)
+        status = "missing" if not Path(path).exists() else "unreadable"
+        return nothing, status, None, nothing[0], no_language
+    loaded: list[np.ndarray] = []
+
+    def samples() -> np.ndarray | None:
+        if not loaded:
+            clip = load_audio(path, policy)
+            if not clip.status.usable:
+                raise _Unusable(str(clip.status))
+            loaded.append(np.concatenate(clip.segments))
+        return loaded[0]
+
+    try:
+        transcript = _cached_value(
+            scorer, "decode_clip", cache, f"{namespace}|decode", audio_key, samples, lang
+        )
+        language = _cached_value(
+            scorer, "language_scores", cache, f"{namespace}|language", audio_key, samples, lang
+        )
+        own = scorer.prepare(scorer.decode_text(transcript, lang)) if transcript is not None else ""
+        keys = [_pair_key(audio_key, text) for text in texts]
+        own_key = _pair_key(audio_key, own) if own else None
+        hits = cache.get_many(namespace, {*keys, *([own_key] if own_key else [])})
+        wanted = [*zip(texts, keys, strict=True), *([(own, own_key)] if own_key else [])]
+        missing = sorted({text for text, key in wanted if key not in hits})
         if missing:
-            scored = scorer.score_clip(samples, missing, lang)
-            vectors = np.stack([s.stats() for s in scored])
+            vectors = np.stack([s.stats() for s in scorer.score_clip(samples(), missing, lang)])
             new_keys = [_pair_key(audio_key, text) for text in missing]
             cache.put_many(namespace, new_keys, vectors)
             hits.update(zip(new_keys, vectors, strict=True))
-        if decoder and not decoded:
-            ids = np.asarray([decoder(samples, lang)], dtype=np.float32)
-            cache.put_many(f"{namespace}|decode", [audio_key], ids)
-            decoded = {audio_key: ids[0]}
-    transcript = scorer.decode_text(decoded[audio_key], lang) if decoded else None
-    return np.stack([hits[key] for key in keys]), "split" if split else "ok", transcript
+    except _Unusable as unusable:
+        return nothing, str(unusable), None, nothing[0], no_language
+    split = _duration(path) > getattr(scorer, "chunk_samples", math.inf) / SAMPLE_RATE
+    text = scorer.decode_text(transcript, lang) if transcript is not None else None
+    own_stats = hits[own_key] if own_key else nothing[0]
+    language = language if language is not None else no_language
+    return (
+        np.stack([hits[key] for key in keys]),
+        "split" if split else "ok",
+        text,
+        own_stats,
+        language,
+    )
+
+
+class _Unusable(Exception):
+    """The clip's audio cannot be used (its status is the message)."""
+
+
+def _cached_value(
+    scorer: Scorer,
+    method: str,
+    cache: EmbeddingCache,
+    namespace: str,
+    audio_key: str,
+    samples: Callable[[], np.ndarray | None],
+    lang: str,
+) -> np.ndarray | None:
+    """``scorer.<method>(samples, lang)`` of the clip from the cache, computed and stored when
+    absent; None when the scorer has no such method."""
+    compute = getattr(scorer, method, None)
+    if compute is None:
+        return None
+    found = cache.get_many(namespace, [audio_key])
+    if audio_key not in found:
+        value = np.asarray(compute(samples(), lang), dtype=np.float32)
+        cache.put_many(namespace, [audio_key], value[None, :])
+        return value
+    return found[audio_key]
 
 
 def _duration(path: str) -> float:
@@ -518,17 +625,19 @@ def add_likelihood(
         raise InputError("missing text column", column=text_column)
     pairs = _rows(features, transcripts, text_column)
     pairs = pairs.merge(_languages(transcripts, default_language), on=UTTERANCE, how="left")
-    stats, status, decodes = score_pairs(
+    scores = score_pairs(
         pairs, scorer, cache or EmbeddingCache(None), policy or AudioPolicy(), run_clips
     )
     scored = pairs[KEY].copy()
-    scored[list(STATS)] = stats
-    scored[list(DECODE)] = decode_agreement(pairs["text"], decodes, pairs["language"])
-    scored["wl_status"] = status.astype(str)
+    scored[list(STATS)] = scores.stats
+    scored[list(DECODE)] = decode_agreement(pairs["text"], scores.decodes, pairs["language"])
+    scored["wl_mean_logprob_vs_decode"] = scores.stats[:, 0] - scores.decode_stats[:, 0]
+    scored[list(LANGUAGE)] = scores.language
+    scored["wl_status"] = scores.status.astype(str)
     out = features.drop(columns=list(LIKELIHOOD_COLUMNS), errors="ignore").reset_index(drop=True)
     out["system"] = out["system"].astype(str)
     out = out.merge(scored[[*KEY, "wl_status"]], on=KEY, how="left", validate="many_to_one")
-    out = join_input_features(out, scored, (*STATS, *DIFFS, *DECODE))
+    out = join_input_features(out, scored, LIKELIHOOD_FEATURES)
     _log_statuses(out["wl_status"])
     return out
 

@@ -354,26 +354,40 @@ def _refuse_other_delimiter(path: Path, header: str, sep: str) -> None:
 
 
 def _read_jsonl(path: Path, text: str) -> tuple[pd.DataFrame, list[int]]:
-    records: list[dict] = []
-    line_of: list[int] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    lines = json_lines(path, text)
+    return pd.DataFrame.from_records([r for _, r in lines]), [n for n, _ in lines]
+
+
+def json_lines(path: Path, text: str, layout: str | None = None) -> list[tuple[int, dict]]:
+    """(line number, object) of each non-blank line of JSON Lines ``text``, read from ``path``:
+    the one JSONL reader (tables, and the manifest importer's ``layout="a NeMo manifest"``,
+    which its errors name).
+
+    Lines end at ``\n`` only (and a ``\r`` before it is whitespace to JSON): ``str.splitlines``
+    would also cut at U+2028, U+0085 and other characters a JSON string may hold unescaped.
+    """
+    records = []
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
+            hint = f": {layout} holds one JSON object per line" if layout else ""
             raise InputError(
-                f"not valid JSON ({error.msg} at character {error.colno})", path=path, row=number
+                f"not valid JSON ({error.msg} at character {error.colno}){hint}",
+                path=path,
+                row=number,
             ) from None
         if not isinstance(record, dict):
             raise InputError(
-                f"expected one JSON object per line, got {type(record).__name__}",
+                f"expected one JSON object per line{f' ({layout})' if layout else ''}, got "
+                f"{type(record).__name__}",
                 path=path,
                 row=number,
             )
-        records.append(record)
-        line_of.append(number)
-    return pd.DataFrame.from_records(records), line_of
+        records.append((number, record))
+    return records
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:

@@ -228,13 +228,13 @@ def package_versions() -> dict[str, str]:
 
 
 def shipped_models() -> list[str]:
-    """The names of the models shipped inside the package (``default``, ``audio``)."""
+    """The names of the shipped models (``default``, ``audio``: ``models/``)."""
     return sorted(path.stem for path in shipped("models").glob("*.skops"))
 
 
 def model_file(path: str | Path) -> Path:
     """The model file ``path`` names: the file itself, or, for a bare name that is no file here
-    (``model_path=audio``), the shipped model of that name (``werest/models/audio.skops``)."""
+    (``model_path=audio``), the shipped model of that name (``models/audio.skops``)."""
     path = Path(path)
     if path.exists() or len(path.parts) != 1 or path.suffix:
         return path
@@ -496,7 +496,10 @@ def load_model(path: str | Path, *, trust_model: bool = False) -> TrainedModel:
             path=path,
         )
     check_versions(card, path)
-    payload = load_skops(path)
+    from werest import logs
+
+    with logs.stage(f"load model ({path.name})"):
+        payload = load_skops(path)
     if digest != card["sha256"]:
         log.warning("%s: sha256 differs from its card; loaded because trust_model=true", path)
     return model_from_payload(payload, card, path)

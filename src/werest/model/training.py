@@ -391,10 +391,12 @@ def _fit(estimator, X: pd.DataFrame, y: np.ndarray, fit_params: dict) -> None:
     module); it is a ValueError and a TypeError at once (both kept for backward
     compatibility), which scikit-learn's errors about the data are not: that tells it apart.
     """
+    from werest import logs
     from werest.io import first_line
 
     try:
-        estimator.fit(X, y, **fit_params)
+        with logs.stage(f"train ({type(estimator).__name__})"):
+            estimator.fit(X, y, **fit_params)
     except ValueError as error:
         if not isinstance(error, TypeError):
             raise

@@ -79,23 +79,6 @@ def dask_client(kind: str | None = None, *, address: str | None = None, workers:
         yield client
 
 
-def cluster_named(settings: Mapping[str, Any] | None) -> bool:
-    """Whether a command's ``cluster`` settings name a cluster (a kind or an address)."""
-    settings = settings or {}
-    return bool(settings.get("address")) or settings.get("kind") not in (None, "none")
-
-
-def cluster_client(settings: Mapping[str, Any] | None):
-    """:func:`dask_client` for a command's ``cluster`` settings (``conf/cluster/*.yaml``):
-    None (no cluster) when they name none."""
-    settings = settings or {}
-    return dask_client(
-        settings.get("kind"),
-        address=settings.get("address"),
-        workers=int(settings.get("workers") or 2),
-    )
-
-
 def map_on_cluster(
     client,
     function: Callable[..., Any],
@@ -164,14 +147,14 @@ def _shared_value(value: Any) -> Any:
 
 
 def cluster_runner(
-    client, function: Callable[..., Any], settings: Mapping[str, Any] | None, **shared: Any
+    client, function: Callable[..., Any], *, retries: int, **shared: Any
 ) -> Callable[[Sequence[Any]], Iterator[tuple[int, Any]]] | None:
     """Items -> ``(position, function(item, **shared))`` as tasks on ``client``'s workers,
-    retried as the ``cluster`` settings say, without a bar of its own (the caller counts
-    what it gets back); None without a client (the caller works in its own process)."""
+    each retried up to ``retries`` times (``cluster.retries``), without a bar of its own (the
+    caller counts what it gets back); None without a client (the caller works in its own
+    process)."""
     if client is None:
         return None
-    retries = int((settings or {}).get("retries") or 0)
     return lambda items: map_on_cluster(
         client, function, items, shared=shared, retries=retries, desc=None
     )

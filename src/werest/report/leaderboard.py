@@ -406,7 +406,8 @@ def neighbour_tests(
     """Paired bootstrap and Cohen's d for each pair of neighbours in the estimated ranking."""
     order = list(board["system"])
     rows = []
-    for better, worse in itertools.pairwise(order):
+    neighbours = list(itertools.pairwise(order))
+    for better, worse in logs.track(neighbours, desc="pairs (bootstrap)", unit="pair"):
         row = {"better": better, "worse": worse}
         row |= _paired(done, better, worse, "est", boot)
         if scored is not None:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from werest import logs
 from werest.errors import InputError
-from werest.formatting import percent, percent_interval
+from werest.formatting import percent, percent_interval, plural
 from werest.ingest.table import KEY, UTTERANCE
 from werest.stats import bootstrap_ci
 from werest.text import (
@@ -190,7 +190,25 @@ def format_scores(scores: pd.DataFrame) -> str:
             "CER %": scores["cer"].map(percent),
         }
     )
-    return view.to_string(index=False)
+    return "\n".join([view.to_string(index=False), *silent_system_warnings(scores)])
+
+
+def silent_system_warnings(scores: pd.DataFrame) -> list[str]:
+    """A ``warning:`` line (as ``werest estimate`` prints its guards') for each (dataset,
+    system) of corpus scores whose every hypothesis is empty: its 100 % WER says the run
+    failed, not how well the system transcribes."""
+    if "empty_hypotheses" not in scores:
+        return []
+    silent = scores[
+        (scores["n_utterances"] > 0) & (scores["empty_hypotheses"] == scores["n_utterances"])
+    ]
+    return [
+        f"warning: {row.dataset}: system {row.system} returned nothing on every utterance "
+        f"({plural(int(row.n_utterances), 'utterance')}, every hypothesis empty): its WER says "
+        "the run failed, not how well it transcribes; check its output (a failed job, the "
+        "wrong hypothesis column) or leave it out"
+        for row in silent.itertuples(index=False)
+    ]
 
 
 def readable_scores(scored: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:

@@ -58,7 +58,7 @@ import pandas as pd
 
 from werest.errors import InputError
 from werest.formatting import plural
-from werest.ingest.table import read_table
+from werest.ingest.table import decode_utf8, read_table
 from werest.io import atomic_path
 
 log = logging.getLogger(__name__)
@@ -239,7 +239,7 @@ def read_words(
 def read_ctm(path: Path) -> pd.DataFrame:
     """NIST CTM: ``utt channel start duration word [confidence]``."""
     rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(decode_utf8(path).splitlines(), 1):
         fields = line.split()
         if not fields or line.startswith(";;"):
             continue
@@ -283,7 +283,7 @@ def read_textgrid(path: Path, tier: str = "words") -> pd.DataFrame:
 def json_records(path: Path) -> list:
     """The records of a JSON file (a list, or a mapping utt_id → words) or of JSON Lines
     (``.jsonl``, or a ``.json`` that holds one record per line, as transcripts tables do)."""
-    text = path.read_text(encoding="utf-8")
+    text = decode_utf8(path)
     try:
         if path.suffix.lower() == ".jsonl":
             return _lines(text)

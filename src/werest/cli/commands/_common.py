@@ -1,21 +1,25 @@
 """What every command does around its one library call: read settings, save the config, show.
 
+A command's ``run`` gets one typed settings object, an instance of its class in
+:mod:`werest.cli.schema` (:func:`werest.cli.config.settings_from`), and reads its attributes.
 The stage modules take plain values (numbers, lists, mappings); these helpers turn the
-composed Hydra config into them, so no stage module needs to import omegaconf.
+settings' blocks into them, so no stage module needs to import omegaconf.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pandas as pd
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import OmegaConf
 
 from werest.build import instantiate_checked
+from werest.cli.config import composed, given_values
+from werest.cli.schema import Cluster, Partition
 from werest.features.inputs import input_columns, with_feature_table
 from werest.ingest.table import KEY, read_table
 from werest.io import atomic_path
@@ -40,27 +44,29 @@ def print_blocks(*blocks: str | None) -> None:
             print(block, file=sys.stdout)
 
 
-def normaliser_setting(cfg: DictConfig) -> Normaliser:
-    """The run's :class:`~werest.text.Normaliser`, built once from ``cfg.normaliser`` (unset:
-    ``auto``); an unknown name is a ConfigError."""
-    return as_normaliser(cfg.get("normaliser"))
+def normaliser_setting(settings: Any) -> Normaliser:
+    """The run's :class:`~werest.text.Normaliser`, built once from ``settings.normaliser``; an
+    unknown name is a ConfigError."""
+    return as_normaliser(settings.normaliser)
 
 
-def instantiate_block(cfg: DictConfig, key: str, kind: type[T]) -> T:
-    """The ``key:`` block built by ``hydra.utils.instantiate`` from its ``_target_``, checked
-    to be a ``kind`` (:func:`werest.build.instantiate_checked`: a mistake is a one-line
-    ConfigError naming ``key``)."""
-    return instantiate_checked(OmegaConf.select(cfg, key), kind, key, _convert_="all")
+def build(block: Any, kind: type[T]) -> T:
+    """The object a settings block's ``_target_`` names (``bootstrap``: a
+    :class:`werest.stats.Bootstrap`), built by ``hydra.utils.instantiate`` from the block's
+    keys and checked to be a ``kind`` (:func:`werest.build.instantiate_checked`: a mistake is
+    a one-line ConfigError naming the block's key). A key the config left out takes the
+    class's own default."""
+    return instantiate_checked(given_values(block), kind, block.key, _convert_="all")
 
 
-def save_config(cfg: DictConfig, target: Path) -> Path:
+def save_config(settings: Any, target: Path) -> Path:
     """Save the run's composed config: ``target`` if it is a ``.yaml`` path, else
     ``<target>.config.yaml`` beside an output file."""
     target = Path(target)
     if target.suffix != ".yaml":
         target = target.with_name(f"{target.name}.config.yaml")
     with atomic_path(target) as tmp:
-        tmp.write_text(OmegaConf.to_yaml(cfg, resolve=True), encoding="utf-8")
+        tmp.write_text(OmegaConf.to_yaml(OmegaConf.create(composed(settings))), encoding="utf-8")
     return target
 
 
@@ -74,77 +80,73 @@ def name_list(value) -> list[str] | None:
     return [str(v) for v in value]
 
 
-def plain_dict(node) -> dict:
-    """A config block as a plain dict (``{}`` when unset), for a library call."""
-    if node is None:
-        return {}
-    if OmegaConf.is_config(node):
-        return OmegaConf.to_container(node, resolve=True)
-    return dict(node) if isinstance(node, Mapping) else node
-
-
-def output_dir(cfg: DictConfig) -> Path:
-    """The run's output folder."""
-    return Path(cfg.output_dir)
-
-
-def labelled_table(cfg: DictConfig, feature_names: list[str]):
+def labelled_table(settings: Any, feature_names: list[str]):
     """The labelled transcripts of ``data`` for ``werest train``/``evaluate``, with the input
     features of ``feature_names`` joined by key from ``features_table`` when it is set (a
     feature table of ``werest features`` + ``werest embed``: similarity, likelihoods)."""
-    table = load_sources(plain_dict(cfg.data))
-    path = cfg.get("features_table")
+    table = load_sources(settings.data.as_dict())
+    path = settings.features_table
     if not path:
         return table
     features = read_table(path, required=tuple(KEY), numeric=tuple(input_columns(feature_names)))
     return with_feature_table(table, features, feature_names, source=path)
 
 
+# --------------------------------------------------------------------------- clusters
+
+
+def cluster_named(cluster: Cluster) -> bool:
+    """Whether the ``cluster`` settings name a cluster (a kind or an address)."""
+    return bool(cluster.address) or cluster.kind != "none"
+
+
+def cluster_client(cluster: Cluster):
+    """:func:`werest.partition.cluster.dask_client` for the ``cluster`` settings: None (no
+    cluster) when they name none."""
+    return dask_client(cluster.kind, address=cluster.address, workers=cluster.workers)
+
+
 # --------------------------------------------------------------------------- partitioned runs
 
 
-def partitioned_run(cfg: DictConfig) -> bool:
+def partitioned_run(settings: Any) -> bool:
     """Whether the run goes in partitions (docs/scale.md): a cluster is named,
     ``partition.rows`` is set (> 0), or the input is a Parquet folder or a file of at least
     1 GB."""
-    cluster = cfg.get("cluster") or {}
-    if cluster.get("address") or cluster.get("kind") not in (None, "none"):
-        return True
-    return wants_partitions(cfg.input, (cfg.get("partition") or {}).get("rows"))
+    return cluster_named(settings.cluster) or wants_partitions(
+        settings.input, settings.partition.rows
+    )
 
 
-def stage_source(cfg: DictConfig, numeric: tuple[str, ...] = ()) -> str | pd.DataFrame:
+def stage_source(settings: Any, numeric: tuple[str, ...] = ()) -> str | pd.DataFrame:
     """What a stage's one orchestrator runs on: the input's path for a partitioned run
     (:func:`partitioned_run`), else the input read whole (:func:`read_table`), its one
     partition."""
-    if partitioned_run(cfg):
-        return cfg.input
-    return read_table(cfg.input, numeric=numeric)
+    if partitioned_run(settings):
+        return str(settings.input)
+    return read_table(settings.input, numeric=numeric)
 
 
-def partition_settings(cfg: DictConfig) -> dict:
+def partition_settings(settings: Any) -> dict:
     """The ``partition.*`` block as keyword arguments of a partitioned run (``chunk_rows``,
     ``n_partitions``, ``work_dir``)."""
-    partition = cfg.get("partition") or {}
+    partition: Partition = settings.partition
     return {
-        "chunk_rows": int(partition.get("rows") or DEFAULT_CHUNK_ROWS),
-        "n_partitions": partition.get("count"),
-        "work_dir": partition.get("dir"),
+        # rows: null (automatic) or 0 (never partitioned, unless a cluster is named) read
+        # DEFAULT_CHUNK_ROWS rows at a time
+        "chunk_rows": partition.rows or DEFAULT_CHUNK_ROWS,
+        "n_partitions": partition.count,
+        "work_dir": partition.dir,
     }
 
 
 @contextmanager
-def partition_runner(cfg: DictConfig) -> Iterator[PartitionRunner]:
+def partition_runner(settings: Any) -> Iterator[PartitionRunner]:
     """How the partitions run (``cluster.*``): one after another in recycled child processes
     (``partition.per_process`` each; 0: in this process), or as tasks on a Dask cluster whose
     client lives while the block runs."""
-    cluster = cfg.get("cluster") or {}
-    with dask_client(
-        cluster.get("kind"),
-        address=cluster.get("address"),
-        workers=int(cluster.get("workers") or 2),
-    ) as client:
+    with cluster_client(settings.cluster) as client:
         if client is None:
-            yield local_runner((cfg.get("partition") or {}).get("per_process"))
+            yield local_runner(settings.partition.per_process)
         else:
-            yield dask_runner(client, retries=int(cluster.get("retries") or 0))
+            yield dask_runner(client, retries=settings.cluster.retries)

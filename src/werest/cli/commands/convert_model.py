@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omegaconf import DictConfig
-
+from werest.cli.schema import ConvertModelSettings
 from werest.errors import ConfigError
 from werest.model.convert import convert_model
 
 
-def run(cfg: DictConfig) -> Path:
+def run(settings: ConvertModelSettings) -> Path:
     """Convert a pickle model the user trusts; refuse without ``trust_model=true``."""
-    if not cfg.trust_model:
+    if not settings.trust_model:
         raise ConfigError(
             "convert-model unpickles the old file, which runs any code it holds: pass "
-            f"trust_model=true only for a model you made or trust (model_path={cfg.model_path})"
+            "trust_model=true only for a model you made or trust "
+            f"(model_path={settings.model_path})"
         )
-    return convert_model(cfg.model_path, cfg.get("out"))
+    return convert_model(settings.model_path, settings.out)

@@ -10,12 +10,11 @@ cluster (:mod:`werest.partition.cluster`), whose workers build the backend.
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 import pandas as pd
-from omegaconf import DictConfig
 
-from werest.cli.commands._common import instantiate_block, plain_dict
+from werest.cli.commands._common import build, cluster_client, cluster_named
+from werest.cli.schema import EmbedSettings
 from werest.errors import InputError
 from werest.features.agreement import AGREEMENT_FEATURES
 from werest.features.cache import EmbeddingCache
@@ -36,25 +35,26 @@ from werest.features.similarity import (
 from werest.ingest.audio import AudioPolicy
 from werest.ingest.table import KEY, read_table, write_table
 from werest.io import staged_output
-from werest.partition.cluster import cluster_client, cluster_named, cluster_runner
+from werest.partition.cluster import cluster_runner
 
 log = logging.getLogger("werest.features")
 
 
-def run(cfg: DictConfig) -> pd.DataFrame:
+def run(settings: EmbedSettings) -> pd.DataFrame:
     """Add the embedder's columns to the feature table and write it (``out``, else in place)."""
-    scorer = likelihood_scorer(cfg.embedder)
-    cluster = cfg.get("cluster")
+    embedder_block = settings.embedder.as_dict()
+    scorer = likelihood_scorer(embedder_block)
+    cluster = settings.cluster
     columns = (*AGREEMENT_FEATURES, *(LIKELIHOOD_FEATURES if scorer else ("similarity",)))
-    features = read_table(cfg.input, required=tuple(KEY), numeric=(*columns, "audio_duration"))
-    transcripts = read_table(cfg.transcripts)
-    cache = EmbeddingCache(cfg.cache_dir) if cfg.get("cache_dir") else EmbeddingCache(None)
+    features = read_table(settings.input, required=tuple(KEY), numeric=(*columns, "audio_duration"))
+    transcripts = read_table(settings.transcripts)
+    cache = EmbeddingCache(settings.cache_dir)  # None: no on-disk cache
     if scorer is not None:
         add, backend, column, failed = add_likelihood, scorer, "wl_mean_logprob", no_likelihood
     else:  # on a cluster, the workers build the embedder (a model the driver need not load)
-        embedder = None if cluster_named(cluster) else build_embedder(cfg.embedder)
+        embedder = None if cluster_named(cluster) else build_embedder(embedder_block)
         add, backend, column, failed = add_similarity, embedder, "similarity", no_similarity
-    policy = instantiate_block(cfg, "audio", AudioPolicy)
+    policy = build(settings.audio, AudioPolicy)
     with cluster_client(cluster) as client:
         table = add(
             features,
@@ -62,36 +62,36 @@ def run(cfg: DictConfig) -> pd.DataFrame:
             backend,
             cache,
             policy,
-            text_column=cfg.get("text_column", "hypothesis"),
-            default_language=cfg.get("default_language"),
-            **_on_cluster(client, cfg, policy, likelihood=scorer is not None),
+            text_column=settings.text_column,
+            default_language=settings.default_language,
+            **_on_cluster(client, settings, policy, likelihood=scorer is not None),
         )
     ok = int(table[column].notna().sum())
     if len(table) and not ok:
-        raise InputError(failed(table), path=cfg.input)  # nothing written
-    out = cfg.get("out") or cfg.input
+        raise InputError(failed(table), path=settings.input)  # nothing written
+    out = settings.out or settings.input
     with staged_output(out, file=True) as staged:
         write_table(table, staged)
     log.info("wrote %s: %d rows, %d with %s", out, len(table), ok, column)
     return table
 
 
-def _on_cluster(client, cfg: DictConfig, policy: AudioPolicy, *, likelihood: bool) -> dict:
+def _on_cluster(client, settings: EmbedSettings, policy: AudioPolicy, *, likelihood: bool) -> dict:
     """``add_likelihood``'s ``run_clips`` or ``add_similarity``'s ``run_chunks`` on the
     cluster's workers (none without a cluster): the backend's description, the cache folder
     and the policy go to every worker once."""
-    cache_dir = cfg.get("cache_dir")
-    cache_dir = str(Path(cache_dir).resolve()) if cache_dir else None
+    cache_dir = str(settings.cache_dir.resolve()) if settings.cache_dir else None
+    retries = settings.cluster.retries
     if likelihood:
-        job = ScoringJob(plain_dict(cfg.embedder), cache_dir, policy)
-        runner = cluster_runner(client, score_clips_on_worker, cfg.get("cluster"), job=job)
+        job = ScoringJob(settings.embedder.as_dict(), cache_dir, policy)
+        runner = cluster_runner(client, score_clips_on_worker, retries=retries, job=job)
         return {"run_clips": runner} if runner else {}
     job = SimilarityJob(
-        plain_dict(cfg.embedder),
+        settings.embedder.as_dict(),
         cache_dir,
         policy,
-        cfg.get("text_column", "hypothesis"),
-        cfg.get("default_language"),
+        settings.text_column,
+        settings.default_language,
     )
-    runner = cluster_runner(client, similarity_on_worker, cfg.get("cluster"), job=job)
+    runner = cluster_runner(client, similarity_on_worker, retries=retries, job=job)
     return {"run_chunks": runner} if runner else {}

@@ -10,12 +10,9 @@ per-utterance rows in ``utterances/part-N.csv``.
 
 from __future__ import annotations
 
-from omegaconf import DictConfig
-
 from werest.cli.commands._common import (
-    instantiate_block,
+    build,
     name_list,
-    output_dir,
     partition_runner,
     partition_settings,
     partitioned_run,
@@ -23,6 +20,7 @@ from werest.cli.commands._common import (
     save_config,
     stage_source,
 )
+from werest.cli.schema import EstimateSettings
 from werest.errors import ConfigError
 from werest.estimation.estimate import (
     format_pairs,
@@ -49,38 +47,36 @@ from werest.text import requested_normaliser
 OUTPUTS = ("utterances.csv", "utterances", "summary.json", "resources.json", "pairs.csv")
 
 
-def run(cfg: DictConfig) -> list[dict]:
+def run(settings: EstimateSettings) -> list[dict]:
     """Estimate, write the outputs and the config, show the summary; returns its records."""
     models = load_models(
-        cfg.get("model_path"), cfg.get("cer_model_path"), trust_model=bool(cfg.get("trust_model"))
+        settings.model_path, settings.cer_model_path, trust_model=settings.trust_model
     )
-    if partitioned_run(cfg) and cfg.get("labels"):
+    if partitioned_run(settings) and settings.labels:
         raise ConfigError(
             "labels= is not supported in a partitioned run yet: estimate the labelled "
             "datasets in memory (partition.rows=0)"
         )
-    folder = output_dir(cfg)
+    folder = settings.output_dir
     numeric = input_features(models)  # columns read as numbers: the model's extra inputs
-    source = stage_source(cfg, numeric=numeric)
-    labels = read_labels(cfg.labels, source, cfg.input) if cfg.get("labels") else None
-    label_settings = (
-        instantiate_block(cfg, "few_labels", LabelSettings) if labels is not None else None
-    )
+    source = stage_source(settings, numeric=numeric)
+    labels = read_labels(settings.labels, source, settings.input) if settings.labels else None
+    label_settings = build(settings.few_labels, LabelSettings) if labels is not None else None
     if labels is not None:  # refused before any work when it cannot fit in memory
         check_bootstrap_memory(labels, source, label_settings)
     # every file goes to a staging folder, put in place as one when the run ends
     with staged_output(folder, owned=(*OUTPUTS, "config.yaml")) as staged:
-        with ResourceMonitor() as monitor, partition_runner(cfg) as runner:
+        with ResourceMonitor() as monitor, partition_runner(settings) as runner:
             result = estimate_input(
                 source,
                 models,
                 staged,
-                **estimate_settings(cfg),
-                **partition_settings(cfg),
+                **estimate_settings(settings),
+                **partition_settings(settings),
                 numeric=numeric,
-                n_jobs=cfg.n_jobs,
+                n_jobs=settings.n_jobs,
                 run_partitions=runner,
-                name=cfg.input,
+                name=str(settings.input),
             )
             records, warnings = result.records, result.warnings
             if labels is not None:
@@ -91,7 +87,7 @@ def run(cfg: DictConfig) -> list[dict]:
                     labels,
                     models.normaliser,
                     label_settings,
-                    seed=cfg.seed,
+                    seed=settings.seed,
                 )
                 warnings = [*warnings, *labelled.warnings]
                 attach_warnings(records, warnings)
@@ -107,7 +103,7 @@ def run(cfg: DictConfig) -> list[dict]:
         else:  # estimate_input wrote summary.json beside the parts
             resources |= {"stage_seconds": result.seconds, "partitions": result.n_partitions}
         write_resources(resources, staged / "resources.json")
-        save_config(cfg, staged / "config.yaml")
+        save_config(settings, staged / "config.yaml")
     print_blocks(
         format_summary(records, labels is not None),
         format_pairs(pairs) if labels is None and len(pairs) else None,
@@ -117,15 +113,15 @@ def run(cfg: DictConfig) -> list[dict]:
     return records
 
 
-def estimate_settings(cfg: DictConfig) -> dict:
+def estimate_settings(settings: EstimateSettings) -> dict:
     """The settings of :func:`werest.partition.estimate.estimate_input`, as keyword arguments."""
     return {
-        "target": cfg.get("target"),
-        "proxy": cfg.get("proxy"),
-        "ranking": cfg.get("ranking"),
-        "system_order": name_list(cfg.get("system_order")),
-        "normaliser": requested_normaliser(cfg.get("normaliser")),  # None: the model's own
-        "seed": cfg.seed,
-        "chunk_utterances": cfg.chunk_utterances,
-        "missing_hypotheses": cfg.get("missing_hypotheses", "exclude"),
+        "target": settings.target,
+        "proxy": settings.proxy,
+        "ranking": None if settings.ranking is None else str(settings.ranking),
+        "system_order": name_list(settings.system_order),
+        "normaliser": requested_normaliser(settings.normaliser),  # None: the model's own
+        "seed": settings.seed,
+        "chunk_utterances": settings.chunk_utterances,
+        "missing_hypotheses": settings.missing_hypotheses,
     }

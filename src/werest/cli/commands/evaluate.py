@@ -7,20 +7,19 @@ config, and show the headline table.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pandas as pd
-from omegaconf import DictConfig
 
+from werest.build import instantiate_checked
 from werest.cli.commands._common import (
-    instantiate_block,
+    build,
     labelled_table,
     normaliser_setting,
-    output_dir,
-    plain_dict,
     print_blocks,
     save_config,
 )
+from werest.cli.config import composed
+from werest.cli.schema import EvaluateSettings
 from werest.errors import ConfigError
 from werest.evaluation.few_labels import FewLabelResult, FewLabelSettings, evaluate_few_labels
 from werest.evaluation.four_cases import (
@@ -38,87 +37,99 @@ from werest.report.reports import format_bar_table, write_four_case_reports
 from werest.stats import Bootstrap
 
 
-def run(cfg: DictConfig) -> FourCaseResult | LodoResult | FewLabelResult:
+def run(settings: EvaluateSettings) -> FourCaseResult | LodoResult | FewLabelResult:
     """Run the configured protocol; write its reports and the config; show the headline."""
     start = time.perf_counter()
-    settings = plain_dict(cfg)
-    if cfg.get("protocol") == "few_labels":
-        result = _few_labels(cfg, settings)
+    if settings.protocol == "few_labels":
+        result = _few_labels(settings)
         write = write_few_label_reports
         headline = bars_table(result).to_string(index=False)
-    elif cfg.get("protocol") == "lodo":
-        result = _lodo(cfg, settings)
+    elif settings.protocol == "lodo":
+        result = _lodo(settings)
         write = write_lodo_reports
         headline = result.domains.to_string(index=False, float_format=lambda v: f"{v:.4f}")
     else:
-        result = _four_cases(cfg, settings)
+        result = _four_cases(settings)
         write = write_four_case_reports
         headline = format_bar_table(result.cells)
     result.seconds["total"] = round(time.perf_counter() - start, 1)
     # output_dir is shared by experiments (experiments/results): the run's files replace
     # their namesakes, all at once at the end, and the other files stay
-    with staged_output(output_dir(cfg)) as folder:
-        write(result, settings, folder, name=str(cfg.name))
-        save_config(cfg, folder / f"{cfg.name}.config.yaml")
+    with staged_output(settings.output_dir) as folder:
+        # the reports record the run's whole config
+        write(result, composed(settings), folder, name=settings.name)
+        save_config(settings, folder / f"{settings.name}.config.yaml")
     print_blocks(headline, f"\nin {result.seconds['total']:.0f} s")
     return result
 
 
-def _four_cases(cfg: DictConfig, settings: dict) -> FourCaseResult:
-    if cfg.get("cases") is None:
+def _four_cases(settings: EvaluateSettings) -> FourCaseResult:
+    if settings.cases is None:
         raise ConfigError("no 'cases' settings: choose one, e.g. experiment=four_cases")
-    protocol = instantiate_block(cfg, "cases", FourCases)  # a bad protocol fails before the data
-    bootstrap = instantiate_block(cfg, "bootstrap", Bootstrap)
-    methods = methods_for(
-        settings["features"]["columns"], settings["model"], settings.get("ablation")
-    )
-    table = labelled_table(cfg, sorted({f for method in methods for f in method.features}))
+    protocol = build(settings.cases, FourCases)  # a bad protocol fails before the data
+    bootstrap = build(settings.bootstrap, Bootstrap)
+    methods = methods_for(settings.features.columns, settings.model.as_dict(), settings.ablation)
+    table = labelled_table(settings, sorted({f for method in methods for f in method.features}))
     return evaluate_four_cases(
         evaluation_table(table, protocol),
         protocol,
         methods,
-        normaliser=normaliser_setting(cfg),
-        n_jobs=cfg.n_jobs,
+        normaliser=normaliser_setting(settings),
+        n_jobs=settings.n_jobs,
         n_resamples=bootstrap.n_resamples,
-        seed=cfg.seed,
-        two_system_views=bool(cfg.get("two_system_views", False)),
+        seed=settings.seed,
+        two_system_views=settings.two_system_views,
     )
 
 
-def _few_labels(cfg: DictConfig, settings: dict) -> FewLabelResult:
+def _few_labels(settings: EvaluateSettings) -> FewLabelResult:
     """Held-out predictions (from ``predictions`` when that file exists, else the LODO
     folds, saved there when it is set), then the draws."""
-    few = instantiate_block(cfg, "few_labels", FewLabelSettings)
-    lodo = instantiate_block(cfg, "lodo", LodoSettings)
-    cached = cfg.get("predictions")
-    if cached and Path(cached).exists():
+    few = _built(settings.few_labels, FewLabelSettings, "few_labels")
+    lodo = _lodo_settings(settings)
+    cached = settings.predictions
+    if cached and cached.exists():
         utterances = pd.read_parquet(cached)
     else:
-        utterances = _lodo(cfg, settings).utterances
+        utterances = _lodo(settings).utterances
         if cached:
-            Path(cached).parent.mkdir(parents=True, exist_ok=True)
-            with atomic_path(Path(cached)) as tmp:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_path(cached) as tmp:
                 utterances.to_parquet(tmp)
     if lodo.held_out:
         utterances = utterances[utterances["domain"].isin(lodo.held_out)]
     return evaluate_few_labels(utterances, few, lodo.interval)
 
 
-def _lodo(cfg: DictConfig, settings: dict) -> LodoResult:
-    lodo = instantiate_block(cfg, "lodo", LodoSettings)
-    bootstrap = instantiate_block(cfg, "bootstrap", Bootstrap)
+def _lodo(settings: EvaluateSettings) -> LodoResult:
+    lodo = _lodo_settings(settings)
+    bootstrap = build(settings.bootstrap, Bootstrap)
+    columns = list(settings.features.columns)
     return evaluate_lodo(
-        labelled_table(cfg, list(settings["features"]["columns"])),
-        settings["data"],
-        list(settings["features"]["columns"]),
-        settings["model"],
-        normaliser=normaliser_setting(cfg),
-        two_system_views=bool(cfg.get("two_system_views", True)),
+        labelled_table(settings, columns),
+        settings.data.as_dict(),
+        columns,
+        settings.model.as_dict(),
+        normaliser=normaliser_setting(settings),
+        two_system_views=settings.two_system_views,
         interval=lodo.interval,
         n_resamples=bootstrap.n_resamples,
-        seed=cfg.seed,
-        n_jobs=cfg.n_jobs,
+        seed=settings.seed,
+        n_jobs=settings.n_jobs,
         held_out=lodo.held_out,
-        proxy_choice=str(cfg.get("proxies", "label_free")),
+        proxy_choice=settings.proxies,
         panel=lodo.panel,
     )
+
+
+def _lodo_settings(settings: EvaluateSettings) -> LodoSettings:
+    if settings.lodo is None:
+        raise ConfigError(f"protocol={settings.protocol} needs 'lodo' settings: experiment=lodo")
+    return build(settings.lodo, LodoSettings)
+
+
+def _built(block: dict | None, kind: type, key: str):
+    """An ``Any`` block with a ``_target_`` (``few_labels``: the experiment's own), built."""
+    if block is None:
+        raise ConfigError(f"no '{key}' settings: experiment=few_labels sets them")
+    return instantiate_checked(block, kind, key, _convert_="all")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 
 import pandas as pd
-from omegaconf import DictConfig
 
 from werest.cli.commands._common import (
     name_list,
@@ -20,6 +19,7 @@ from werest.cli.commands._common import (
     save_config,
     stage_source,
 )
+from werest.cli.schema import FeaturesSettings
 from werest.features.proxy import Ranking
 from werest.ingest.table import write_table
 from werest.io import staged_output
@@ -28,36 +28,38 @@ from werest.partition.features import features_input
 log = logging.getLogger("werest.features.agreement")
 
 
-def run(cfg: DictConfig) -> pd.DataFrame | None:
+def run(settings: FeaturesSettings) -> pd.DataFrame | None:
     """Choose proxies and write the agreement feature table with its config (a partitioned
     run returns None: its table is never whole in memory)."""
     # the table (or folder of parts) and its config, put in place as one at the end
-    with staged_output(cfg.out, file=True) as out, partition_runner(cfg) as runner:
+    with staged_output(settings.out, file=True) as out, partition_runner(settings) as runner:
         result = features_input(
-            stage_source(cfg),
+            stage_source(settings),
             out,
-            ranking=_given_ranking(cfg),
-            targets=name_list(cfg.get("targets")),
-            proxy=cfg.get("proxy"),
-            normaliser=normaliser_setting(cfg),
-            n_jobs=cfg.n_jobs,
-            **partition_settings(cfg),
+            ranking=_given_ranking(settings),
+            targets=name_list(settings.targets),
+            proxy=settings.proxy,
+            normaliser=normaliser_setting(settings),
+            n_jobs=settings.n_jobs,
+            **partition_settings(settings),
             run_partitions=runner,
         )
         if result.features is not None:
             write_table(result.features, out)
-        save_config(cfg, out)
+        save_config(settings, out)
     if result.features is None:
-        log.info("wrote %s: %d rows in %d files", cfg.out, result.n_features, len(result.files))
+        log.info(
+            "wrote %s: %d rows in %d files", settings.out, result.n_features, len(result.files)
+        )
         return None
-    log.info("wrote %s: %d rows", cfg.out, len(result.features))
+    log.info("wrote %s: %d rows", settings.out, len(result.features))
     return result.features
 
 
-def _given_ranking(cfg: DictConfig) -> Ranking | None:
+def _given_ranking(settings: FeaturesSettings) -> Ranking | None:
     """``ranking=`` (a file), ``proxy=`` (one system), else None: rank on the references."""
-    if cfg.get("ranking"):
-        return Ranking.load(cfg.ranking)
-    if cfg.get("proxy"):
-        return Ranking.from_order([cfg.proxy])
+    if settings.ranking:
+        return Ranking.load(settings.ranking)
+    if settings.proxy:
+        return Ranking.from_order([settings.proxy])
     return None

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pandas as pd
-from omegaconf import DictConfig
 
+from werest import logs
 from werest.cli.commands._common import print_blocks, save_config
+from werest.cli.schema import ImportSettings
 from werest.ingest.importers import OPTIONS, import_table, summarise
 from werest.ingest.table import table_format, write_table
 from werest.io import staged_output
@@ -15,14 +17,21 @@ from werest.io import staged_output
 log = logging.getLogger("werest.ingest.importers")
 
 
-def run(cfg: DictConfig) -> pd.DataFrame:
+def run(settings: ImportSettings) -> pd.DataFrame:
     """Write the imported table and its config beside it; show rows per dataset and system."""
-    options = {k: cfg[k] for k in OPTIONS if k in cfg}
-    table_format(cfg.out, writing=True)  # a wrong --out is refused before the import
-    table = import_table(cfg.format, list(cfg.paths), **options)
-    with staged_output(cfg.out, file=True) as out:  # the table and its config as one
-        write_table(table, out)
-        save_config(cfg, out)
-    log.info("wrote %s: %d rows", cfg.out, len(table))
+    options = {key: _plain(getattr(settings, key)) for key in OPTIONS}
+    table_format(settings.out, writing=True)  # a wrong --out is refused before the import
+    with logs.stage(f"import ({settings.format})"):
+        table = import_table(settings.format, list(settings.paths), **options)
+    with staged_output(settings.out, file=True) as out:  # the table and its config as one
+        with logs.stage("write"):
+            write_table(table, out)
+        save_config(settings, out)
+    log.info("wrote %s: %d rows", settings.out, len(table))
     print_blocks(summarise(table).to_string(index=False))
     return table
+
+
+def _plain(value):
+    """An importer's option as the importers take it: a path as text."""
+    return str(value) if isinstance(value, Path) else value

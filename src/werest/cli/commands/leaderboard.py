@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omegaconf import DictConfig, OmegaConf
-
 from werest import logs
 from werest.cli.commands._common import (
-    instantiate_block,
+    build,
     name_list,
-    output_dir,
     partition_runner,
     partition_settings,
     partitioned_run,
@@ -23,6 +20,7 @@ from werest.cli.commands._common import (
     save_config,
     stage_source,
 )
+from werest.cli.schema import LeaderboardSettings
 from werest.errors import ConfigError
 from werest.estimation.estimate import input_features, load_models
 from werest.estimation.guards import format_warnings
@@ -50,53 +48,52 @@ OUTPUTS = (
 )
 
 
-def run(cfg: DictConfig) -> Leaderboard:
+def run(settings: LeaderboardSettings) -> Leaderboard:
     """Write the leaderboard files and the config; show the ranking and the warnings."""
     models = load_models(
-        cfg.get("model_path"), cfg.get("cer_model_path"), trust_model=bool(cfg.get("trust_model"))
+        settings.model_path, settings.cer_model_path, trust_model=settings.trust_model
     )
-    boot = instantiate_block(cfg, "bootstrap", Bootstrap)
-    fairness = instantiate_block(cfg, "fairness", FairnessSettings)
-    if partitioned_run(cfg) and cfg.get("labels"):
+    boot = build(settings.bootstrap, Bootstrap)
+    fairness = build(settings.fairness, FairnessSettings)
+    if partitioned_run(settings) and settings.labels:
         raise ConfigError(
             "labels= is not supported in a partitioned run yet: build the labelled "
             "leaderboard in memory (partition.rows=0)"
         )
-    source = stage_source(cfg, numeric=input_features(models))
-    selection = {"datasets": cfg.get("datasets"), "exclude_datasets": cfg.get("exclude_datasets")}
-    if cfg.get("labels"):  # checked before the run
+    source = stage_source(settings, numeric=input_features(models))
+    selection = {"datasets": settings.datasets, "exclude_datasets": settings.exclude_datasets}
+    if settings.labels:  # checked before the run
         table = select_datasets(source, selection["datasets"], selection["exclude_datasets"])
-        labels = read_labels(cfg.labels, table, cfg.input)
-        label_settings = instantiate_block(cfg, "few_labels", LabelSettings)
+        labels = read_labels(settings.labels, table, settings.input)
+        label_settings = build(settings.few_labels, LabelSettings)
         check_bootstrap_memory(labels, table, label_settings)
-    with partition_runner(cfg) as runner:
+    with partition_runner(settings) as runner:
         result = leaderboard_input(
             source,
             models,
-            output_dir(cfg),
+            settings.output_dir,
             boot=boot,
             fairness=fairness if fairness.enabled else None,
             **selection,
-            normaliser=requested_normaliser(cfg.get("normaliser")),
-            ranking=cfg.get("ranking"),
-            system_order=name_list(cfg.get("system_order")),
-            chunk_utterances=cfg.chunk_utterances,
-            n_jobs=cfg.n_jobs,
-            **partition_settings(cfg),
+            normaliser=requested_normaliser(settings.normaliser),
+            ranking=None if settings.ranking is None else str(settings.ranking),
+            system_order=name_list(settings.system_order),
+            chunk_utterances=settings.chunk_utterances,
+            n_jobs=settings.n_jobs,
+            **partition_settings(settings),
             run_partitions=runner,
         ).leaderboard
-    if cfg.get("labels"):
+    if settings.labels:
         label_leaderboard(result, table, labels, models.normaliser, label_settings, boot)
-    folder = output_dir(cfg)
     context = {
         "n_resamples": boot.n_resamples,
         "confidence": boot.confidence,
         "alpha": fairness.alpha,
-        "title": OmegaConf.select(cfg, "title", default=None) or "werest leaderboard",
+        "title": settings.title or "werest leaderboard",
     }
-    with staged_output(folder, owned=OUTPUTS) as staged:  # in place as one, at the end
+    with staged_output(settings.output_dir, owned=OUTPUTS) as staged:  # in place at the end
         write_outputs(result, staged, context)
-        save_config(cfg, staged / "config.yaml")
+        save_config(settings, staged / "config.yaml")
     print_blocks(
         format_board(result), format_warnings(result.warnings) if result.warnings else None
     )

@@ -10,9 +10,9 @@ draw_sample`) and writes the labelling sheet, CSV, with ``<out>.config.yaml`` be
 from __future__ import annotations
 
 import pandas as pd
-from omegaconf import DictConfig
 
 from werest.cli.commands._common import print_blocks, save_config
+from werest.cli.schema import SampleSettings
 from werest.errors import InputError
 from werest.estimation.estimate import input_features, load_models
 from werest.estimation.sampling import (
@@ -28,40 +28,43 @@ from werest.io import atomic_path, staged_output
 from werest.partition.estimate import estimate_table
 
 
-def run(cfg: DictConfig) -> pd.DataFrame:
+def run(settings: SampleSettings) -> pd.DataFrame:
     """Draw, write the sheet and its config, show a line per dataset; returns the sheet."""
-    strategy = cfg.strategy
+    strategy = settings.strategy
     table = None
     if strategy == "auto":  # active measures best (docs/few_labels.md); it needs two systems
-        table = read_table(cfg.input)
+        table = read_table(settings.input)
         strategy = "active" if table["system"].nunique() >= 2 else "random"
     draw = {
-        "budget": cfg.budget,
+        "budget": settings.budget,
         "strategy": strategy,
-        "seed": cfg.seed,
-        "uniform_share": float(cfg.uniform_share),
-        "strata": cfg.strata,
+        "seed": settings.seed,
+        "uniform_share": float(settings.uniform_share),
+        "strata": settings.strata,
     }
     check_design(**draw)  # a bad setting fails before the model and the table load
     if strategy == "random":
-        table = read_table(cfg.input) if table is None else table
+        table = read_table(settings.input) if table is None else table
         scores = None
     else:
-        models = load_models(cfg.get("model_path"), trust_model=bool(cfg.get("trust_model")))
-        table = read_table(cfg.input, numeric=input_features(models))
-        _check_systems(table, strategy, cfg.input)
+        models = load_models(settings.model_path, trust_model=settings.trust_model)
+        table = read_table(settings.input, numeric=input_features(models))
+        _check_systems(table, strategy, settings.input)
         estimated, _, _ = estimate_table(
-            table, models, target=None, n_jobs=cfg.n_jobs, source=cfg.input
+            table, models, target=None, n_jobs=settings.n_jobs, source=settings.input
         )
         score = mean_predicted_wer if strategy == "stratified" else labelling_scores
         scores = score(estimated)
     sheet = draw_sample(utterance_list(table), scores=scores, **draw)
-    widths = None if strategy == "random" else expected_half_width(estimated, cfg.budget)
-    with staged_output(cfg.out, file=True) as out:  # the sheet and its config as one
+    widths = None if strategy == "random" else expected_half_width(estimated, settings.budget)
+    with staged_output(settings.out, file=True) as out:  # the sheet and its config as one
         with atomic_path(out) as tmp:
             sheet.to_csv(tmp, index=False)
-        save_config(cfg, out)
-    hint = f"fill the reference column, then: werest estimate input={cfg.input} labels={cfg.out}"
+        save_config(settings, out)
+    hint = (
+        f"fill the reference column, then: werest estimate input={settings.input} "
+        f"labels={settings.out}"
+    )
     print_blocks(format_draw(sheet, widths), hint)
     return sheet
 

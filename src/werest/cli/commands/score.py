@@ -12,19 +12,18 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
-from omegaconf import DictConfig
 
 from werest import logs
 from werest.cli.commands._common import (
-    instantiate_block,
+    build,
     normaliser_setting,
-    output_dir,
     partition_runner,
     partition_settings,
     print_blocks,
     save_config,
     stage_source,
 )
+from werest.cli.schema import ScoreSettings
 from werest.features.proxy import Ranking, rank_systems
 from werest.ingest.table import write_table
 from werest.io import staged_output
@@ -46,22 +45,22 @@ OUTPUTS = (
 )
 
 
-def run(cfg: DictConfig) -> pd.DataFrame:
+def run(settings: ScoreSettings) -> pd.DataFrame:
     """Write scores.csv, utterances.csv (or utterances/), ranking.json, resources.json and
     config.yaml."""
-    normaliser = normaliser_setting(cfg)
+    normaliser = normaliser_setting(settings)
     # every file goes to a staging folder, put in place as one when the run ends
-    with staged_output(output_dir(cfg), owned=OUTPUTS) as folder:
-        with ResourceMonitor() as monitor, partition_runner(cfg) as runner:
+    with staged_output(settings.output_dir, owned=OUTPUTS) as folder:
+        with ResourceMonitor() as monitor, partition_runner(settings) as runner:
             result = score_input(
-                stage_source(cfg),
+                stage_source(settings),
                 folder,
                 normaliser=normaliser,
-                **asdict(instantiate_block(cfg, "bootstrap", Bootstrap)),
-                n_jobs=cfg.n_jobs,
-                **partition_settings(cfg),
+                **asdict(build(settings.bootstrap, Bootstrap)),
+                n_jobs=settings.n_jobs,
+                **partition_settings(settings),
                 run_partitions=runner,
-                name=cfg.input,
+                name=str(settings.input),
             )
             ranking = rank_systems(result.scores, normaliser=normaliser)
         resources = monitor.summary
@@ -70,17 +69,17 @@ def run(cfg: DictConfig) -> pd.DataFrame:
                 write_table(result.rows, folder / "utterances.csv")
         else:
             resources |= {"stage_seconds": result.seconds, "partitions": result.n_partitions}
-        _finish(cfg, folder, result.scores, ranking, resources)
+        _finish(settings, folder, result.scores, ranking, resources)
     return result.scores
 
 
 def _finish(
-    cfg: DictConfig, folder: Path, scores: pd.DataFrame, ranking: Ranking, resources: dict
+    settings: ScoreSettings, folder: Path, scores: pd.DataFrame, ranking: Ranking, resources: dict
 ) -> None:
     """What both runs write and show: scores.csv, ranking.json, resources.json, config."""
     write_table(scores, folder / "scores.csv")
     ranking.save(folder / "ranking.json")
     write_resources(resources, folder / "resources.json")
-    save_config(cfg, folder / "config.yaml")
+    save_config(settings, folder / "config.yaml")
     characters = CHARACTER_NOTE if (scores["unit"] == "character").any() else None
     print_blocks(format_scores(scores), characters, "", ranking.describe())

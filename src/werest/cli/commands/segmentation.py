@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
-from omegaconf import DictConfig
 
-from werest.cli.commands._common import output_dir, print_blocks, save_config
+from werest.cli.commands._common import print_blocks, save_config
+from werest.cli.schema import SegmentationSettings
 from werest.errors import InputError
 from werest.io import atomic_path, staged_output
 from werest.text.segmentation import evaluate, format_scores, read_words
@@ -16,25 +14,23 @@ from werest.text.segmentation import evaluate, format_scores, read_words
 OUTPUTS = ("segmentation.csv", "segmentation_utterances.csv", "config.yaml")
 
 
-def run(cfg: DictConfig) -> dict[str, float]:
+def run(settings: SegmentationSettings) -> dict[str, float]:
     """Score, show, and write ``segmentation{,_utterances}.csv`` and the config."""
-    tier = str(cfg.get("tier") or "words")
-    reference = read_words(
-        Path(cfg.reference), tier, cfg.get("reference_system"), "reference_system"
-    )
+    tier = settings.tier
+    reference = read_words(settings.reference, tier, settings.reference_system, "reference_system")
     hypothesis = read_words(
-        Path(cfg.hypothesis), tier, cfg.get("hypothesis_system"), "hypothesis_system"
+        settings.hypothesis, tier, settings.hypothesis_system, "hypothesis_system"
     )
-    corpus, per_utterance = evaluate(reference, hypothesis, float(cfg.tolerance))
+    corpus, per_utterance = evaluate(reference, hypothesis, float(settings.tolerance))
     if corpus["utterances"] == 0:
         raise InputError(
-            "no utterance id is in both the reference and the hypothesis", path=Path(cfg.hypothesis)
+            "no utterance id is in both the reference and the hypothesis", path=settings.hypothesis
         )
-    with staged_output(output_dir(cfg), owned=OUTPUTS) as folder:  # in place as one
+    with staged_output(settings.output_dir, owned=OUTPUTS) as folder:  # in place as one
         with atomic_path(folder / "segmentation.csv") as tmp:
             pd.DataFrame([corpus]).to_csv(tmp, index=False)
         with atomic_path(folder / "segmentation_utterances.csv") as tmp:
             per_utterance.to_csv(tmp, index=False)
-        save_config(cfg, folder / "config.yaml")
+        save_config(settings, folder / "config.yaml")
     print_blocks(format_scores(corpus))
     return corpus

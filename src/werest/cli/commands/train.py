@@ -8,19 +8,17 @@ Reads the configured sources (:func:`werest.model.training.load_sources`), fits
 from __future__ import annotations
 
 import logging
-from pathlib import Path
-
-from omegaconf import DictConfig, OmegaConf
 
 from werest.cli.commands._common import (
-    instantiate_block,
+    build,
     labelled_table,
     name_list,
     normaliser_setting,
-    plain_dict,
     print_blocks,
     save_config,
 )
+from werest.cli.config import composed
+from werest.cli.schema import TrainSettings
 from werest.io import staged_output
 from werest.model.files import TrainedModel, save_model
 from werest.model.intervals import ConformalInterval
@@ -29,38 +27,36 @@ from werest.model.training import build_regressor, read_calibration, train
 log = logging.getLogger("werest.model.training")
 
 
-def run(cfg: DictConfig) -> TrainedModel:
+def run(settings: TrainSettings) -> TrainedModel:
     """Fit on the configured data; write the model, its card and the config."""
     # built before the fit, so that a bad interval fails at once, not after training
-    interval = (
-        instantiate_block(cfg, "interval", ConformalInterval) if cfg.get("calibration") else None
-    )
-    data = plain_dict(cfg.data)
-    columns = list(cfg.features.columns)
+    interval = build(settings.interval, ConformalInterval) if settings.calibration else None
+    data = settings.data.as_dict()
+    columns = list(settings.features.columns)
     model = train(
-        labelled_table(cfg, columns),
+        labelled_table(settings, columns),
         columns,
-        build_regressor(cfg.model),
-        target=cfg.target,
-        normaliser=normaliser_setting(cfg),
-        train_systems=name_list(cfg.get("train_systems")),
-        two_system_views=bool(cfg.two_system_views),
+        build_regressor(settings.model.as_dict()),
+        target=settings.target,
+        normaliser=normaliser_setting(settings),
+        train_systems=name_list(settings.train_systems),
+        two_system_views=settings.two_system_views,
         data=data,
-        seed=cfg.seed,
-        n_jobs=cfg.n_jobs,
-        proxy_choice=str(cfg.proxies),
+        seed=settings.seed,
+        n_jobs=settings.n_jobs,
+        proxy_choice=settings.proxies,
     )
     for key in ("licences", "use"):
         if data.get(key):
             value = data[key]
             model.info[f"data_{key}"] = value if isinstance(value, list | dict) else str(value)
     if interval is not None:
-        model.info["calibration"] = read_calibration(cfg.calibration, interval)
-    model.info["config"] = OmegaConf.to_container(cfg, resolve=True)
-    path = Path(cfg.output_dir) / f"{cfg.name}.skops"
+        model.info["calibration"] = read_calibration(settings.calibration, interval)
+    model.info["config"] = composed(settings)
+    path = settings.output_dir / f"{settings.name}.skops"
     with staged_output(path, file=True) as staged:  # the model, its card and config as one
         size = save_model(model, staged).stat().st_size
-        save_config(cfg, staged.with_suffix(".yaml"))
+        save_config(settings, staged.with_suffix(".yaml"))
     log.info("cv: %s", model.info["cv"])
     print_blocks(
         f"model {path.name} ({size / 1e6:.1f} MB); fit "

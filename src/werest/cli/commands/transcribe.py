@@ -8,18 +8,17 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 import pandas as pd
-from omegaconf import DictConfig
 
 from werest.cli.commands._common import (
-    instantiate_block,
+    build,
+    cluster_client,
     name_list,
-    plain_dict,
     print_blocks,
     save_config,
 )
+from werest.cli.schema import Cluster, TranscribeSettings
 from werest.errors import ConfigError, InputError
 from werest.ingest.asr.base import build_transcriber
 from werest.ingest.asr.transcribe import (
@@ -41,29 +40,31 @@ from werest.ingest.asr.transcribe import (
 )
 from werest.ingest.audio import AudioPolicy
 from werest.ingest.table import write_table
-from werest.partition.cluster import cluster_client, cluster_runner
+from werest.partition.cluster import cluster_runner
 from werest.resources import ResourceMonitor
 
 log = logging.getLogger("werest.ingest.asr.transcribe")
 
 
-def run(cfg: DictConfig) -> pd.DataFrame | None:
+def run(settings: TranscribeSettings) -> pd.DataFrame | None:
     """Transcribe what ``out`` lacks; write the table, its failures, RTFx and config.
 
     Returns the output table (None when there is nothing in it).
     """
-    source_path, out, limit, chunk_size = _settings(cfg)
-    datasets = name_list(cfg.get("dataset"))
+    source_path, out = settings.input, settings.out
+    datasets = name_list(settings.dataset)
     is_folder = source_path.is_dir()
     if is_folder and datasets and len(datasets) > 1:
         raise ConfigError("dataset= names one dataset for a folder input")
-    suffixes = [str(s) for s in cfg.get("audio_suffixes") or AUDIO_SUFFIXES]
+    # audio_suffixes=[] takes werest's own list
+    suffixes = settings.audio_suffixes or list(AUDIO_SUFFIXES)
     source = read_source(source_path, suffixes, dataset=datasets[0] if datasets else None)
-    utterances = select(source.utterances, None if is_folder else datasets, limit)
+    utterances = select(source.utterances, None if is_folder else datasets, settings.limit)
     base = existing_rows(source, out)
-    policy = instantiate_block(cfg, "audio", AudioPolicy)
-    transcriber = build_transcriber(cfg.asr)
-    system = str(cfg.get("system") or transcriber.name)
+    policy = build(settings.audio, AudioPolicy)
+    asr = settings.asr.as_dict()
+    transcriber = build_transcriber(asr)
+    system = settings.system or transcriber.name
     todo = pending(utterances, base, system)
     log.info(
         "%s: %d utterance(s), %d already transcribed, %d to transcribe",
@@ -72,9 +73,10 @@ def run(cfg: DictConfig) -> pd.DataFrame | None:
         len(utterances) - len(todo),
         len(todo),
     )
-    cluster = cfg.get("cluster") if len(todo) else None  # nothing to do: no cluster started
+    # nothing to do: no cluster started
+    cluster = settings.cluster if len(todo) else Cluster()
     with ResourceMonitor() as monitor, cluster_client(cluster) as client:
-        job = ChunkJob(plain_dict(cfg.asr), policy)  # a worker builds its recogniser from this
+        job = ChunkJob(asr, policy)  # a worker builds its recogniser from this
         table, failed = transcribe_pending(
             todo,
             transcriber,
@@ -82,8 +84,10 @@ def run(cfg: DictConfig) -> pd.DataFrame | None:
             base=base,
             out=out,
             policy=policy,
-            chunk_size=chunk_size,
-            run_chunks=cluster_runner(client, transcribe_chunk_on_worker, cluster, job=job),
+            chunk_size=settings.chunk_size,
+            run_chunks=cluster_runner(
+                client, transcribe_chunk_on_worker, retries=cluster.retries, job=job
+            ),
         )
     if len(todo) and len(failed) == len(todo) and not has_rows(table, system):
         raise InputError(all_failed(failed), path=source_path)  # nothing written
@@ -95,12 +99,7 @@ def run(cfg: DictConfig) -> pd.DataFrame | None:
         write_table(table, out)  # the input's rows even when nothing new was added
     summary = rtfx_summary(table, system) | {"resources": monitor.summary}
     rtfx_path = write_rtfx(out, summary)
-    save_config(cfg, out)
+    save_config(settings, out)
     print_blocks(format_summary(summary, len(todo) - len(failed), len(failed)))
     log.info("wrote %s; RTFx %s in %s", out, summary["rtfx"], rtfx_path)
     return table
-
-
-def _settings(cfg: DictConfig) -> tuple[Path, Path, int | None, int]:
-    """(input, out, limit, chunk_size), as werest.cli.schema declared and checked them."""
-    return Path(cfg.input), Path(cfg.out), cfg.get("limit"), cfg.chunk_size

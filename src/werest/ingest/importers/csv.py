@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from werest.errors import ConfigError, InputError
-from werest.ingest.importers._common import require_path
+from werest.ingest.importers._common import claim_origin, require_path
 from werest.ingest.table import read_raw_csv, resolve_audio, validate_table
 
 log = logging.getLogger("werest.ingest.importers.csv")
@@ -85,14 +85,7 @@ def load(
             system=system,
             dataset=dataset,
         )
-        key = (frame["dataset"].iloc[0], frame["system"].iloc[0])
-        if key in origin:
-            raise InputError(
-                f"dataset {key[0]!r}, system {key[1]!r} already came from {origin[key]}; "
-                "give each file its own system (or dataset) name",
-                path=path,
-            )
-        origin[key] = path
+        claim_origin(origin, frame, path)
         frames.append(frame)
     return pd.concat(frames, ignore_index=True, sort=False)
 

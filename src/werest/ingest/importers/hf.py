@@ -47,6 +47,7 @@ import pyarrow.parquet as pq
 
 from werest.errors import ConfigError, InputError
 from werest.ingest.importers._common import (
+    claim_origin,
     column_systems,
     metadata_values,
     named_hypothesis_columns,
@@ -119,15 +120,7 @@ def load(
                 reference_column=reference_column,
                 named=named,
             )
-            for key in frame[["dataset", "system"]].drop_duplicates().itertuples(index=False):
-                key = tuple(key)
-                if key in origin:
-                    raise InputError(
-                        f"dataset {key[0]!r}, system {key[1]!r} already came from "
-                        f"{origin[key]}; give each path its own system (or dataset) name",
-                        path=source,
-                    )
-                origin[key] = source
+            claim_origin(origin, frame, source, noun="path")
             frames.append(frame)
     return pd.concat(frames, ignore_index=True, sort=False)
 

@@ -51,13 +51,14 @@ from werest.errors import ConfigError, InputError
 from werest.ingest.importers._common import (
     PRED_TEXT,
     SET_COLUMNS,
+    claim_origin,
     column_systems,
     metadata_values,
     named_hypothesis_columns,
     require_path,
     source_name,
 )
-from werest.ingest.table import decode_utf8, resolve_audio, validate_table
+from werest.ingest.table import decode_utf8, json_lines, resolve_audio, validate_table
 
 log = logging.getLogger("werest.ingest.importers.manifest")
 
@@ -118,15 +119,7 @@ def load(
             system=system,
             dataset=dataset,
         )
-        for key in frame[["dataset", "system"]].drop_duplicates().itertuples(index=False):
-            key = tuple(key)
-            if key in origin:
-                raise InputError(
-                    f"dataset {key[0]!r}, system {key[1]!r} already came from {origin[key]}; "
-                    "give each file its own system (or dataset) name",
-                    path=path,
-                )
-            origin[key] = path
+        claim_origin(origin, frame, path)
         frames.append(frame)
     return pd.concat(frames, ignore_index=True, sort=False)
 
@@ -137,26 +130,8 @@ def read_lines(path: Path) -> list[tuple[int, dict]]:
     text = decode_utf8(path)
     if not text.strip():
         raise InputError("the file is empty", path=path)
-    records = []
-    # split on newlines only: JSON text may hold U+2028 and other characters splitlines() cuts at
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise InputError(
-                f"not valid JSON ({error.msg} at character {error.colno}): a manifest holds "
-                "one JSON object per line",
-                path=path,
-                row=number,
-            ) from None
-        if not isinstance(record, dict):
-            raise InputError(
-                f"expected one JSON object per line (a NeMo manifest), got {type(record).__name__}",
-                path=path,
-                row=number,
-            )
+    records = json_lines(path, text, layout="a NeMo manifest")
+    for number, record in records:
         audio = record.get(AUDIO)
         if not isinstance(audio, str) or not audio.strip():
             problem = "missing" if AUDIO not in record else f"expected a path, got {audio!r:.40}"
@@ -166,7 +141,6 @@ def read_lines(path: Path) -> list[tuple[int, dict]]:
                 row=number,
                 column=AUDIO,
             )
-        records.append((number, record))
     return records
 
 

@@ -59,19 +59,16 @@ SRC = ROOT / "src"
 RESULTS = ROOT / "experiments" / "results"
 sys.path.insert(0, str(SRC))
 
+sys.path.insert(0, str(ROOT))
+
+from tests.helpers import SMALL, handles_sigterm, writing  # noqa: E402
+
 from werest.demo import demo_table_path  # noqa: E402
 
 DEMO = demo_table_path()
 HUGE = "100000000000"
 STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
-SMALL = (
-    "dataset,utt_id,system,hypothesis,reference\n"
-    "calls,u1,alpha,hello world,hello world\n"
-    "calls,u1,beta,hello word,hello world\n"
-    "calls,u2,alpha,good morning,good morning\n"
-    "calls,u2,beta,,good morning\n"
-)
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + random.Random(7).randbytes(400)
 
 #: the files a whole run of each command writes (a previous run is set up with these names)
@@ -911,25 +908,6 @@ def environment() -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), env.get("PYTHONPATH")) if p)
     env.pop("PYTHONSTARTUP", None)
     return env
-
-
-def handles_sigterm(pid: int) -> bool:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    caught = next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:"))
-    return bool(int(caught, 16) >> (signal.SIGTERM - 1) & 1)
-
-
-def writing(parent: Path, name: str) -> bool:
-    for staging in parent.glob(f".{name}.staging-*"):
-        try:
-            if any(staging.iterdir()):
-                return True
-        except OSError:
-            pass
-    return False
 
 
 def snapshot(path: Path) -> dict[str, bytes] | None:

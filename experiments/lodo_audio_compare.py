@@ -32,11 +32,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from werest.cli.commands._common import build, labelled_table, normaliser_setting
+from werest.cli.commands._common import labelled_table
 from werest.cli.commands.evaluate import run as evaluate_run
+from werest.cli.commands.evaluate import run_lodo as lodo_on
 from werest.cli.config import load_settings
-from werest.evaluation.lodo import LodoResult, LodoSettings, evaluate_lodo
-from werest.stats import Bootstrap
+from werest.evaluation.lodo import LodoResult
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "results"
@@ -138,28 +138,12 @@ def two_system_an4(features: str) -> pd.DataFrame:
     """The AN4 fold (trained on thennal10 en/ar/ml) estimating the two pocketsphinx systems,
     alone and with Whisper base as a third system."""
     settings = load_settings("evaluate", overrides(features))
-    lodo = build(settings.lodo, LodoSettings)
-    bootstrap = build(settings.bootstrap, Bootstrap)
-    columns = list(settings.features.columns)
-    table = labelled_table(settings, columns)
+    table = labelled_table(settings, list(settings.features.columns))
     an4 = table["dataset"].str.startswith("an4")
     out = []
     for label, systems in (("two systems", TWO), ("with whisper-base", (*TWO, THIRD))):
         kept = table[~an4 | table["system"].isin(systems)]
-        result = evaluate_lodo(
-            kept,
-            settings.data.as_dict(),
-            columns,
-            settings.model.as_dict(),
-            normaliser=normaliser_setting(settings),
-            two_system_views=settings.two_system_views,
-            interval=lodo.interval,
-            n_resamples=bootstrap.n_resamples,
-            seed=settings.seed,
-            n_jobs=settings.n_jobs,
-            held_out=["an4"],
-            panel=lodo.panel,
-        )
+        result = lodo_on(settings, kept, held_out=["an4"])
         cells = result.cells[result.cells["system"].isin(systems)]
         for row in cells.itertuples():
             out.append(

@@ -4,6 +4,7 @@ errors (the contract in docs/architecture.md)."""
 from __future__ import annotations
 
 import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -48,3 +49,24 @@ def assert_one_line_error(status: int, err: str, command: str, *fragments: str) 
     for fragment in fragments:
         assert fragment in lines[0], f"{fragment!r} not in {lines[0]!r}"
     return lines[0]
+
+
+def handles_sigterm(pid: int) -> bool:
+    """Whether process ``pid`` catches SIGTERM: the CLI's handlers are in place."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    caught = next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(int(caught, 16) >> (signal.SIGTERM - 1) & 1)
+
+
+def writing(parent: Path, name: str) -> bool:
+    """Whether a file (or a temporary one) is in the run's staging folder for ``name``."""
+    for staging in parent.glob(f".{name}.staging-*"):
+        try:
+            if any(staging.iterdir()):
+                return True
+        except OSError:  # renamed into place or removed meanwhile
+            pass
+    return False

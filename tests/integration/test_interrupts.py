@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.helpers import handles_sigterm, writing
 from werest.demo import demo_table_path
 
 pytestmark = [
@@ -41,27 +42,6 @@ def _environment() -> dict[str, str]:
     return env
 
 
-def _handles_sigterm(pid: int) -> bool:
-    """Whether the process catches SIGTERM: the CLI's handlers are in place."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    caught = next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:"))
-    return bool(int(caught, 16) >> (signal.SIGTERM - 1) & 1)
-
-
-def _writing(parent: Path, name: str) -> bool:
-    """Whether a file (or a temporary one) is in the run's staging folder."""
-    for staging in parent.glob(f".{name}.staging-*"):
-        try:
-            if any(staging.iterdir()):
-                return True
-        except OSError:  # renamed into place or removed meanwhile
-            pass
-    return False
-
-
 def run(args: list[str], cwd: Path, signum=None, delay=0.0, output: Path | None = None):
     """Run ``werest args``; ``signum`` after ``delay`` seconds from the handlers' install
     (with ``output``: once the run starts writing it instead). Returns (status, stderr,
@@ -70,12 +50,12 @@ def run(args: list[str], cwd: Path, signum=None, delay=0.0, output: Path | None 
     child = subprocess.Popen(
         command, cwd=cwd, env=_environment(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
-    while child.poll() is None and not _handles_sigterm(child.pid):
+    while child.poll() is None and not handles_sigterm(child.pid):
         time.sleep(0.005)
     ready = time.perf_counter()
     if signum is not None:
         if output is not None:
-            while child.poll() is None and not _writing(output.parent, output.name):
+            while child.poll() is None and not writing(output.parent, output.name):
                 time.sleep(0.002)
         else:
             while child.poll() is None and time.perf_counter() - ready < delay:

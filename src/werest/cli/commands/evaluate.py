@@ -45,7 +45,7 @@ def run(settings: EvaluateSettings) -> FourCaseResult | LodoResult | FewLabelRes
         write = write_few_label_reports
         headline = bars_table(result).to_string(index=False)
     elif settings.protocol == "lodo":
-        result = _lodo(settings)
+        result = run_lodo(settings)
         write = write_lodo_reports
         headline = result.domains.to_string(index=False, float_format=lambda v: f"{v:.4f}")
     else:
@@ -91,7 +91,7 @@ def _few_labels(settings: EvaluateSettings) -> FewLabelResult:
     if cached and cached.exists():
         utterances = pd.read_parquet(cached)
     else:
-        utterances = _lodo(settings).utterances
+        utterances = run_lodo(settings).utterances
         if cached:
             cached.parent.mkdir(parents=True, exist_ok=True)
             with atomic_path(cached) as tmp:
@@ -101,12 +101,16 @@ def _few_labels(settings: EvaluateSettings) -> FewLabelResult:
     return evaluate_few_labels(utterances, few, lodo.interval)
 
 
-def _lodo(settings: EvaluateSettings) -> LodoResult:
+def run_lodo(
+    settings: EvaluateSettings, table: pd.DataFrame | None = None, held_out=None
+) -> LodoResult:
+    """Leave one domain out as ``settings`` say, on ``table`` (default: the labelled table
+    of ``settings.data``) and holding out ``held_out`` (default: ``lodo.held_out``)."""
     lodo = _lodo_settings(settings)
     bootstrap = build(settings.bootstrap, Bootstrap)
     columns = list(settings.features.columns)
     return evaluate_lodo(
-        labelled_table(settings, columns),
+        labelled_table(settings, columns) if table is None else table,
         settings.data.as_dict(),
         columns,
         settings.model.as_dict(),
@@ -116,7 +120,7 @@ def _lodo(settings: EvaluateSettings) -> LodoResult:
         n_resamples=bootstrap.n_resamples,
         seed=settings.seed,
         n_jobs=settings.n_jobs,
-        held_out=lodo.held_out,
+        held_out=lodo.held_out if held_out is None else held_out,
         proxy_choice=settings.proxies,
         panel=lodo.panel,
     )

@@ -51,7 +51,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,7 +60,7 @@ sys.path.insert(0, str(SRC))
 
 sys.path.insert(0, str(ROOT))
 
-from tests.helpers import SMALL, handles_sigterm, writing  # noqa: E402
+from tests.helpers import SMALL, handles_sigterm, system_files, writing  # noqa: E402
 
 from werest.demo import demo_table_path  # noqa: E402
 
@@ -146,27 +145,6 @@ def labels_file(folder: Path, kind: str) -> Path:
     elif kind == "no reference column":
         rows = rows.drop(columns="reference")
     return frame_csv(folder, "labels.csv", rows)
-
-
-def system_files(folder: Path, rows: int) -> list[Path]:
-    """Two per-system CSV files for ``werest import csv`` (``rows`` utterances each)."""
-    rng = np.random.default_rng(0)
-    words = np.array(["the", "cat", "sat", "on", "a", "mat", "with", "more", "words"])
-    references = [" ".join(rng.choice(words, 8)) for _ in range(rows)]
-    folder.mkdir(parents=True, exist_ok=True)
-    files = []
-    for system in ("alpha", "beta"):
-        hypotheses = [r if rng.random() < 0.7 else r.rsplit(" ", 1)[0] for r in references]
-        frame = pd.DataFrame(
-            {
-                "id": [f"u{i}" for i in range(rows)],
-                "reference": references,
-                "hypothesis": hypotheses,
-            }
-        )
-        frame.to_csv(folder / f"{system}.csv", index=False)
-        files.append(folder / f"{system}.csv")
-    return files
 
 
 def previous_folder(folder: Path, command: str) -> None:

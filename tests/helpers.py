@@ -8,6 +8,9 @@ import signal
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 from werest.cli.main import main
 
 
@@ -70,3 +73,24 @@ def writing(parent: Path, name: str) -> bool:
         except OSError:  # renamed into place or removed meanwhile
             pass
     return False
+
+
+def system_files(folder: Path, rows: int) -> list[Path]:
+    """Two per-system CSV files for ``werest import csv`` (``rows`` utterances each)."""
+    rng = np.random.default_rng(0)
+    words = np.array(["the", "cat", "sat", "on", "a", "mat", "with", "more", "words"])
+    references = [" ".join(rng.choice(words, 8)) for _ in range(rows)]
+    folder.mkdir(parents=True, exist_ok=True)
+    files = []
+    for system in ("alpha", "beta"):
+        hypotheses = [r if rng.random() < 0.7 else r.rsplit(" ", 1)[0] for r in references]
+        frame = pd.DataFrame(
+            {
+                "id": [f"u{i}" for i in range(rows)],
+                "reference": references,
+                "hypothesis": hypotheses,
+            }
+        )
+        frame.to_csv(folder / f"{system}.csv", index=False)
+        files.append(folder / f"{system}.csv")
+    return files

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.helpers import handles_sigterm, writing
+from tests.helpers import handles_sigterm, system_files, writing
 from werest.demo import demo_table_path
 
 pytestmark = [
@@ -199,29 +199,8 @@ def test_an_interrupted_partitioned_estimate_stops_its_children_and_leaves_nothi
     check_clean(tmp_path)
 
 
-def _system_files(folder: Path, rows: int) -> list[Path]:
-    """Two systems' CSV files for ``werest import csv`` (``rows`` utterances each)."""
-    rng = np.random.default_rng(0)
-    words = np.array(["the", "cat", "sat", "on", "a", "mat", "with", "more", "words"])
-    references = [" ".join(rng.choice(words, 8)) for _ in range(rows)]
-    folder.mkdir(parents=True)
-    files = []
-    for system in ("alpha", "beta"):
-        hypotheses = [r if rng.random() < 0.7 else r.rsplit(" ", 1)[0] for r in references]
-        frame = pd.DataFrame(
-            {
-                "id": [f"u{i}" for i in range(rows)],
-                "reference": references,
-                "hypothesis": hypotheses,
-            }
-        )
-        frame.to_csv(folder / f"{system}.csv", index=False)
-        files.append(folder / f"{system}.csv")
-    return files
-
-
 def test_an_interrupted_import_leaves_its_table_whole_or_absent(tmp_path):
-    files = _system_files(tmp_path / "inputs" / "test", rows=ROWS)
+    files = system_files(tmp_path / "inputs" / "test", rows=ROWS)
     out = tmp_path / "results" / "table.parquet"
     args = ["import", "csv", *map(str, files), "--out", str(out)]
 

@@ -672,6 +672,26 @@ def input_features(models: Models) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*needed, "similarity", "audio_duration", *LIKELIHOOD_FEATURES]))
 
 
+def evidence_line(models: Models, has_audio: bool) -> str:
+    """The console's line saying which evidence the estimates rest on: text agreement always,
+    and the audio evidence the model reads (Whisper likelihood ``wl_*``, SONAR
+    ``similarity``). When the table has audio the model does not use, how to use it."""
+    needed = input_columns(models.feature_names)
+    kinds = ["text agreement with a proxy (pWER, pCER)"]
+    if any(name.startswith("wl_") for name in needed):
+        kinds.append("the audio's likelihood of each hypothesis (Whisper, wl_*)")
+    if any(name.startswith("similarity") for name in needed):
+        kinds.append("speech-text similarity (SONAR)")
+    line = "evidence: " + "; ".join(kinds)
+    if has_audio and len(kinds) == 1:
+        line += (
+            ". The table has audio this model does not use: `werest embed "
+            "embedder=whisper_likelihood input=T transcripts=T out=S`, then `werest estimate "
+            "input=S model_path=audio` (docs/audio.md)"
+        )
+    return line
+
+
 def nothing_estimated(utterances: pd.DataFrame, path) -> InputError:
     """The one-line error when no target row could be estimated, with the statuses' counts."""
     counts = utterances["status"].value_counts()

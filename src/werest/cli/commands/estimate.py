@@ -23,6 +23,7 @@ from werest.cli.commands._common import (
 from werest.cli.schema import EstimateSettings
 from werest.errors import ConfigError
 from werest.estimation.estimate import (
+    evidence_line,
     format_pairs,
     format_summary,
     input_features,
@@ -104,7 +105,9 @@ def run(settings: EstimateSettings) -> list[dict]:
             resources |= {"stage_seconds": result.seconds, "partitions": result.n_partitions}
         write_resources(resources, staged / "resources.json")
         save_config(settings, staged / "config.yaml")
+    has_audio = "audio" in getattr(source, "columns", ())  # a table in memory
     print_blocks(
+        evidence_line(models, has_audio),
         format_summary(records, labels is not None),
         format_pairs(pairs) if labels is None and len(pairs) else None,
         format_more_labels(records, pairs) if labels is not None else None,

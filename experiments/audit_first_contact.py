@@ -60,7 +60,13 @@ sys.path.insert(0, str(SRC))
 
 sys.path.insert(0, str(ROOT))
 
-from tests.helpers import SMALL, handles_sigterm, system_files, writing  # noqa: E402
+from tests.helpers import (  # noqa: E402
+    COMMAND_OUTPUTS,
+    SMALL,
+    handles_sigterm,
+    system_files,
+    writing,
+)
 
 from werest.demo import demo_table_path  # noqa: E402
 
@@ -71,20 +77,7 @@ STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + random.Random(7).randbytes(400)
 
 #: the files a whole run of each command writes (a previous run is set up with these names)
-OUTPUTS = {
-    "estimate": {"utterances.csv", "summary.json", "resources.json", "pairs.csv", "config.yaml"},
-    "leaderboard": {
-        "leaderboard.csv",
-        "datasets.csv",
-        "pairs.csv",
-        "descriptive.csv",
-        "leaderboard.md",
-        "leaderboard.png",
-        "leaderboard.html",
-        "config.yaml",
-    },
-    "score": {"config.yaml", "ranking.json", "resources.json", "scores.csv", "utterances.csv"},
-}
+OUTPUTS = COMMAND_OUTPUTS
 #: a file an earlier run may have written and a new run does not: a whole replacement drops it
 STALE = {
     "estimate": "utterances/part-00000.csv",

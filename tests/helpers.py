@@ -94,3 +94,20 @@ def system_files(folder: Path, rows: int) -> list[Path]:
         frame.to_csv(folder / f"{system}.csv", index=False)
         files.append(folder / f"{system}.csv")
     return files
+
+
+#: the files a whole run of each folder-writing command leaves in its output_dir
+COMMAND_OUTPUTS = {
+    "estimate": {"utterances.csv", "summary.json", "resources.json", "pairs.csv", "config.yaml"},
+    "leaderboard": {
+        "leaderboard.csv",
+        "datasets.csv",
+        "pairs.csv",
+        "descriptive.csv",
+        "leaderboard.md",
+        "leaderboard.png",
+        "leaderboard.html",
+        "config.yaml",
+    },
+    "score": {"config.yaml", "ranking.json", "resources.json", "scores.csv", "utterances.csv"},
+}

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.helpers import handles_sigterm, system_files, writing
+from tests.helpers import COMMAND_OUTPUTS, handles_sigterm, system_files, writing
 from werest.demo import demo_table_path
 
 pytestmark = [
@@ -112,19 +112,7 @@ def _signals(seed: int, count: int) -> list[tuple[signal.Signals, float]]:
     return [(kinds[i + seed % 2], float(fractions[i])) for i in range(count)]
 
 
-FOLDER_COMMANDS = {
-    "estimate": {"utterances.csv", "summary.json", "resources.json", "pairs.csv", "config.yaml"},
-    "leaderboard": {
-        "leaderboard.csv",
-        "datasets.csv",
-        "pairs.csv",
-        "descriptive.csv",
-        "leaderboard.md",
-        "leaderboard.png",
-        "leaderboard.html",
-        "config.yaml",
-    },
-}
+FOLDER_COMMANDS = {name: COMMAND_OUTPUTS[name] for name in ("estimate", "leaderboard")}
 
 #: A file an earlier run may have written and a new run does not: whole replacement drops it.
 STALE = {"estimate": "utterances/part-00000.csv", "leaderboard": "lid_accuracy.csv"}

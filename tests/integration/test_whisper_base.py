@@ -12,7 +12,7 @@ import pytest
 import soundfile as sf
 
 from tests.conftest import an4_test_utterances
-from werest.cli.config import compose
+from werest.cli.config import compose, load_settings
 from werest.cli.main import _quote
 from werest.errors import ConfigError, InputError
 from werest.features.cache import EmbeddingCache
@@ -126,7 +126,7 @@ def test_base_transcribes_an4_through_the_cli(tmp_path):
     out = tmp_path / "base.parquet"
     from werest.cli.commands.transcribe import run
 
-    run(compose("transcribe", [f"input={_quote(str(clips))}", f"out={_quote(str(out))}",
+    run(load_settings("transcribe", [f"input={_quote(str(clips))}", f"out={_quote(str(out))}",
                                "asr=whisper_base"]))  # fmt: skip
     table = read_table(out)
     assert set(table["system"]) == {"whisper-base"} and len(table) == 3
@@ -144,7 +144,7 @@ def test_base_transcribes_in_the_table_language(base_asr, arabic, tmp_path):
 
     source = write_table(arabic, tmp_path / "ar.parquet")
     out = tmp_path / "ar_base.parquet"
-    run(compose("transcribe", [f"input={_quote(str(source))}", f"out={_quote(str(out))}",
+    run(load_settings("transcribe", [f"input={_quote(str(source))}", f"out={_quote(str(out))}",
                                "asr=whisper_base", "limit=2"]))  # fmt: skip
     rows = read_table(out)
     rows = rows[rows["system"] == "whisper-base"]
@@ -216,7 +216,7 @@ def test_embed_cli_scores_arabic_with_base(arabic, tmp_path):
 
     table = write_table(arabic.head(4), tmp_path / "ar.parquet")
     out = tmp_path / "scored.parquet"
-    run(compose("embed", ["embedder=whisper_likelihood", "embedder.model=base",
+    run(load_settings("embed", ["embedder=whisper_likelihood", "embedder.model=base",
                           f"input={_quote(str(table))}", f"transcripts={_quote(str(table))}",
                           f"out={_quote(str(out))}",
                           f"cache_dir={_quote(str(tmp_path / 'cache'))}"]))  # fmt: skip
@@ -225,6 +225,6 @@ def test_embed_cli_scores_arabic_with_base(arabic, tmp_path):
     # tiny.en cannot: every row says why
     tiny = tmp_path / "tiny.parquet"
     with pytest.raises(InputError, match="unsupported_language"):
-        run(compose("embed", ["embedder=whisper_likelihood", f"input={_quote(str(table))}",
+        run(load_settings("embed", ["embedder=whisper_likelihood", f"input={_quote(str(table))}",
                               f"transcripts={_quote(str(table))}",
                               f"out={_quote(str(tiny))}"]))  # fmt: skip

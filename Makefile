@@ -123,7 +123,7 @@ $(VENV)/.check: $(BIN)/python pyproject.toml
 check: $(VENV)/.check
 	$(BIN)/ruff check src tests experiments
 	$(BIN)/ruff format --check src tests experiments
-	$(BIN)/python -m pytest tests/unit -m "not shared" -q
+	$(BIN)/python -m pytest tests/unit -m "not shared" -q -n auto
 
 lint: $(VENV)/.test
 	$(BIN)/ruff check src tests experiments

@@ -45,6 +45,7 @@ def main() -> None:
         [str(python), "-m", "pip", "list", "--format=json"], capture_output=True, text=True
     )
     installed = {p["name"].lower() for p in json.loads(listed.stdout)}
+    load_before = os.getloadavg()[1]
     seconds, done = timed(["make", f"VENV={venv}", "check"], cwd=REPO)
     summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     record = {
@@ -54,6 +55,7 @@ def main() -> None:
         "pytest_summary": summary,
         "extras_present": sorted(installed & set(EXTRAS)),
         "cores": os.cpu_count(),
+        "load_5min_at_start": round(load_before, 2),
         "load_5min_at_end": round(os.getloadavg()[1], 2),
         "python": sys.version.split()[0],
     }
@@ -62,7 +64,8 @@ def main() -> None:
         "",
         '`python experiments/bench_check.py`: a fresh venv with `pip install -e ".[check]"` '
         "(no extras), then `make check` (ruff lint, ruff format check, `pytest tests/unit -m "
-        '"not shared"`), timed. The bar: under 2 minutes.',
+        '"not shared" -n auto`: pytest-xdist, one worker per core), timed. The bar: under 2 '
+        "minutes.",
         "",
         "| measure | value |",
         "|---|---|",
@@ -71,8 +74,9 @@ def main() -> None:
         f"| pytest's summary | {summary} |",
         f"| extras' packages present | {', '.join(record['extras_present']) or 'none'} |",
         f"| install (pip, not in the bar) | {record['install_seconds']} s |",
-        f"| machine | {record['cores']} cores, 5-minute load {record['load_5min_at_end']} at "
-        f"the end, Python {record['python']} |",
+        f"| machine | {record['cores']} cores, 5-minute load {record['load_5min_at_start']} "
+        f"at the start and {record['load_5min_at_end']} at the end, Python "
+        f"{record['python']} |",
         "",
     ]
     RESULTS.mkdir(parents=True, exist_ok=True)

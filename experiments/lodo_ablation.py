@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from omegaconf import OmegaConf
 
-from werest.cli.config import compose
+from werest.cli.commands._common import build
+from werest.cli.config import load_settings
 from werest.estimation.estimate import estimated_sample
 from werest.evaluation.lodo import (
     cross_conformal,
@@ -73,7 +73,7 @@ HALLUCINATION = ["rep_ngram_rate", "rep_ngram_excess", "script_mismatch"]
 
 def anchored(shrinkage: float, **settings) -> dict:
     """conf/model/anchored.yaml (the shipped estimator) with another shrinkage."""
-    model = OmegaConf.to_container(compose("train", ["model=anchored"]).model, resolve=True)
+    model = load_settings("train", ["model=anchored"]).model.as_dict()
     return {**model, "shrinkage": shrinkage, **settings}
 
 
@@ -90,7 +90,7 @@ def clipped_target(inner: dict, clip_max: float) -> dict:
 
 def shipped_stack(clip_max: float | None) -> dict:
     """conf/model/hgb.yaml (the shipped model's estimator) with another target clip."""
-    model = OmegaConf.to_container(compose("train", ["model=hgb"]).model, resolve=True)
+    model = load_settings("train", ["model=hgb"]).model.as_dict()
     return {**model, "clip_max": clip_max}
 
 
@@ -175,9 +175,9 @@ VARIANTS: dict[str, tuple[list[str], dict, str]] = {
 
 def lodo_interval():
     """The interval of ``werest evaluate experiment=lodo`` (its ``lodo:`` block)."""
-    from hydra.utils import instantiate
+    from werest.evaluation.lodo import LodoSettings
 
-    return instantiate(compose("evaluate", ["experiment=lodo"]).lodo).interval
+    return build(load_settings("evaluate", ["experiment=lodo"]).lodo, LodoSettings).interval
 
 
 LODO_INTERVAL = lodo_interval()
@@ -193,7 +193,7 @@ def cached(name: str, build) -> pd.DataFrame:
     return frame
 
 
-def fold_frames(cfg, table, labels, pairs):
+def fold_frames(table, labels, pairs):
     """Per held-out domain: the training frame and the held-out frame (features + labels)."""
     folds = {}
     for domain in sorted(table["domain"].unique()):
@@ -258,12 +258,12 @@ def training_rows(folds: dict, domain: str, rows: str) -> pd.DataFrame:
     return pd.concat([frame, pairs], ignore_index=True)
 
 
-def evaluate_variant(name, features, model, folds, data_cfg, training="train") -> pd.DataFrame:
+def evaluate_variant(name, features, model, folds, data, training="train") -> pd.DataFrame:
     cells = []
     for domain, frame in folds.items():
         frame = with_context(frame)
-        train = prepare_training_rows(training_rows(folds, domain, training), data_cfg, seed=0)
-        fitted = fit_model(train, features, build_regressor(OmegaConf.create(model)))
+        train = prepare_training_rows(training_rows(folds, domain, training), data, seed=0)
+        fitted = fit_model(train, features, build_regressor(model))
         test = frame[frame["part"] == "test"].copy()
         test["pred"] = fitted.predict(test).to_numpy()
         test["proxy_errors"] = test[["pwer_sub", "pwer_del", "pwer_ins"]].sum(axis=1)
@@ -298,19 +298,19 @@ def evaluate_variant(name, features, model, folds, data_cfg, training="train") -
 
 def main(names: list[str]) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    cfg = compose("evaluate", ["experiment=lodo"])
-    table = cached("table", lambda: load_sources(cfg.data))
-    table["domain"] = domain_of(table["dataset"], cfg.data.domains).to_numpy()
+    data = load_settings("evaluate", ["experiment=lodo"]).data.as_dict()
+    table = cached("table", lambda: load_sources(data))
+    table["domain"] = domain_of(table["dataset"], data.get("domains")).to_numpy()
     labels = cached("labels", lambda: utterance_labels(table, AUTO, n_jobs=2))
     pairs = cached("pairs", lambda: pairwise_agreement(table, normaliser=AUTO, n_jobs=2))
     domain = table.drop_duplicates("dataset").set_index("dataset")["domain"]
     pairs["domain"] = pairs["dataset"].map(domain).to_numpy()
-    folds = fold_frames(cfg, table, labels, pairs)
+    folds = fold_frames(table, labels, pairs)
     rows, all_cells = [], []
     for name in names or list(VARIANTS):
         features, model, training = VARIANTS[name]
         start = time.perf_counter()
-        cells = evaluate_variant(name, features, model, folds, cfg.data, training)
+        cells = evaluate_variant(name, features, model, folds, data, training)
         overall = overall_summary(cells)
         log.info("%s: %s", name, overall)
         all_cells.append(cells)

@@ -18,14 +18,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from hydra.utils import instantiate
 
-from werest.cli.config import compose
+from werest.cli.config import load_settings
 from werest.estimation.estimate import estimated_sample
 from werest.features.agreement import agreement_features
 from werest.features.proxy import Ranking, choose_proxies, rank_on
 from werest.ingest.importers import import_table
-from werest.model.training import fit_model, training_frame
+from werest.model.training import build_regressor, fit_model, training_frame
 from werest.text import Normaliser
 from werest.text.scoring import utterance_labels
 
@@ -41,8 +40,8 @@ def corpus(pred: np.ndarray, frame: pd.DataFrame) -> float:
 
 
 def main() -> None:
-    cfg = compose("train", ["model=hgb", "n_jobs=2"])
-    columns = list(cfg.features.columns)
+    settings = load_settings("train", ["model=hgb", "n_jobs=2"])
+    columns = list(settings.features.columns)
     table = import_table("dighr", [SHARED / "dighr" / "en"])
     table = table[table["dataset"].isin(B)].reset_index(drop=True)
     labels = utterance_labels(table, NORMALISER, 2)
@@ -60,7 +59,7 @@ def main() -> None:
                 labels=labels,
                 two_system_views=views,
             )
-            models[views] = fit_model(frame, columns, instantiate(cfg.model, _convert_="all"))
+            models[views] = fit_model(frame, columns, build_regressor(settings.model.as_dict()))
         test = table[table["dataset"] == held]
         proxies = choose_proxies(test, ranking)
         for system, proxy in proxies.groupby("system")["proxy"].agg(lambda p: p.mode()[0]).items():

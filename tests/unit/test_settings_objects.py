@@ -233,7 +233,6 @@ OWN_DEFAULTS = {
     # transcribe keeps long recordings whole up to an hour; embed splits SONAR's at 60 s
     "TranscribeAudio": {"warn_seconds", "max_seconds", "segment_seconds"},
     "Interval": {"bins"},  # the shipped model's Mondrian bins
-    "Fairness": {"weights"},  # {} and the class's empty default_factory
     "Cases": {"source_system", "target_systems", "benchmark_datasets"},  # required here
 }
 
@@ -242,23 +241,35 @@ BUILT_BLOCKS = ("Bootstrap", "Resamples", "EmbedAudio", "TranscribeAudio", "FewL
 
 
 @pytest.mark.parametrize("name", [*BUILT_BLOCKS, "Fairness", "Interval", "Cases"])
-def test_a_block_restates_no_library_default_differently(name):
-    """A block with a ``_target_`` repeats the built class's defaults (for --help and the
-    composed config): each equals the class's own, unless listed in OWN_DEFAULTS, so the two
-    cannot drift apart."""
+def test_a_block_declares_only_the_defaults_it_wants_otherwise(name):
+    """A block with a ``_target_`` declares a default of its own only where it wants another
+    value than the built class's (OWN_DEFAULTS, and there it does differ); every other field
+    is LIBRARY, and its default as the config, --help and the settings object see it is the
+    class's own, read from the class."""
     from werest.cli import schema
 
     block = getattr(schema, name)
-    declared = {f.name: f.metadata["default"] for f in fields(block)}
-    module, _, cls = declared.pop("_target_").rpartition(".")
+    own = {f.name: f.metadata["default"] for f in fields(block) if f.name != "_target_"}
+    module, _, cls = (
+        next(f for f in fields(block) if f.name == "_target_").metadata["default"].rpartition(".")
+    )
     parameters = inspect.signature(getattr(importlib.import_module(module), cls)).parameters
-    differ = set()
-    for key, default in declared.items():
+    assert {k for k, v in own.items() if v is not schema.LIBRARY} == OWN_DEFAULTS.get(name, set())
+    defaults = schema.defaults_of(block)
+    for key, declared in own.items():
         assert key in parameters, f"{name}.{key}: {cls} has no such parameter"
-        own = parameters[key].default
-        if not (own == default or (isinstance(own, tuple) and list(own) == default)):
-            differ.add(key)
-    assert differ == OWN_DEFAULTS.get(name, set())
+        library = parameters[key].default
+        if library is inspect.Parameter.empty:  # required in the class, so required here
+            assert declared == "???"
+            continue
+        if declared is schema.LIBRARY:
+            if repr(library) == "<factory>":  # a dataclass field's default_factory
+                built = getattr(importlib.import_module(module), cls)
+                library = next(f for f in fields(built) if f.name == key).default_factory()
+            expected = list(library) if isinstance(library, tuple) else library
+            assert defaults[key] == expected, key
+        else:
+            assert declared != library, f"{name}.{key} restates the class's default"
 
 
 def test_a_key_the_config_lacks_takes_its_declared_default():

@@ -15,9 +15,11 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from werest.cli.schema import (
     ABSENT,
+    LIBRARY,
     SCHEMAS,
     Open,
     Setting,
+    declared_default,
     defaults_of,
     entries,
     setting_of,
@@ -109,6 +111,8 @@ def _build(schema: type, values: dict[str, Any], prefix: str) -> Any:
         if not present:
             if item.metadata["default"] is ABSENT:  # the config group's option gives it: None
                 given[item.name] = None
+            elif item.metadata["default"] is LIBRARY:  # the built class's own
+                given[item.name] = declared_default(schema, item)
             continue  # else the declared default
         declared = setting_of(annotation, item.metadata)
         if declared.kind == "path" and value is not None:

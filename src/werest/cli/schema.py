@@ -28,6 +28,13 @@ these blocks declare only the types of the keys they may hold (``setting()`` wit
 default), and keys beyond those are fine. ``cluster``, ``partition`` and ``bootstrap`` are
 config groups too, but closed: their defaults are declared here and each option file holds only
 what differs (``conf/cluster/local.yaml``: ``kind: local``).
+
+A block that builds a library object (its ``_target_``: :class:`werest.stats.Bootstrap`,
+:class:`werest.estimation.labels.LabelSettings`, ...) does not restate that class's defaults:
+its fields default to :data:`LIBRARY`, read from the class when a default is needed (the
+composed config, ``--help``, a settings object), so each is declared once, in the library. A
+block gives a default of its own only where the command wants another value on purpose
+(``evaluate``'s 200 resamples per cell, ``transcribe``'s hour-long clips).
 """
 
 from __future__ import annotations
@@ -58,6 +65,56 @@ class _Absent:
 
 
 ABSENT: Any = _Absent()
+
+
+class _Library:
+    """The default of the class the block's ``_target_`` builds, read from that class when a
+    default is needed (so the library declares it once and importing this module stays cheap)."""
+
+    def __repr__(self) -> str:
+        return "LIBRARY"
+
+
+LIBRARY: Any = _Library()
+
+
+def library_default(target: str, name: str) -> Any:
+    """The default of parameter ``name`` of the class ``target`` (a dotted path) names, as a
+    config holds it: tuples as lists, a dataclass's ``default_factory`` called."""
+    import dataclasses
+    import importlib
+    import inspect
+
+    module, _, attribute = target.rpartition(".")
+    built = getattr(importlib.import_module(module), attribute)
+    if dataclasses.is_dataclass(built):
+        item = next(f for f in dataclasses.fields(built) if f.name == name)
+        if item.default_factory is not dataclasses.MISSING:
+            value = item.default_factory()
+        else:
+            value = item.default
+    else:
+        value = inspect.signature(built).parameters[name].default
+    if value is inspect.Parameter.empty or value is dataclasses.MISSING:
+        raise TypeError(f"{target} declares no default for {name!r}")
+    return _as_config(value)
+
+
+def _as_config(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_as_config(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _as_config(v) for k, v in value.items()}
+    return copy.deepcopy(value)
+
+
+def declared_default(schema: type, item: Any) -> Any:
+    """A field's default as declared: its own, or (:data:`LIBRARY`) the built class's."""
+    default = item.metadata["default"]
+    if default is LIBRARY:
+        target = next(f for f in fields(schema) if f.name == "_target_").metadata["default"]
+        return library_default(target, item.name)
+    return default
 
 
 @dataclass(frozen=True)
@@ -125,8 +182,9 @@ def setting(
     nonzero: bool = False,
 ) -> Any:
     """A setting's field: its ``default`` (``MISSING``, ``???``: required; :data:`ABSENT`: given by
-    a config group), its ``--help`` text and the rules its annotation cannot say: a number's
-    bounds (``minimum``, ``maximum``, which ends ``closed`` includes) and ``nonzero``."""
+    a config group; :data:`LIBRARY`: the class the block's ``_target_`` builds declares it), its
+    ``--help`` text and the rules its annotation cannot say: a number's bounds (``minimum``,
+    ``maximum``, which ends ``closed`` includes) and ``nonzero``."""
     metadata = {
         "default": default,
         "help": help,
@@ -306,11 +364,11 @@ class Bootstrap:
     Builds a :class:`werest.stats.Bootstrap`."""
 
     _target_: str = setting("werest.stats.Bootstrap")
-    n_resamples: int = setting(1000, "resamples per interval", minimum=0, maximum=MAX_RESAMPLES)
+    n_resamples: int = setting(LIBRARY, "resamples per interval", minimum=0, maximum=MAX_RESAMPLES)
     confidence: float = setting(
-        0.95, "the intervals' level", minimum=0, maximum=1, closed="neither"
+        LIBRARY, "the intervals' level", minimum=0, maximum=1, closed="neither"
     )
-    seed: int = setting(0, "the same seed gives the same intervals", minimum=0)
+    seed: int = setting(LIBRARY, "the same seed gives the same intervals", minimum=0)
 
 
 @dataclass
@@ -327,13 +385,15 @@ class EmbedAudio:
     """``werest embed``'s long-clip rule: builds a :class:`werest.ingest.audio.AudioPolicy`."""
 
     _target_: str = setting("werest.ingest.audio.AudioPolicy")
-    sample_rate: int = setting(16000, minimum=1)
-    min_seconds: float = setting(0.1, minimum=0)
-    warn_seconds: float = setting(30.0, "warn above", minimum=0)
-    max_seconds: float = setting(60.0, "split or reject above (SONAR fails above ~80 s)", minimum=0)
-    long_clips: Literal["split", "reject"] = setting("split", "split | reject")
-    segment_seconds: float = setting(30.0, minimum=0)
-    silence_peak: float = setting(1.0e-4, minimum=0)
+    sample_rate: int = setting(LIBRARY, minimum=1)
+    min_seconds: float = setting(LIBRARY, minimum=0)
+    warn_seconds: float = setting(LIBRARY, "warn above", minimum=0)
+    max_seconds: float = setting(
+        LIBRARY, "split or reject above (SONAR fails above ~80 s)", minimum=0
+    )
+    long_clips: Literal["split", "reject"] = setting(LIBRARY, "split | reject")
+    segment_seconds: float = setting(LIBRARY, minimum=0)
+    silence_peak: float = setting(LIBRARY, minimum=0)
 
 
 @dataclass
@@ -341,15 +401,15 @@ class TranscribeAudio:
     """``werest transcribe``'s audio loading: builds a :class:`werest.ingest.audio.AudioPolicy`."""
 
     _target_: str = setting("werest.ingest.audio.AudioPolicy")
-    sample_rate: int = setting(16000, minimum=1)
-    min_seconds: float = setting(0.1, "shorter: too_short", minimum=0)
+    sample_rate: int = setting(LIBRARY, minimum=1)
+    min_seconds: float = setting(LIBRARY, "shorter: too_short", minimum=0)
     warn_seconds: float = setting(600.0, minimum=0)
     max_seconds: float = setting(
         3600.0, "longer clips are cut into equal pieces, each transcribed, texts joined", minimum=0
     )
-    long_clips: Literal["split", "reject"] = setting("split")
+    long_clips: Literal["split", "reject"] = setting(LIBRARY)
     segment_seconds: float = setting(3600.0, minimum=0)
-    silence_peak: float = setting(1.0e-4, "peak below this: silent", minimum=0)
+    silence_peak: float = setting(LIBRARY, "peak below this: silent", minimum=0)
 
 
 @dataclass
@@ -358,34 +418,36 @@ class FewLabels:
 
     _target_: str = setting("werest.estimation.labels.LabelSettings")
     interval: Literal["bootstrap", "t", "normal"] = setting(
-        "t",
+        LIBRARY,
         (
             "t (delta method, m - 1 df; held 90 % in every held-out domain) | normal | bootstrap "
             "(percentile over the labelled utterances); none narrower than independent Poisson "
             "errors"
         ),
     )
-    level: float = setting(0.95, "the interval's coverage", minimum=0, maximum=1, closed="neither")
+    level: float = setting(
+        LIBRARY, "the interval's coverage", minimum=0, maximum=1, closed="neither"
+    )
     min_labels: int = setting(
-        20,
+        LIBRARY,
         "fewer labelled utterances for a system: its zero-label estimate is kept, with a warning",
         minimum=1,
     )
     n_resamples: int = setting(
-        2000,
+        LIBRARY,
         "bootstrap resamples (interval=bootstrap; refused when they cannot fit in memory)",
         minimum=1,
         maximum=MAX_RESAMPLES,
     )
     recalibrate: bool = setting(
-        True,
+        LIBRARY,
         (
             "refit the predicted errors on the labels, cross-fitted by utterance (learns the "
             "errors every system shares); the estimate stays unbiased either way"
         ),
     )
     shrink: bool = setting(
-        True,
+        LIBRARY,
         (
             "lean each system's estimate on its zero-label one where the labels do not "
             "contradict it (empirical-Bayes weight over the dataset's systems); the interval "
@@ -403,28 +465,28 @@ class Fairness:
     """Builds a :class:`werest.evaluation.fairness.FairnessSettings`."""
 
     _target_: str = setting("werest.evaluation.fairness.FairnessSettings")
-    enabled: bool = setting(True, "false: no audit")
-    categories: list[str] = setting(["gender", "age", "accent"], "columns audited where present")
-    weights: Any = setting({}, "category -> weight in the overall score (default 1)")
-    min_group_size: int = setting(30, "smaller groups are pooled (or dropped)", minimum=1)
-    small_groups: Literal["pool", "drop"] = setting("pool", "pool | drop")
+    enabled: bool = setting(LIBRARY, "false: no audit")
+    categories: list[str] = setting(LIBRARY, "columns audited where present")
+    weights: Any = setting(LIBRARY, "category -> weight in the overall score (default 1)")
+    min_group_size: int = setting(LIBRARY, "smaller groups are pooled (or dropped)", minimum=1)
+    small_groups: Literal["pool", "drop"] = setting(LIBRARY, "pool | drop")
     alpha: float = setting(
-        0.05,
+        LIBRARY,
         "penalty: score * p/alpha when p < alpha",
         minimum=0,
         maximum=1,
         closed="neither",
     )
     dispersion: Literal["pearson", "none"] = setting(
-        "pearson", "pearson (quasi-likelihood LRT) | none (plain LRT)"
+        LIBRARY, "pearson (quasi-likelihood LRT) | none (plain LRT)"
     )
-    covariates: list[str] = setting(["duration"], "entered as log(value) where every row has one")
-    speaker: str | None = setting("speaker", "cluster-robust Wald test when this column exists")
+    covariates: list[str] = setting(LIBRARY, "entered as log(value) where every row has one")
+    speaker: str | None = setting(LIBRARY, "cluster-robust Wald test when this column exists")
     model: Literal["glm", "glmm"] = setting(
-        "glm", "glm | glmm (Poisson GLMM, per-speaker random intercept, LRT)"
+        LIBRARY, "glm | glmm (Poisson GLMM, per-speaker random intercept, LRT)"
     )
     quadrature_nodes: int = setting(
-        15, "adaptive Gauss-Hermite nodes per speaker (1 = Laplace)", minimum=1
+        LIBRARY, "adaptive Gauss-Hermite nodes per speaker (1 = Laplace)", minimum=1
     )
 
 
@@ -433,10 +495,10 @@ class Interval:
     """Builds a :class:`werest.model.intervals.ConformalInterval`."""
 
     _target_: str = setting("werest.model.intervals.ConformalInterval")
-    level: float = setting(0.95, minimum=0, maximum=1, closed="neither")
-    offset: float = setting(0.5, minimum=0)
+    level: float = setting(LIBRARY, minimum=0, maximum=1, closed="neither")
+    offset: float = setting(LIBRARY, minimum=0)
     bins: Any = setting([0.1, 0.25, 0.5])
-    min_cells: int = setting(20, minimum=1)
+    min_cells: int = setting(LIBRARY, minimum=1)
 
 
 @dataclass
@@ -448,9 +510,9 @@ class Cases:
     source_system: str = setting(MISSING)
     target_systems: Names = setting(MISSING)
     benchmark_datasets: Names = setting(MISSING)
-    wild_datasets: Names | None = setting([])
-    unseen_wild_targets: bool = setting(True, "case 4 also evaluates W systems no B dataset has")
-    rationale: str | None = setting(None)
+    wild_datasets: Names | None = setting(LIBRARY)
+    unseen_wild_targets: bool = setting(LIBRARY, "case 4 also evaluates W systems no B dataset has")
+    rationale: str | None = setting(LIBRARY)
 
 
 @dataclass
@@ -1037,7 +1099,7 @@ def entries(schema: type, prefix: str = "") -> list[Entry]:
                 Entry(
                     key,
                     setting_of(annotation, declared),
-                    default=declared["default"],
+                    default=declared_default(schema, item),
                     help=declared["help"],
                 )
             )
@@ -1068,7 +1130,7 @@ def defaults_of(schema: type) -> dict[str, Any]:
             if not item.metadata.get("optional"):
                 out[item.name] = defaults_of(annotation)
             continue
-        default = item.metadata["default"]
+        default = declared_default(schema, item)
         if default is ABSENT:
             continue
         out[item.name] = str(default) if isinstance(default, Path) else copy.deepcopy(default)

@@ -819,6 +819,14 @@ SIGNALS = [
     ("score", signal.SIGINT, "write", True),
     ("estimate", signal.SIGTERM, "early:4.0", True),
 ]
+#: estimate in partitions (partition.rows, one spawned child at a time): the signal reaches the
+#: driver while a child runs a partition, or while the outputs are put in place
+PARTITIONED = ["partition.rows=10", "partition.count=4"]
+PARTITIONED_SIGNALS = [
+    (signal.SIGINT, "early:3.0", False),
+    (signal.SIGTERM, "early:5.0", True),
+    (signal.SIGTERM, "write", True),
+]
 for command, signum, when, with_previous in SIGNALS:
     setup = (
         (lambda f, c=command: previous_folder(f / "out", c)) if with_previous else (lambda f: None)
@@ -831,6 +839,23 @@ for command, signum, when, with_previous in SIGNALS:
         setup,
         previous="out" if with_previous else None,
         previous_kind=command,
+        signum=signum,
+        when=when,
+        watch="out",
+    )
+for signum, when, with_previous in PARTITIONED_SIGNALS:
+    setup = (
+        (lambda f: previous_folder(f / "out", "estimate")) if with_previous else (lambda f: None)
+    )
+    case(
+        f"estimate-partitioned-{signum.name}-{when.split(':')[0]}"
+        f"{'-over-previous' * with_previous}",
+        "signal",
+        "signal",
+        ["estimate", f"input={D}", OUT, *PARTITIONED],
+        setup,
+        previous="out" if with_previous else None,
+        previous_kind="estimate",
         signum=signum,
         when=when,
         watch="out",

@@ -8,7 +8,8 @@ then what ``werest embed embedder=whisper_likelihood`` does per clip with the sa
 cache: ``WhisperLikelihood`` scoring of ``--systems`` hypotheses per clip (the reference and
 word-dropped variants of it) plus, with ``--full``, the scorer's own transcript (decoded and
 scored) and its language identification. Seconds per hour of audio = seconds × 3600 / audio
-seconds. Writes ``bench_audio.md`` (tiny.en) or ``bench_audio_<model>.md``.
+seconds. Writes ``bench_audio.md`` (tiny.en) or ``bench_audio_<model>.md``, each with a
+``.json`` of the same rows (read by ``experiments/audio_default.py``).
 Reports utterances/s and RTFx, and the cost of each extra system scored on the same clip
 (the encoder runs once per clip; every text adds a decoder pass). Wall-clock on a shared
 machine: read the load average printed with the results. Writes
@@ -18,6 +19,7 @@ machine: read the load average printed with the results. Writes
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 from pathlib import Path
@@ -107,6 +109,15 @@ def main() -> None:
         "bench_audio.md" if args.model == "tiny.en" else f"bench_audio_{Path(args.model).name}.md"
     )
     (RESULTS / name).write_text(report, encoding="utf-8")
+    record = {
+        "model": args.model,
+        "clips": len(audio),
+        "audio_seconds": round(seconds, 2),
+        "load_1min_at_end": round(load[0], 2),
+        "full": bool(args.full),
+        "rows": frame.round(3).replace({np.nan: None}).to_dict(orient="records"),
+    }
+    (RESULTS / name).with_suffix(".json").write_text(json.dumps(record, indent=1), encoding="utf-8")
     print(report)
 
 

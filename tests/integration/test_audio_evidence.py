@@ -462,3 +462,19 @@ def test_audio_model_trains_and_estimates_from_a_scored_transcripts_table(an4_sy
                 [f"input={_quote(str(an4_systems))}", f"output_dir={tmp_path}/f", *overrides],
             )
         )
+    # the same table scored inline (audio_scoring, with the scorer the model was trained
+    # with: embed's default, tiny.en) gives the same estimate as embed-then-estimate
+    inline = [
+        "audio_scoring.enabled=true",
+        "audio_scoring.model=tiny.en",
+        "audio_scoring.default_language=en",
+        f"audio_scoring.cache_dir={_quote(str(tmp_path / 'inline-cache'))}",
+    ]
+    (scored_inline,) = estimate(
+        load_settings(
+            "estimate",
+            [f"input={_quote(str(an4_systems))}", f"output_dir={tmp_path}/g", *overrides, *inline],
+        )
+    )
+    assert scored_inline["estimated_wer"] == pytest.approx(record["estimated_wer"], abs=1e-6)
+    assert scored_inline["n_estimated"] == record["n_estimated"]

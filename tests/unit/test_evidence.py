@@ -21,7 +21,7 @@ def test_the_default_model_rests_on_text_and_points_to_the_audio_model(tmp_path,
     assert status == 0, err
     first = out.splitlines()[0]
     assert first.startswith("evidence: text agreement with a proxy (pWER, pCER). ")
-    assert "model_path=audio" in first and "embedder=whisper_likelihood" in first
+    assert "model_path=audio audio_scoring.enabled=true" in first
     status, out, err = run_cli(
         capsys, "estimate", f"input={demo_table_path()}", f"output_dir={tmp_path / 'p'}"
     )
@@ -35,3 +35,28 @@ def test_the_audio_model_names_the_whisper_likelihood():
         "evidence: text agreement with a proxy (pWER, pCER); "
         "the audio's likelihood of each hypothesis (Whisper, wl_*)"
     )
+
+
+def test_inline_audio_scoring_is_refused_where_it_cannot_help(tmp_path, capsys):
+    """audio_scoring.enabled=true: for a model that reads no wl_* feature, in a partitioned
+    run, or on a table without audio, one line and exit 2 before any scoring, nothing
+    written."""
+    table = tmp_path / "t.csv"
+    pd.read_csv(demo_table_path()).to_csv(table, index=False)  # no audio column
+    cases = {
+        (): "which this model does not read: use model_path=audio",
+        ("model_path=audio", "partition.rows=10"): "not supported in a partitioned run",
+        ("model_path=audio",): "has no `audio` column",
+    }
+    for index, (extra, message) in enumerate(cases.items()):
+        out = tmp_path / f"o{index}"
+        status, _, err = run_cli(
+            capsys,
+            "estimate",
+            f"input={table}",
+            f"output_dir={out}",
+            "audio_scoring.enabled=true",
+            *extra,
+        )
+        assert status == 2 and message in err and err.strip().count("\n") == 0, err
+        assert not out.exists()

@@ -764,6 +764,36 @@ class TranscribeSettings:
 
 
 @dataclass
+class AudioScoring:
+    """``werest estimate``'s inline audio scoring (docs/audio.md): the Whisper likelihood of
+    every hypothesis under its clip (the table's ``audio`` column), added before estimating,
+    as ``werest embed embedder=whisper_likelihood`` adds it. Builds nothing itself: the scorer
+    is a :class:`werest.features.likelihood.WhisperLikelihood` of ``model``."""
+
+    enabled: bool = setting(
+        False,
+        (
+            "score every hypothesis against its audio before estimating, for a model that reads "
+            "the wl_* features (model_path=audio); off by default, measured: "
+            "experiments/results/audio_default.md"
+        ),
+    )
+    model: str = setting(
+        "base",
+        (
+            "the Whisper scorer: base (99 languages, the scorer models/audio.skops was trained "
+            "with) | tiny.en (English) | a CTranslate2 Whisper folder"
+        ),
+    )
+    default_language: str | None = setting(
+        None, "ISO 639-1 code for rows without `language`; null: Whisper identifies it per clip"
+    )
+    cache_dir: Path | None = setting(
+        Path(".werest-cache/embeddings"), "the scores kept between runs; null: no cache"
+    )
+
+
+@dataclass
 class EstimateSettings:
     cluster: Cluster = block(Cluster)
     partition: Partition = block(Partition)
@@ -802,6 +832,9 @@ class EstimateSettings:
         ),
     )
     few_labels: FewLabels = few_labels_block()
+    audio_scoring: AudioScoring = block(
+        AudioScoring, "score the hypotheses against the table's audio inline (Whisper)"
+    )
     missing_hypotheses: Literal["exclude", "deletions"] = setting(
         "exclude",
         (

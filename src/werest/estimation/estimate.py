@@ -685,9 +685,8 @@ def evidence_line(models: Models, has_audio: bool) -> str:
     line = "evidence: " + "; ".join(kinds)
     if has_audio and len(kinds) == 1:
         line += (
-            ". The table has audio this model does not use: `werest embed "
-            "embedder=whisper_likelihood input=T transcripts=T out=S`, then `werest estimate "
-            "input=S model_path=audio` (docs/audio.md)"
+            ". The table has audio this model does not use: `werest estimate input=T "
+            "model_path=audio audio_scoring.enabled=true` scores it with Whisper (docs/audio.md)"
         )
     return line
 

@@ -668,6 +668,42 @@ def _log_statuses(status: pd.Series) -> None:
         log.warning("rows without a likelihood (see wl_status): %s", summary)
 
 
+def score_table(
+    table: pd.DataFrame,
+    model: str | None,
+    *,
+    cache_dir: str | Path | None = None,
+    default_language: str | None = None,
+    path: str | Path | None = None,
+) -> pd.DataFrame:
+    """``table`` (one row per utterance and system, with ``audio``) with the Whisper likelihood
+    of every hypothesis under its clip: ``werest embed embedder=whisper_likelihood`` on the
+    table as both its feature table and its transcripts, in memory (``werest estimate
+    audio_scoring.enabled=true``). ``model``: ``base``, ``tiny.en`` or a CTranslate2 folder.
+    An InputError naming ``path`` when the table has no audio or no row could be scored."""
+    if "audio" not in table.columns:
+        raise InputError(
+            "audio_scoring.enabled=true scores each hypothesis against its clip, and the table "
+            "has no `audio` column (a path per utterance, relative to the table's folder)",
+            path=path,
+            column="audio",
+        )
+    from werest.ingest.asr.faster_whisper_asr import whisper_model_path
+
+    folder = whisper_model_path(model, "audio_scoring.model")  # its errors name the setting
+    scored = add_likelihood(
+        table,
+        table,
+        WhisperLikelihood(model=str(folder)),
+        EmbeddingCache(cache_dir),
+        AudioPolicy(),
+        default_language=default_language,
+    )
+    if len(scored) and not scored["wl_mean_logprob"].notna().any():
+        raise InputError(no_likelihood(scored), path=path)
+    return scored
+
+
 def no_likelihood(table: pd.DataFrame) -> str:
     """The one-line error when no row got a likelihood: the statuses' counts."""
     counts = table["wl_status"].value_counts()

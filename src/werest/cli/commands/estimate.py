@@ -61,6 +61,8 @@ def run(settings: EstimateSettings) -> list[dict]:
     folder = settings.output_dir
     numeric = input_features(models)  # columns read as numbers: the model's extra inputs
     source = stage_source(settings, numeric=numeric)
+    if settings.audio_scoring.enabled:
+        source = scored_inline(source, settings, models.feature_names)
     labels = read_labels(settings.labels, source, settings.input) if settings.labels else None
     label_settings = build(settings.few_labels, LabelSettings) if labels is not None else None
     if labels is not None:  # refused before any work when it cannot fit in memory
@@ -114,6 +116,34 @@ def run(settings: EstimateSettings) -> list[dict]:
         format_warnings(warnings) if warnings else None,
     )
     return records
+
+
+def scored_inline(source, settings: EstimateSettings, feature_names: list[str]):
+    """The input table with the Whisper likelihood of every hypothesis (``audio_scoring``),
+    for a model whose features (``feature_names``) read it; refused before any scoring when
+    the model reads none of it or the run goes in partitions."""
+    from werest.features.inputs import input_columns
+    from werest.features.likelihood import score_table
+
+    if not any(name.startswith("wl_") for name in input_columns(feature_names)):
+        raise ConfigError(
+            "audio_scoring.enabled=true adds the Whisper likelihood (wl_*), which this model "
+            "does not read: use model_path=audio (docs/audio.md)"
+        )
+    if isinstance(source, str):  # a partitioned run's input path
+        raise ConfigError(
+            "audio_scoring is not supported in a partitioned run: score the table with "
+            "`werest embed embedder=whisper_likelihood` first, or estimate in memory "
+            "(partition.rows=0)"
+        )
+    scoring = settings.audio_scoring
+    return score_table(
+        source,
+        scoring.model,
+        cache_dir=scoring.cache_dir,
+        default_language=scoring.default_language,
+        path=settings.input,
+    )
 
 
 def estimate_settings(settings: EstimateSettings) -> dict:

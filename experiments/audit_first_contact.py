@@ -827,35 +827,21 @@ PARTITIONED_SIGNALS = [
     (signal.SIGTERM, "early:5.0", True),
     (signal.SIGTERM, "write", True),
 ]
-for command, signum, when, with_previous in SIGNALS:
+RUNS = [(*run, ()) for run in SIGNALS]
+RUNS += [("estimate", *run, PARTITIONED) for run in PARTITIONED_SIGNALS]
+for command, signum, when, with_previous, extra in RUNS:
     setup = (
         (lambda f, c=command: previous_folder(f / "out", c)) if with_previous else (lambda f: None)
     )
     case(
-        f"{command}-{signum.name}-{when.split(':')[0]}{'-over-previous' * with_previous}",
-        "signal",
-        "signal",
-        [command, f"input={D}", OUT],
-        setup,
-        previous="out" if with_previous else None,
-        previous_kind=command,
-        signum=signum,
-        when=when,
-        watch="out",
-    )
-for signum, when, with_previous in PARTITIONED_SIGNALS:
-    setup = (
-        (lambda f: previous_folder(f / "out", "estimate")) if with_previous else (lambda f: None)
-    )
-    case(
-        f"estimate-partitioned-{signum.name}-{when.split(':')[0]}"
+        f"{command}{'-partitioned' * bool(extra)}-{signum.name}-{when.split(':')[0]}"
         f"{'-over-previous' * with_previous}",
         "signal",
         "signal",
-        ["estimate", f"input={D}", OUT, *PARTITIONED],
+        [command, f"input={D}", OUT, *extra],
         setup,
         previous="out" if with_previous else None,
-        previous_kind="estimate",
+        previous_kind=command,
         signum=signum,
         when=when,
         watch="out",

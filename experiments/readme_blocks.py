@@ -78,6 +78,18 @@ BLOCKS: dict[str, tuple[str, list[str] | None, str]] = {
         "From [`leaderboard_coverage.md`](experiments/results/leaderboard_coverage.md), written "
         "by `python experiments/leaderboard_coverage.py`.",
     ),
+    "lodo-audio-bars": (
+        "lodo_audio_compare.md",
+        ["## The bars", "## Per held-out domain"],
+        "From [`lodo_audio_compare.md`](experiments/results/lodo_audio_compare.md), written by "
+        "`python experiments/lodo_audio_compare.py` (`make lodo-audio`).",
+    ),
+    "audio-default": (
+        "audio_default.md",
+        ["## Decision", "## Cost"],
+        "From [`audio_default.md`](experiments/results/audio_default.md), written by "
+        "`python experiments/audio_default.py`.",
+    ),
 }
 
 #: the files that may hold blocks

@@ -289,6 +289,11 @@ def chunk_utterances_setting() -> Any:
     return setting(50000, "utterances per processing chunk (memory bound)", minimum=1)
 
 
+def embedding_cache_setting() -> Any:
+    """Where audio scores and embeddings are kept by content between runs (embed, estimate)."""
+    return setting(Path(".werest-cache/embeddings"), "null: no on-disk cache")
+
+
 def features_table_setting() -> Any:
     return setting(
         None,
@@ -729,7 +734,7 @@ class EmbedSettings:
     default_language: str | None = setting(
         None, "ISO 639-1 code for rows without `language`, e.g. en"
     )
-    cache_dir: Path | None = setting(Path(".werest-cache/embeddings"), "null: no on-disk cache")
+    cache_dir: Path | None = embedding_cache_setting()
     audio: EmbedAudio = block(EmbedAudio, "the long-clip rule: werest.ingest.audio")
     log_level: LogLevel = log_level_setting()
     progress: bool = progress_setting()
@@ -788,9 +793,7 @@ class AudioScoring:
     default_language: str | None = setting(
         None, "ISO 639-1 code for rows without `language`; null: Whisper identifies it per clip"
     )
-    cache_dir: Path | None = setting(
-        Path(".werest-cache/embeddings"), "the scores kept between runs; null: no cache"
-    )
+    cache_dir: Path | None = embedding_cache_setting()
 
 
 @dataclass

@@ -64,7 +64,9 @@ from tests.helpers import (  # noqa: E402
     COMMAND_OUTPUTS,
     SMALL,
     handles_sigterm,
+    snapshot,
     system_files,
+    write_file,
     writing,
 )
 
@@ -90,13 +92,7 @@ STALE = {
 
 
 def write(folder: Path, name: str, data: str | bytes) -> Path:
-    path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, bytes):
-        path.write_bytes(data)
-    else:
-        path.write_text(data, encoding="utf-8")
-    return path
+    return write_file(folder / name, data)
 
 
 def demo_text() -> str:
@@ -890,14 +886,6 @@ def environment() -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), env.get("PYTHONPATH")) if p)
     env.pop("PYTHONSTARTUP", None)
     return env
-
-
-def snapshot(path: Path) -> dict[str, bytes] | None:
-    if not path.exists():
-        return None
-    if path.is_file():
-        return {path.name: path.read_bytes()}
-    return {str(p.relative_to(path)): p.read_bytes() for p in path.rglob("*") if p.is_file()}
 
 
 def table_snapshot(path: Path) -> dict[str, bytes] | None:

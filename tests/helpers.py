@@ -111,3 +111,23 @@ COMMAND_OUTPUTS = {
     },
     "score": {"config.yaml", "ranking.json", "resources.json", "scores.csv", "utterances.csv"},
 }
+
+
+def write_file(path: Path, data: str | bytes) -> Path:
+    """``data`` (text as UTF-8, or bytes) as ``path``, its folders made."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, bytes):
+        path.write_bytes(data)
+    else:
+        path.write_text(data, encoding="utf-8")
+    return path
+
+
+def snapshot(path: Path) -> dict[str, bytes] | None:
+    """Every file under ``path`` (itself if a file) by relative name, with its bytes; None when
+    it does not exist (an output before and after an interrupted run)."""
+    if not path.exists():
+        return None
+    if path.is_file():
+        return {path.name: path.read_bytes()}
+    return {str(p.relative_to(path)): p.read_bytes() for p in path.rglob("*") if p.is_file()}

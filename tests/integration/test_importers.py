@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from tests.conftest import shared_path
+from tests.helpers import write_file
 from werest.errors import ConfigError, InputError, WerestError
 from werest.ingest.importers import import_table
 
@@ -382,25 +383,16 @@ def test_dighr_rows_are_english(dighr_table):
 # --------------------------------------------------------------------------- dighr: small folders
 
 
-def write_text(path: Path, text: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text, encoding="utf-8")
-    return path
-
-
 def test_dighr_small_folder_rules(tmp_path):
     folder = tmp_path / "en" / "190423"
-    write_text(
+    write_file(
         folder / "actual.csv",
         ",path,sentence\n"
         "0,LibriSpeech/A-1.flac,NEW REFERENCE ONE\n"
         "1,LibriSpeech/b-2.flac,REFERENCE TWO\n"
         "2,LibriSpeech/c-3.flac,REFERENCE THREE\n",
     )
-    write_text(
+    write_file(
         folder / "google.csv",
         ",files,actual,transcription_en-US,word_error_rate,scores\n"
         "0,/mnt/c/data/A-1.flac,OLD REFERENCE ONE,new reference one,1,1\n"
@@ -429,7 +421,7 @@ def test_dighr_small_folder_rules(tmp_path):
 
 def test_dighr_repeated_id_with_different_content_is_an_error(tmp_path):
     folder = tmp_path / "190331"
-    csv_path = write_text(
+    csv_path = write_file(
         folder / "azure.csv",
         ",files,actual,transcription_en-US,word_error_rate,scores\n"
         "0,x/u1.,hello there,hello there,1,1\n"
@@ -453,7 +445,7 @@ def test_dighr_folder_without_csvs(tmp_path):
 
 
 def test_dighr_non_utf8_csv_names_the_line(tmp_path):
-    csv_path = write_text(
+    csv_path = write_file(
         tmp_path / "190515" / "azure.csv",
         b",files,actual,transcription_en-US,word_error_rate,scores\n"
         b"0,/x/a.mp3,hello,hello,1,1\n"
@@ -528,8 +520,8 @@ def test_thennal10_whisper_leading_space_is_stripped(thennal10_table):
 
 
 def make_thennal10(root: Path, ground: str | bytes, system: str | bytes) -> Path:
-    write_text(root / "transcriptions" / "en" / "ground.txt", ground)
-    write_text(root / "transcriptions" / "en" / "sys.txt", system)
+    write_file(root / "transcriptions" / "en" / "ground.txt", ground)
+    write_file(root / "transcriptions" / "en" / "sys.txt", system)
     return root
 
 
@@ -537,8 +529,8 @@ def test_thennal10_small_folder(tmp_path):
     root = make_thennal10(
         tmp_path / "t", "0.mp3|Hello there\n1.mp3|Good day\n", "0.mp3| hello\n1.mp3|\n"
     )
-    write_text(root / "samples" / "en" / "0.mp3", b"")
-    write_text(root / "samples" / "en" / "1.mp3", b"")
+    write_file(root / "samples" / "en" / "0.mp3", b"")
+    write_file(root / "samples" / "en" / "1.mp3", b"")
     table = import_table("thennal10", [root / "transcriptions" / "en"])
     assert table[["dataset", "utt_id", "system", "hypothesis", "reference", "language"]].to_dict(
         "records"
@@ -650,8 +642,8 @@ def test_sphinx_single_transcription_file(an4_table):
 
 
 def test_sphinx_small_corpus(tmp_path):
-    write_text(tmp_path / "etc" / "toy_dev.transcription", "<s> HELLO WORLD </s> (u1)\nYES (u2)\n")
-    write_text(tmp_path / "etc" / "toy_dev.fileids", "spk/u1\nspk/u2\n")
+    write_file(tmp_path / "etc" / "toy_dev.transcription", "<s> HELLO WORLD </s> (u1)\nYES (u2)\n")
+    write_file(tmp_path / "etc" / "toy_dev.fileids", "spk/u1\nspk/u2\n")
     table = import_table("sphinx", [tmp_path])
     assert table[["dataset", "utt_id", "reference", "speaker"]].to_dict("records") == [
         {"dataset": "toy-dev", "utt_id": "u1", "reference": "HELLO WORLD", "speaker": "spk"},
@@ -668,7 +660,7 @@ def test_sphinx_malformed(tmp_path):
     (tmp_path / "corpus").mkdir()
     with pytest.raises(InputError, match="transcription"):
         import_table("sphinx", [tmp_path / "corpus"])
-    bad = write_text(tmp_path / "etc" / "toy_dev.transcription", "YES (u1)\nNO ID HERE\n")
+    bad = write_file(tmp_path / "etc" / "toy_dev.transcription", "YES (u1)\nNO ID HERE\n")
     with pytest.raises(InputError) as error:
         import_table("sphinx", [bad])
     assert str(bad) in str(error.value) and "row 2" in str(error.value)
@@ -679,9 +671,9 @@ def test_sphinx_malformed(tmp_path):
 
 def kaldi_files(tmp_path: Path) -> tuple[Path, Path, Path]:
     """Two systems' Kaldi text files (exp/<system>/text) and a reference data/test/text."""
-    sys_a = write_text(tmp_path / "exp" / "sysA" / "text", "u1 hello world\nu2\nu3 good  day \n")
-    sys_b = write_text(tmp_path / "exp" / "sysB" / "text", "u1 hello word\nu2 good morning\n")
-    reference = write_text(
+    sys_a = write_file(tmp_path / "exp" / "sysA" / "text", "u1 hello world\nu2\nu3 good  day \n")
+    sys_b = write_file(tmp_path / "exp" / "sysB" / "text", "u1 hello word\nu2 good morning\n")
+    reference = write_file(
         tmp_path / "data" / "test" / "text", "u1 hello world\nu2 good morning\nu3 good day\n"
     )
     return sys_a, sys_b, reference
@@ -710,7 +702,7 @@ def test_kaldi_two_systems_with_reference(tmp_path):
 
 def test_kaldi_naming_rules(tmp_path):
     sys_a, _, _ = kaldi_files(tmp_path)
-    plain = write_text(tmp_path / "hyps" / "sysC.txt", "u1 hi\n")
+    plain = write_file(tmp_path / "hyps" / "sysC.txt", "u1 hi\n")
     table = import_table("kaldi", [sys_a, plain])
     assert set(zip(table["dataset"], table["system"], strict=True)) == {
         ("kaldi", "sysA"),  # folder name for a generic 'text' file
@@ -721,13 +713,13 @@ def test_kaldi_naming_rules(tmp_path):
     assert records(named) == [("calls", "u1", "whisper-large", "hi")]
     with pytest.raises(ConfigError):
         import_table("kaldi", [sys_a, plain], system="one-name")
-    other = write_text(tmp_path / "other" / "sysA" / "text", "u1 hey\n")
+    other = write_file(tmp_path / "other" / "sysA" / "text", "u1 hey\n")
     with pytest.raises(ConfigError, match="same system name"):
         import_table("kaldi", [sys_a, other])
 
 
 def test_kaldi_duplicate_id_names_file_and_row(tmp_path):
-    hyp = write_text(tmp_path / "sysA.txt", "u1 hello\nu2 there\nu1 again\n")
+    hyp = write_file(tmp_path / "sysA.txt", "u1 hello\nu2 there\nu1 again\n")
     with pytest.raises(InputError) as error:
         import_table("kaldi", [hyp])
     message = str(error.value)
@@ -735,8 +727,8 @@ def test_kaldi_duplicate_id_names_file_and_row(tmp_path):
 
 
 def test_kaldi_duplicate_id_in_reference(tmp_path):
-    hyp = write_text(tmp_path / "sysA.txt", "u1 hello\n")
-    ref = write_text(tmp_path / "ref" / "text", "u1 hello\n\nu1 hello\n")
+    hyp = write_file(tmp_path / "sysA.txt", "u1 hello\n")
+    ref = write_file(tmp_path / "ref" / "text", "u1 hello\n\nu1 hello\n")
     with pytest.raises(InputError) as error:
         import_table("kaldi", [hyp], reference=str(ref))
     assert str(ref) in str(error.value) and "row 3" in str(error.value)
@@ -748,7 +740,7 @@ def test_kaldi_tab_after_the_id(tmp_path):
     BUG: read_leading_id_file splits on the first ' ' only, so 'u1<TAB>hello world' gives the
     id 'u1\\thello' and the hypothesis 'world'.
     """
-    hyp = write_text(tmp_path / "sysA.txt", "u1\thello world\nu2\t\n")
+    hyp = write_file(tmp_path / "sysA.txt", "u1\thello world\nu2\t\n")
     table = import_table("kaldi", [hyp])
     assert records(table) == [("kaldi", "u1", "sysA", "hello world"), ("kaldi", "u2", "sysA", "")]
 
@@ -756,12 +748,12 @@ def test_kaldi_tab_after_the_id(tmp_path):
 def test_kaldi_missing_and_non_utf8_files(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         import_table("kaldi", [tmp_path / "missing.txt"])
-    hyp = write_text(tmp_path / "sysA.txt", "u1 hello\n")
+    hyp = write_file(tmp_path / "sysA.txt", "u1 hello\n")
     with pytest.raises(InputError, match="no such file"):
         import_table("kaldi", [hyp], reference=str(tmp_path / "nope" / "text"))
     with pytest.raises(InputError, match="folder"):
         import_table("kaldi", [tmp_path])
-    latin = write_text(tmp_path / "sysB.txt", b"u1 hello\nu2 caf\xe9\n")
+    latin = write_file(tmp_path / "sysB.txt", b"u1 hello\nu2 caf\xe9\n")
     with pytest.raises(InputError) as error:
         import_table("kaldi", [latin])
     assert str(latin) in str(error.value) and "line 2" in str(error.value)
@@ -771,12 +763,12 @@ def test_kaldi_missing_and_non_utf8_files(tmp_path):
 
 
 def test_sclite_two_systems_with_reference(tmp_path):
-    sys_a = write_text(tmp_path / "sysA.trn", "hello world (spk1-u1)\n(spk1-u2)\n")
-    sys_b = write_text(
+    sys_a = write_file(tmp_path / "sysA.trn", "hello world (spk1-u1)\n(spk1-u2)\n")
+    sys_b = write_file(
         tmp_path / "exp" / "sysB" / "hyp.trn",
         "hello (word) (spk1-u1)\ngood   morning (spk1-u2)  \n",
     )
-    reference = write_text(
+    reference = write_file(
         tmp_path / "dev" / "ref.trn", "hello world (spk1-u1)\ngood morning (spk1-u2)\n"
     )
     table = import_table("sclite", [sys_a, sys_b], reference=str(reference))
@@ -789,7 +781,7 @@ def test_sclite_two_systems_with_reference(tmp_path):
 
 
 def test_sclite_naming_rules(tmp_path):
-    hyp = write_text(tmp_path / "sysA.trn", "hi (u1)\n")
+    hyp = write_file(tmp_path / "sysA.trn", "hi (u1)\n")
     assert records(import_table("sclite", [hyp])) == [("sclite", "u1", "sysA", "hi")]
     assert records(import_table("sclite", [hyp], system="s", dataset="d")) == [
         ("d", "u1", "s", "hi")
@@ -797,7 +789,7 @@ def test_sclite_naming_rules(tmp_path):
 
 
 def test_sclite_malformed_line_names_the_row(tmp_path):
-    hyp = write_text(tmp_path / "sysA.trn", "hello (u1)\n\nhello there\n")
+    hyp = write_file(tmp_path / "sysA.trn", "hello (u1)\n\nhello there\n")
     with pytest.raises(InputError) as error:
         import_table("sclite", [hyp])
     message = str(error.value)
@@ -805,7 +797,7 @@ def test_sclite_malformed_line_names_the_row(tmp_path):
 
 
 def test_sclite_duplicate_id_names_file_and_row(tmp_path):
-    hyp = write_text(tmp_path / "sysA.trn", "a (u1)\nb (u2)\nc (u1)\n")
+    hyp = write_file(tmp_path / "sysA.trn", "a (u1)\nb (u2)\nc (u1)\n")
     with pytest.raises(InputError) as error:
         import_table("sclite", [hyp])
     assert str(hyp) in str(error.value) and "row 3" in str(error.value)
@@ -814,7 +806,7 @@ def test_sclite_duplicate_id_names_file_and_row(tmp_path):
 def test_sclite_missing_and_non_utf8(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         import_table("sclite", [tmp_path / "missing.trn"])
-    latin = write_text(tmp_path / "sysA.trn", b"hello (u1)\ncaf\xe9 (u2)\n")
+    latin = write_file(tmp_path / "sysA.trn", b"hello (u1)\ncaf\xe9 (u2)\n")
     with pytest.raises(InputError) as error:
         import_table("sclite", [latin])
     assert str(latin) in str(error.value) and "line 2" in str(error.value)

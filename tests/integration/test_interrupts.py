@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.helpers import COMMAND_OUTPUTS, handles_sigterm, system_files, writing
+from tests.helpers import COMMAND_OUTPUTS, handles_sigterm, snapshot, system_files, writing
 from werest.demo import demo_table_path
 
 pytestmark = [
@@ -64,15 +64,6 @@ def run(args: list[str], cwd: Path, signum=None, delay=0.0, output: Path | None 
             child.send_signal(signum)
     _, err = child.communicate(timeout=300)
     return child.returncode, err.decode(), time.perf_counter() - ready
-
-
-def snapshot(path: Path) -> dict[str, bytes] | None:
-    """Every file under ``path`` (itself if a file) by relative name, with its bytes."""
-    if not path.exists():
-        return None
-    if path.is_file():
-        return {path.name: path.read_bytes()}
-    return {str(p.relative_to(path)): p.read_bytes() for p in path.rglob("*") if p.is_file()}
 
 
 def check_status(status: int, err: str, signum, command: str) -> None:

@@ -30,6 +30,18 @@ $(VENV)/.test: $(BIN)/python pyproject.toml
 	@command -v chromium >/dev/null 2>&1 || \
 	  echo "warning: chromium missing (the leaderboard page's browser test will fail): sudo apt-get install chromium"
 	$(BIN)/pip install --quiet -e ".[test,sonar,asr,audio,cluster]"
+	$(MAKE) --no-print-directory $(VENV)/.confseq
+	touch $@
+
+# confseq (the reference the decision's confidence sequences are tested against) builds C++
+# against Boost, and its sdist pins a pybind11 too old for Python 3.11: build it with a current
+# pybind11 and without build isolation, after apt-getting Boost's headers when root.
+$(VENV)/.confseq: $(BIN)/python
+	@test -e /usr/include/boost/version.hpp || [ "$$(id -u)" != 0 ] || \
+	  (export DEBIAN_FRONTEND=noninteractive; apt-get install -y -qq libboost-dev || \
+	   (apt-get update -qq && apt-get install -y -qq libboost-dev))
+	$(BIN)/pip install --quiet "pybind11>=2.11" scikit-build cmake ninja
+	$(BIN)/pip install --quiet --no-build-isolation confseq==0.0.11
 	touch $@
 
 venv: $(VENV)/.core

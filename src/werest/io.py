@@ -342,6 +342,15 @@ def first_line(error: BaseException) -> str:
     return lines[0] if lines else type(error).__name__
 
 
+def write_json(value, path: Path) -> None:
+    """``value`` as indented JSON at ``path``, atomically (numpy scalars and paths as
+    :func:`json_default` turns them)."""
+    import json
+
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(value, indent=2, default=json_default), encoding="utf-8")
+
+
 def json_default(value):
     """``json.dumps(default=...)`` for numpy scalars and paths (cards, summaries)."""
     if hasattr(value, "item"):

@@ -222,7 +222,7 @@ class Open:
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 Normaliser = Literal["whisper_english", "whisper_basic", "auto", "none"]
 #: werest.estimation.sampling.STRATEGIES
-Strategy = Literal["auto", "random", "stratified", "active"]
+Strategy = Literal["auto", "random", "stratified", "active", "winner"]
 
 
 # --------------------------------------------------------------------------- shared settings
@@ -463,6 +463,40 @@ class FewLabels:
 
 def few_labels_block() -> Any:
     return block(FewLabels, "how labels= is used")
+
+
+@dataclass
+class Winner:
+    """Which system is best: builds a :class:`werest.estimation.winner.WinnerSettings`."""
+
+    _target_: str = setting("werest.estimation.winner.WinnerSettings")
+    tie_margin: float = setting(
+        LIBRARY,
+        "points of WER within which systems are called tied (winner.json's tie)",
+        minimum=0,
+        maximum=1,
+    )
+    alpha: float = setting(
+        LIBRARY,
+        (
+            "at most this share of stops (at the first decided or tie, looking after every "
+            "batch) name a system more than tie_margin worse than the true best"
+        ),
+        minimum=0,
+        maximum=1,
+        closed="neither",
+    )
+    bounds: Literal["asymptotic", "eb"] = setting(
+        LIBRARY,
+        (
+            "asymptotic: confidence sequences from the central limit theorem, about half the "
+            "labels | eb: empirical Bernstein, valid at any number of labels"
+        ),
+    )
+
+
+def winner_block() -> Any:
+    return block(Winner, "which system is best: winner.json (docs/winner.md)")
 
 
 @dataclass
@@ -826,15 +860,17 @@ class EstimateSettings:
     cer_model_path: Path | None = setting(None, "a CER model (target=cer) to add predicted_cer")
     trust_model: bool = trust_model_setting()
     output_dir: Path = setting(Path("outputs/estimate"))
-    labels: Path | None = setting(
+    labels: Names | None = setting(
         None,
         (
-            "a few references (docs/few_labels.md): the filled sheet of werest sample, any table "
-            "with dataset, utt_id, reference, or `input` (the input's own references where only "
-            "some rows have one); every estimate becomes prediction-powered"
+            "a few references (docs/few_labels.md): the filled sheet of werest sample, several "
+            "in the order drawn ([s0.csv,s1.csv]), any table with dataset, utt_id, reference, or "
+            "`input` (the input's own references where only some rows have one); every estimate "
+            "becomes prediction-powered and winner.json decides"
         ),
     )
     few_labels: FewLabels = few_labels_block()
+    winner: Winner = winner_block()
     audio_scoring: AudioScoring = block(
         AudioScoring, "score the hypotheses against the table's audio inline (Whisper)"
     )
@@ -1018,9 +1054,19 @@ class SampleSettings:
         (
             "auto: active where the input has two systems or more, else random | random: simple "
             "random sample | stratified: by the model's predicted WER | active: drawn more where "
-            "the error is uncertain (the best measured: docs/few_labels.md)"
+            "the error is uncertain (the best measured: docs/few_labels.md) | winner: drawn where "
+            "the contenders disagree, to decide which system is best (docs/winner.md)"
         ),
     )
+    labels: Names | None = setting(
+        None,
+        (
+            "the sheets labelled so far, in the order drawn: the next sheet continues the "
+            "design (winner: from the decision they support; random: from the utterances not "
+            "labelled yet) and has the references they give filled in"
+        ),
+    )
+    winner: Winner = winner_block()
     seed: int = setting(0, "with each dataset's name, seeds that dataset's draw", minimum=0)
     uniform_share: float = setting(
         0.5,

@@ -28,7 +28,6 @@ partition) and in partitions alike, is :func:`werest.partition.estimate.estimate
 
 from __future__ import annotations
 
-import json
 import logging
 from functools import partial
 from pathlib import Path
@@ -56,7 +55,7 @@ from werest.features.inputs import (
 from werest.features.proxy import Ranking, choose_proxies, consensus_order, references_ranking
 from werest.formatting import percent, percent_interval
 from werest.ingest.table import KEY, UTTERANCE, row_codes
-from werest.io import atomic_path, json_default, shipped, write_csv
+from werest.io import atomic_path, shipped, write_csv, write_json
 from werest.model.files import Models, TrainedModel, load_model
 from werest.model.intervals import calibrated_interval, pair_interval
 from werest.stats import RateSample, bootstrap_ci
@@ -602,8 +601,7 @@ def write_outputs(utterances: pd.DataFrame, records: list[dict], output_dir: Pat
 
 def write_summary(records: list[dict], output_dir: Path) -> None:
     """summary.json, atomically."""
-    with atomic_path(output_dir / "summary.json") as tmp:
-        tmp.write_text(json.dumps(records, indent=2, default=json_default), encoding="utf-8")
+    write_json(records, output_dir / "summary.json")
 
 
 def load_models(

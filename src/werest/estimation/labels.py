@@ -126,22 +126,45 @@ def check_bootstrap_memory(
     )
 
 
+#: the design columns a sheet may carry besides ``draws`` and ``expected_draws``
+#: (``werest sample`` writes them; the decision of :mod:`werest.estimation.winner` reads them)
+DESIGN_TEXT = ("strategy", "leader", "rivals")
+DESIGN_NUMBERS = ("selection_probability", "uniform_share")
+
+
 def read_labels(
-    source: str | Path | pd.DataFrame, table: pd.DataFrame, input_path=None
+    source: str | Path | pd.DataFrame | list, table: pd.DataFrame, input_path=None
 ) -> pd.DataFrame:
-    """The labels (a file, ``input``, or a DataFrame), one row per (dataset, utt_id) with
-    ``reference``, ``draws`` and ``expected_draws`` (NaN: no design recorded, a simple random
-    sample).
+    """The labels (a file, several files in the order they were drawn, ``input``, or a
+    DataFrame), one row per (sheet, dataset, utt_id) with ``reference``, ``sheet`` (the
+    file's position in the list), ``draws`` and ``expected_draws`` (NaN: no design recorded,
+    a simple random sample) and the design columns of :data:`DESIGN_TEXT` and
+    :data:`DESIGN_NUMBERS` (empty where the sheet has none).
 
     Raises
     ------
     InputError : naming file, row and column: a label for an utterance not in the table, a
-        duplicated label, an empty reference, a reference that differs from the input's own.
+        duplicated label, an empty reference, a reference that differs from the input's own
+        or from an earlier sheet's for the same utterance.
     """
+    sources = list(source) if isinstance(source, list | tuple) else [source]
+    if not sources:
+        raise ConfigError("labels=[] names no sheet")
+    sheets = []
+    for number, one in enumerate(sources):
+        sheet = _read_sheet(one, table, input_path).assign(sheet=number)
+        if sheets:
+            _check_across_sheets(pd.concat(sheets, ignore_index=True), sheet, one)
+        sheets.append(sheet)
+    return pd.concat(sheets, ignore_index=True)
+
+
+def _read_sheet(source, table: pd.DataFrame, input_path) -> pd.DataFrame:
+    """One sheet of :func:`read_labels`."""
     if isinstance(source, pd.DataFrame):  # the Python API: a DataFrame of labels
         labels, source = validate_table(source, required=LABEL_COLUMNS, source="<labels>"), None
     elif str(source) == FROM_INPUT:
-        return _input_labels(table, input_path)
+        return _with_design(_input_labels(table, input_path), None)
     else:
         labels = read_table(source, required=LABEL_COLUMNS)
     empty = labels["reference"].isna()
@@ -165,8 +188,7 @@ def read_labels(
             column="utt_id",
         )
     _check_against_input(labels, table, source)
-    design = ["draws", "expected_draws"]
-    for column in design:
+    for column in ("draws", "expected_draws", *DESIGN_NUMBERS):
         if column not in labels:
             labels[column] = np.nan
             continue
@@ -176,7 +198,40 @@ def read_labels(
         if text.any():
             raise InputError("not a number", path=source, row=_row(text), column=column)
     _check_design(labels, source)
-    return labels[[*UTTERANCE, "reference", *design]]
+    return _with_design(labels, source)
+
+
+def _with_design(labels: pd.DataFrame, source) -> pd.DataFrame:
+    """The sheet's columns :func:`read_labels` returns, the missing design columns empty."""
+    for column in ("draws", "expected_draws", *DESIGN_NUMBERS):
+        if column not in labels:
+            labels[column] = np.nan
+    for column in DESIGN_TEXT:
+        if column not in labels:
+            labels[column] = ""
+        labels[column] = labels[column].fillna("").astype(str)
+    columns = [*UTTERANCE, "reference", "draws", "expected_draws", *DESIGN_NUMBERS, *DESIGN_TEXT]
+    return labels[columns].reset_index(drop=True)
+
+
+def _check_across_sheets(earlier: pd.DataFrame, sheet: pd.DataFrame, source) -> None:
+    """A later sheet's reference of an utterance an earlier sheet labelled must be the same
+    (white space aside): one utterance has one transcript."""
+    first = earlier.drop_duplicates(UTTERANCE)[[*UTTERANCE, "reference"]]
+    both = sheet.reset_index().merge(first, on=UTTERANCE, suffixes=("", "_earlier"))
+    differ = both["reference"].map(_squeeze) != both["reference_earlier"].map(_squeeze)
+    if differ.any():
+        raise InputError(
+            "the label differs from an earlier sheet's for this utterance; fix one of them",
+            path=source,
+            row=int(both.loc[differ.to_numpy(), "index"].iat[0]) + 1,
+            column="reference",
+        )
+
+
+def distinct_labels(labels: pd.DataFrame) -> pd.DataFrame:
+    """One row per labelled (dataset, utt_id): its reference (the scoring's input)."""
+    return labels.drop_duplicates(UTTERANCE)[[*UTTERANCE, "reference"]]
 
 
 def _row(mask) -> int:
@@ -265,17 +320,29 @@ def prediction_rows(utterances: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFr
 
 def design_rows(labels: pd.DataFrame, frame_utterances: pd.Index) -> tuple[np.ndarray, np.ndarray]:
     """The draws of one dataset: positions in the frame (an utterance drawn k times is k
-    draws) and their weights 1 / (N p) with p = expected_draws / Σ draws (1 without a design)."""
-    position = frame_utterances.get_indexer(labels["utt_id"])
-    kept = labels[position >= 0]
-    position = position[position >= 0]
-    draws = kept["draws"].fillna(1).round().astype(int).to_numpy()
-    rows = np.repeat(position, draws)
-    if kept["expected_draws"].isna().all():
-        return rows, np.ones(len(rows))
-    p = kept["expected_draws"].to_numpy(dtype=float) / draws.sum()
-    weight = 1.0 / (len(frame_utterances) * p)
-    return rows, np.repeat(weight, draws)
+    draws) and their weights 1 / (N p), p = expected_draws / Σ draws within its sheet (1
+    without a design, and for every ``random`` sheet: the sheets ``werest sample
+    strategy=random`` draws one after another, each from the utterances not labelled yet,
+    are together one simple random sample). Each sheet's draws keep their own weights, so
+    sheets of several designs (a random test split, then ``strategy=winner`` batches) give
+    one unbiased estimate."""
+    rows, weights = [], []
+    sheets = labels["sheet"] if "sheet" in labels else pd.Series(0, index=labels.index)
+    for _, sheet in labels.groupby(sheets.to_numpy(), sort=True):
+        position = frame_utterances.get_indexer(sheet["utt_id"])
+        kept = sheet[position >= 0]
+        position = position[position >= 0]
+        draws = kept["draws"].fillna(1).round().astype(int).to_numpy()
+        rows.append(np.repeat(position, draws))
+        random = "strategy" in kept and (kept["strategy"] == "random").all()
+        if kept["expected_draws"].isna().all() or random:
+            weights.append(np.ones(int(draws.sum())))
+            continue
+        p = kept["expected_draws"].to_numpy(dtype=float) / draws.sum()
+        weights.append(np.repeat(1.0 / (len(frame_utterances) * p), draws))
+    if not rows:
+        return np.zeros(0, dtype=int), np.zeros(0)
+    return np.concatenate(rows), np.concatenate(weights)
 
 
 @dataclass
@@ -347,7 +414,7 @@ def apply_labels(
 ) -> LabelledResult:
     """Turn the summary ``records`` of labelled datasets into prediction-powered ones (see
     the module docstring); returns the paired differences and the warnings."""
-    scores = labelled_scores(table, labels, normaliser)
+    scores = labelled_scores(table, distinct_labels(labels), normaliser)
     estimates = dataset_estimates(prediction_rows(utterances, scores), labels, settings, seed=seed)
     by_cell = {(r["dataset"], r["system"]): r for r in records}
     for record in records:

@@ -40,7 +40,8 @@ from werest.errors import ConfigError, InputError
 from werest.features.agreement import STATUS_OK
 from werest.ingest.table import UTTERANCE
 
-#: the strategies :func:`draw_sample` knows
+#: the strategies :func:`draw_sample` knows (``winner`` is :func:`werest.estimation.winner.
+#: winner_draw`'s: it needs the decision so far)
 STRATEGIES: tuple[str, ...] = ("random", "stratified", "active")
 
 #: added to each predicted WER in :func:`labelling_scores`, so an utterance predicted right by
@@ -61,6 +62,9 @@ SHEET_COLUMNS: list[str] = [
     "n_utterances",
     "budget",
     "stratum",
+    "uniform_share",
+    "leader",
+    "rivals",
 ]
 
 
@@ -271,12 +275,27 @@ def draw_sample(
         part["n_utterances"] = len(group)
         parts.append(part)
     sheet = pd.concat(parts, ignore_index=True)
-    sheet["reference"] = ""
     sheet["strategy"] = strategy
+    sheet["uniform_share"] = uniform_share if strategy == "active" else np.nan
+    return as_sheet(sheet, budget)
+
+
+def as_sheet(rows: pd.DataFrame, budget: int) -> pd.DataFrame:
+    """Drawn rows (``dataset, utt_id, strategy, draws, expected_draws, ...``) as a labelling
+    sheet: :data:`SHEET_COLUMNS`, the references empty, the design columns a strategy does
+    not use empty."""
+    sheet = rows.copy()
+    sheet["reference"] = ""
     sheet["budget"] = budget
+    for column in ("audio", "leader", "rivals"):
+        if column not in sheet:
+            sheet[column] = ""
+    for column in ("duration", "stratum", "uniform_share", "inclusion_probability"):
+        if column not in sheet:
+            sheet[column] = np.nan
     sheet["stratum"] = sheet["stratum"].astype("Int64")
     sheet["draws"] = sheet["draws"].astype(int)
-    return sheet[SHEET_COLUMNS]
+    return sheet[SHEET_COLUMNS].sort_values(UTTERANCE, kind="stable").reset_index(drop=True)
 
 
 def check_design(

@@ -10,6 +10,7 @@ import pandas as pd
 from werest.estimation.labels import (
     LabelSettings,
     dataset_estimates,
+    distinct_labels,
     enough_labels,
     labelled_scores,
     ppi_fields,
@@ -49,7 +50,7 @@ def label_leaderboard(
     """
     rows = result.utterances
     ordered = labels.assign(utt_id=utterance_order(labels))
-    scores = labelled_scores(table, labels, normaliser)
+    scores = labelled_scores(table, distinct_labels(labels), normaliser)
     scores = scores.assign(utt_id=utterance_order(scores))
     done = estimated(rows).assign(utt_id=lambda f: f["_order"])
     done = done.astype({"dataset": str, "system": str})

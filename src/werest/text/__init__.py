@@ -493,6 +493,28 @@ def coded_distances(
 _SURROGATES, _SURROGATE_SPAN = 0xD800, 0x800
 
 
+def encoded_texts(texts: Sequence[str], unit: str) -> list:
+    """Each text as :func:`coded_distances` aligns it: words as one code point each (one
+    vocabulary for all of ``texts``), or its characters; for a caller that aligns many pairs
+    of the same texts (:func:`encoded_distances`)."""
+    vocabulary: dict[str, int] = {}
+    if unit == "word":
+        return [_word_string(text, vocabulary) for text in texts]
+    return [_units(text, unit) for text in texts]
+
+
+def encoded_distances(encoded: list, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The Levenshtein distance between ``encoded[a[i]]`` and ``encoded[b[i]]`` for every i
+    (:func:`encoded_texts`), int64."""
+    from rapidfuzz import process
+    from rapidfuzz.distance import Levenshtein
+
+    left = [encoded[i] for i in np.asarray(a).tolist()]
+    right = [encoded[i] for i in np.asarray(b).tolist()]
+    distances = process.cpdist(left, right, scorer=Levenshtein.distance, dtype=np.int64)
+    return np.asarray(distances, dtype=np.int64).reshape(-1)
+
+
 def _word_string(text: str, vocabulary: dict[str, int]) -> str:
     """``text``'s words (as jiwer splits them) as one code point each, the same word always
     the same code point."""

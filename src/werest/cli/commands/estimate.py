@@ -29,6 +29,7 @@ from werest.estimation.estimate import (
     input_features,
     load_models,
     write_outputs,
+    write_summary,
     zero_label_pairs,
 )
 from werest.estimation.guards import attach_warnings, format_warnings
@@ -39,13 +40,27 @@ from werest.estimation.labels import (
     format_more_labels,
     read_labels,
 )
-from werest.io import atomic_path, staged_output, write_csv
+from werest.estimation.winner import (
+    WinnerSettings,
+    format_winner,
+    mark_contenders,
+    shortlist,
+    winner_entries,
+)
+from werest.io import atomic_path, staged_output, write_csv, write_json
 from werest.partition.estimate import estimate_input
 from werest.resources import ResourceMonitor, write_resources
 from werest.text import requested_normaliser
 
 #: What a run writes in ``output_dir`` (an earlier run's, replaced whole: docs/architecture.md)
-OUTPUTS = ("utterances.csv", "utterances", "summary.json", "resources.json", "pairs.csv")
+OUTPUTS = (
+    "utterances.csv",
+    "utterances",
+    "summary.json",
+    "resources.json",
+    "pairs.csv",
+    "winner.json",
+)
 
 
 def run(settings: EstimateSettings) -> list[dict]:
@@ -94,6 +109,18 @@ def run(settings: EstimateSettings) -> list[dict]:
                 )
                 warnings = [*warnings, *labelled.warnings]
                 attach_warnings(records, warnings)
+            winner = (
+                winner_entries(
+                    records,
+                    source,
+                    models.normaliser,
+                    labels,
+                    settings=build(settings.winner, WinnerSettings),
+                    utterances=result.utterances,
+                )
+                if result.utterances is not None
+                else []
+            )
         # differences: the labelled ones with labels=, else the zero-label ones
         pairs = (
             labelled.pairs if labels is not None else zero_label_pairs(records, models.calibration)
@@ -103,12 +130,17 @@ def run(settings: EstimateSettings) -> list[dict]:
         resources = monitor.summary
         if result.utterances is not None:
             write_outputs(result.utterances, records, staged)
-        else:  # estimate_input wrote summary.json beside the parts
+        else:  # estimate_input wrote summary.json beside the parts: with the contenders now
+            mark_contenders(records, shortlist(records))
+            write_summary(records, staged)
             resources |= {"stage_seconds": result.seconds, "partitions": result.n_partitions}
         write_resources(resources, staged / "resources.json")
+        if winner:
+            write_json(winner, staged / "winner.json")
         save_config(settings, staged / "config.yaml")
     has_audio = "audio" in getattr(source, "columns", ())  # a table in memory
     print_blocks(
+        format_winner(winner) if winner else None,
         evidence_line(models, has_audio),
         format_summary(records, labels is not None),
         format_pairs(pairs) if labels is None and len(pairs) else None,

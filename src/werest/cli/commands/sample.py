@@ -9,13 +9,16 @@ draw_sample`) and writes the labelling sheet, CSV, with ``<out>.config.yaml`` be
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from werest.cli.commands._common import print_blocks, save_config
+from werest.cli.commands._common import build, print_blocks, save_config
 from werest.cli.schema import SampleSettings
 from werest.errors import InputError
 from werest.estimation.estimate import input_features, load_models
+from werest.estimation.labels import read_labels
 from werest.estimation.sampling import (
+    as_sheet,
     check_design,
     draw_sample,
     expected_half_width,
@@ -23,7 +26,8 @@ from werest.estimation.sampling import (
     mean_predicted_wer,
     utterance_list,
 )
-from werest.ingest.table import read_table
+from werest.estimation.winner import WinnerSettings, format_winner, winner_draw
+from werest.ingest.table import UTTERANCE, read_table
 from werest.io import atomic_path, staged_output
 from werest.partition.estimate import estimate_table
 
@@ -37,36 +41,94 @@ def run(settings: SampleSettings) -> pd.DataFrame:
         strategy = "active" if table["system"].nunique() >= 2 else "random"
     draw = {
         "budget": settings.budget,
-        "strategy": strategy,
+        "strategy": "random" if strategy == "winner" else strategy,
         "seed": settings.seed,
         "uniform_share": float(settings.uniform_share),
         "strata": settings.strata,
     }
     check_design(**draw)  # a bad setting fails before the model and the table load
+    winner = build(settings.winner, WinnerSettings)
+    estimated = decisions = None
     if strategy == "random":
         table = read_table(settings.input) if table is None else table
-        scores = None
     else:
         models = load_models(settings.model_path, trust_model=settings.trust_model)
         table = read_table(settings.input, numeric=input_features(models))
         _check_systems(table, strategy, settings.input)
-        estimated, _, _ = estimate_table(
+        estimated, records, _ = estimate_table(
             table, models, target=None, n_jobs=settings.n_jobs, source=settings.input
         )
-        score = mean_predicted_wer if strategy == "stratified" else labelling_scores
-        scores = score(estimated)
-    sheet = draw_sample(utterance_list(table), scores=scores, **draw)
-    widths = None if strategy == "random" else expected_half_width(estimated, settings.budget)
+    labels = read_labels(settings.labels, table, settings.input) if settings.labels else None
+    if strategy == "winner":
+        rows, decisions = winner_draw(
+            records,
+            table,
+            models.normaliser,
+            labels,
+            settings.budget,
+            seed=settings.seed,
+            settings=winner,
+            utterances=estimated,
+        )
+        rows = rows.merge(utterance_list(table), on=UTTERANCE, how="left").assign(
+            strategy="winner",
+            inclusion_probability=lambda r: (
+                1 - (1 - r["selection_probability"]) ** r["draws"].sum()
+            ),
+        )
+        sheet = as_sheet(rows, settings.budget)
+    else:
+        utterances = utterance_list(table)
+        if labels is not None and strategy == "random":  # the next of one random sample
+            utterances = utterances[~_labelled(utterances, labels)]
+        scores = None
+        if strategy != "random":
+            score = mean_predicted_wer if strategy == "stratified" else labelling_scores
+            scores = score(estimated)
+        sheet = draw_sample(utterances, scores=scores, **draw)
+    if labels is not None:
+        sheet = _filled(sheet, labels)
+    widths = (
+        None
+        if strategy in ("random", "winner")
+        else expected_half_width(estimated, settings.budget)
+    )
     with staged_output(settings.out, file=True) as out:  # the sheet and its config as one
         with atomic_path(out) as tmp:
             sheet.to_csv(tmp, index=False)
         save_config(settings, out)
+    given = "" if not settings.labels else f"{_label_list(settings.labels)},"
     hint = (
-        f"fill the reference column, then: werest estimate input={settings.input} "
-        f"labels={settings.out}"
+        f"fill the empty references, then: werest estimate input={settings.input} "
+        f"labels=[{given}{settings.out}]"
     )
-    print_blocks(format_draw(sheet, widths), hint)
+    print_blocks(
+        format_winner(decisions) if decisions else None,
+        format_draw(sheet, widths),
+        hint,
+    )
     return sheet
+
+
+def _labelled(utterances: pd.DataFrame, labels: pd.DataFrame) -> np.ndarray:
+    """Which of ``utterances`` the labels already transcribe."""
+    done = pd.MultiIndex.from_frame(labels[UTTERANCE].astype(str))
+    return pd.MultiIndex.from_frame(utterances[UTTERANCE].astype(str)).isin(done)
+
+
+def _filled(sheet: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
+    """The sheet with the references the labels already give (a redrawn utterance costs no
+    new label)."""
+    known = labels.drop_duplicates(UTTERANCE).set_index(UTTERANCE)["reference"]
+    keys = pd.MultiIndex.from_frame(sheet[UTTERANCE].astype(str))
+    known.index = pd.MultiIndex.from_frame(known.index.to_frame().astype(str))
+    filled = known.reindex(keys).to_numpy()
+    sheet["reference"] = np.where(pd.notna(filled), filled, sheet["reference"])
+    return sheet
+
+
+def _label_list(value) -> str:
+    return ",".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
 
 
 def _check_systems(table: pd.DataFrame, strategy: str, source) -> None:
@@ -86,9 +148,10 @@ def format_draw(sheet: pd.DataFrame, widths: pd.Series | None = None) -> str:
     to expect from labels alone at this budget."""
     lines = []
     for dataset, rows in sheet.groupby("dataset", sort=True):
+        new = int((rows["reference"].astype(str).str.strip() == "").sum())
         line = (
             f"{dataset}: N={int(rows['n_utterances'].iat[0])}, drawn {int(rows['draws'].sum())}, "
-            f"distinct {len(rows)} ({rows['strategy'].iat[0]})"
+            f"distinct {len(rows)}, to transcribe {new} ({rows['strategy'].iat[0]})"
         )
         if widths is not None and dataset in widths.index and widths[dataset] > 0:
             line += (
@@ -97,7 +160,7 @@ def format_draw(sheet: pd.DataFrame, widths: pd.Series | None = None) -> str:
                 "narrower where they are good)"
             )
         lines.append(line)
-    if widths is None:
+    if widths is None and not (sheet["strategy"] == "winner").all():
         lines.append(
             "(the interval to expect needs the model's predictions: strategy=active or "
             "stratified compute them)"

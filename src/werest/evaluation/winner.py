@@ -1,0 +1,352 @@
+"""``werest evaluate experiment=winner``: which system is best, measured as a user meets it.
+
+Two questions, on every dataset of the shared data (or a user's table with references):
+
+1. **The zero-label shortlist** (:func:`werest.estimation.winner.shortlist`): its rule, the
+   share of systems kept, is calibrated leave one domain out (:func:`calibrate_shortlist`):
+   for each held-out domain, the smallest share that held the true best in ``coverage`` of
+   the other domains' datasets; then its coverage and size on the held-out datasets. The
+   zero-label estimates are the LODO cells of ``experiment=lodo`` (never trained on the
+   dataset's domain).
+2. **The decision** (:func:`werest.estimation.winner.decide`): ``n_users`` simulated users
+   per dataset each label batches of ``batch`` draws, look after every batch and stop at the
+   first ``decided`` or ``tie``, or at ``max_labels`` distinct labels, or once every
+   utterance is labelled. Three arms share the stopping rule:
+
+   * ``winner``: ``werest sample strategy=winner`` (draws ∝ the contenders' disagreement);
+   * ``uniform``: the same contenders, draws uniform over the utterances not yet labelled
+     (``strategy=random``);
+   * ``labels_only``: no prediction at all: every system a contender, no zero-label leader,
+     uniform draws: what a user does with labels alone.
+
+   A stop is *wrong* when the named winner's true WER is more than ``tie_margin`` above the
+   true best's.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+from werest import logs
+from werest.estimation.winner import (
+    ALPHA,
+    FRESH_UNIFORM,
+    TIE_MARGIN,
+    UNDECIDED,
+    WINNER_UNIFORM_SHARE,
+    Batch,
+    Contest,
+    decide,
+    next_batch,
+    shortlist,
+)
+
+log = logging.getLogger(__name__)
+
+#: The arms of the simulation (module docstring).
+ARMS: tuple[str, ...] = ("winner", "uniform", "labels_only")
+#: The shares the shortlist's calibration tries.
+SHARES = tuple(round(s, 2) for s in np.arange(0.05, 1.0001, 0.05))
+#: Labels at which the report counts the users decided.
+CHECKPOINTS = (50, 100, 300)
+
+
+@dataclass(frozen=True)
+class WinnerExperiment:
+    """``winner:`` of ``werest evaluate experiment=winner``.
+
+    Parameters
+    ----------
+    n_users : simulated users per dataset and arm.
+    batch : draws per batch (a user looks after each).
+    max_labels : a user gives up after this many distinct labels.
+    tie_margin, alpha, bounds : the decision's (:class:`werest.estimation.winner.WinnerSettings`).
+    uniform_share : ``strategy=winner``'s uniform share.
+    coverage : the shortlist's calibration target.
+    arms : which arms to run (:data:`ARMS`).
+    seed : the users' seed.
+    """
+
+    n_users: int = 200
+    batch: int = 10
+    max_labels: int = 300
+    tie_margin: float = TIE_MARGIN
+    alpha: float = ALPHA
+    uniform_share: float = WINNER_UNIFORM_SHARE
+    bounds: str = "asymptotic"
+    coverage: float = 0.9
+    arms: tuple[str, ...] = ARMS
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "arms", tuple(str(a) for a in self.arms))
+        unknown = sorted(set(self.arms) - set(ARMS))
+        if unknown:
+            raise ValueError(f"winner.arms: unknown {unknown[0]!r} ({', '.join(ARMS)})")
+
+
+@dataclass
+class WinnerResult:
+    """What :func:`evaluate_winner` measured (tables of the report)."""
+
+    shortlist: pd.DataFrame
+    users: pd.DataFrame
+    datasets: pd.DataFrame
+    overall: pd.DataFrame
+    shipped_share: float
+    settings: WinnerExperiment
+    seconds: dict = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- the shortlist
+
+
+def best_rank_shares(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset with at least 3 systems: its domain, S, the true best, and the smallest
+    shortlist share whose shortlist holds it (``needed``)."""
+    rows = []
+    for dataset, mine in cells.groupby("dataset", sort=True):
+        if len(mine) < 3:
+            continue
+        best = str(mine.loc[mine["wer"].idxmin(), "system"])
+        needed = next(
+            share
+            for share in SHARES
+            if best in shortlist(mine.to_dict("records"), share)[str(dataset)]
+        )
+        rows.append(
+            {
+                "dataset": dataset,
+                "domain": mine["domain"].iat[0],
+                "systems": len(mine),
+                "true_best": best,
+                "needed": needed,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def smallest_share(needed: pd.Series, coverage: float) -> float:
+    """The smallest share of :data:`SHARES` that holds the true best in ``coverage`` of the
+    datasets whose ``needed`` shares are given."""
+    for share in SHARES:
+        if (needed <= share + 1e-9).mean() >= coverage - 1e-9:
+            return share
+    return 1.0
+
+
+def calibrate_shortlist(cells: pd.DataFrame, coverage: float) -> tuple[pd.DataFrame, float]:
+    """Leave one domain out: per held-out dataset, the share calibrated on the other domains'
+    datasets, whether its shortlist holds the true best, and its size; and the share
+    calibrated on every dataset (what ships: :data:`werest.estimation.winner.SHORTLIST_SHARE`)."""
+    ranks = best_rank_shares(cells)
+    rows = []
+    for domain in sorted(ranks["domain"].unique()):
+        share = smallest_share(ranks.loc[ranks["domain"] != domain, "needed"], coverage)
+        for _, row in ranks[ranks["domain"] == domain].iterrows():
+            mine = cells[cells["dataset"] == row["dataset"]]
+            kept = shortlist(mine.to_dict("records"), share)[row["dataset"]]
+            rows.append(
+                {
+                    **row.to_dict(),
+                    "share": share,
+                    "contenders": len(kept),
+                    "kept_share": len(kept) / row["systems"],
+                    "holds_best": row["true_best"] in kept,
+                }
+            )
+    return pd.DataFrame(rows), smallest_share(ranks["needed"], coverage)
+
+
+# --------------------------------------------------------------------------- the users
+
+
+def simulate_users(
+    contest: Contest,
+    errors: np.ndarray,
+    true_wer: np.ndarray,
+    arm: str,
+    settings: WinnerExperiment,
+) -> pd.DataFrame:
+    """``settings.n_users`` users of one arm on one dataset (module docstring): one row each,
+    with ``status``, ``labels``, ``draws``, ``winner`` and ``wrong``."""
+    if arm == "labels_only":
+        contest = replace(contest, contenders=list(contest.systems), zero_label={})
+    rows = []
+    for user in range(settings.n_users):
+        rng = np.random.default_rng([settings.seed, user, ARMS.index(arm)])
+        batches: list[Batch] = []
+        labelled = np.zeros(contest.n, dtype=bool)
+        while True:
+            decision = decide(
+                contest,
+                batches,
+                errors,
+                tie_margin=settings.tie_margin,
+                alpha=settings.alpha,
+                bounds=settings.bounds,
+            )
+            used = int(labelled.sum())
+            if decision.status != UNDECIDED or used >= settings.max_labels or used >= contest.n:
+                break
+            if arm == "winner":
+                batch, _ = next_batch(
+                    contest, decision, settings.batch, settings.uniform_share, rng
+                )
+            else:
+                free = np.flatnonzero(~labelled)
+                picked = rng.choice(free, size=min(settings.batch, len(free)), replace=False)
+                batch = Batch(picked, FRESH_UNIFORM)
+            batches.append(batch)
+            labelled[batch.positions] = True
+        named = decision.winner
+        gap = true_wer[contest.index(named)] - true_wer.min() if named else np.nan
+        rows.append(
+            {
+                "dataset": contest.dataset,
+                "arm": arm,
+                "user": user,
+                "status": decision.status,
+                "labels": decision.labels_used,
+                "draws": decision.draws,
+                "winner": named,
+                "gap": gap,
+                "wrong": bool(named is not None and gap > settings.tie_margin),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def dataset_table(users: pd.DataFrame, sizes: dict[str, int], max_labels: int) -> pd.DataFrame:
+    """Per dataset and arm: wrong stops, the share decided within each checkpoint (or the
+    whole dataset, when smaller), and labels to a decision (median and 90th percentile over
+    users, an undecided user counting as never)."""
+    rows = []
+    for (dataset, arm), mine in users.groupby(["dataset", "arm"], sort=True):
+        stopped = mine["status"] != UNDECIDED
+        labels = np.where(stopped, mine["labels"], np.inf)
+        row = {
+            "dataset": dataset,
+            "arm": arm,
+            "utterances": sizes[dataset],
+            "users": len(mine),
+            "wrong_stops": float(mine["wrong"].sum() / max(stopped.sum(), 1)),
+            "decided": float(stopped.mean()),
+            "ties": float((mine["status"] == "tie").mean()),
+        }
+        for checkpoint in CHECKPOINTS:
+            row[f"decided_{checkpoint}"] = float((labels <= checkpoint).mean())
+        row["decided_cap"] = float((labels <= min(max_labels, sizes[dataset])).mean())
+        row["median_labels"] = float(np.median(labels))
+        row["p90_labels"] = float(np.quantile(labels, 0.9))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def overall_table(datasets: pd.DataFrame, users: pd.DataFrame) -> pd.DataFrame:
+    """Per arm, over every dataset (each weighing the same): wrong stops over all stops, the
+    worst dataset's, and the mean shares decided."""
+    rows = []
+    for arm, mine in datasets.groupby("arm", sort=False):
+        theirs = users[users["arm"] == arm]
+        stops = theirs["status"] != UNDECIDED
+        rows.append(
+            {
+                "arm": arm,
+                "datasets": len(mine),
+                "wrong_stops": float(theirs["wrong"].sum() / max(stops.sum(), 1)),
+                "worst_wrong_stops": float(mine["wrong_stops"].max()),
+                **{
+                    f"decided_{c}": float(mine[f"decided_{c}"].mean())
+                    for c in (*CHECKPOINTS, "cap")
+                },
+                "median_labels": float(np.median(mine["median_labels"])),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def evaluate_winner(
+    contests: dict[str, Contest],
+    errors: dict[str, np.ndarray],
+    true_wer: dict[str, np.ndarray],
+    cells: pd.DataFrame,
+    settings: WinnerExperiment,
+    *,
+    n_jobs: int = 1,
+) -> WinnerResult:
+    """The shortlist's leave-one-domain-out calibration on ``cells`` (``dataset, system,
+    domain, estimated_wer, wer``: held-out zero-label estimates and the truth), then every
+    arm's users on every contest (its contenders: the shortlist of the share calibrated
+    without its domain; its first leader: the lowest zero-label estimate)."""
+    from joblib import Parallel, delayed
+
+    calibration, shipped = calibrate_shortlist(cells, settings.coverage)
+    share = dict(zip(calibration["dataset"], calibration["share"], strict=True))
+    for name, contest in contests.items():
+        mine = cells[cells["dataset"] == name]
+        contest.zero_label = dict(zip(mine["system"], mine["estimated_wer"], strict=True))
+        contest.contenders = shortlist(mine.to_dict("records"), share.get(name, shipped)).get(
+            name, list(contest.systems)
+        )
+    tasks = [(name, arm) for name in contests for arm in settings.arms]
+    runs = Parallel(n_jobs=n_jobs, return_as="generator")(
+        delayed(simulate_users)(contests[n], errors[n], true_wer[n], arm, settings)
+        for n, arm in tasks
+    )
+    parts = list(logs.track(runs, desc="simulated users", unit="dataset", total=len(tasks)))
+    users = pd.concat(parts, ignore_index=True)
+    sizes = {name: contest.n for name, contest in contests.items()}
+    datasets = dataset_table(users, sizes, settings.max_labels)
+    return WinnerResult(
+        shortlist=calibration,
+        users=users,
+        datasets=datasets,
+        overall=overall_table(datasets, users),
+        shipped_share=shipped,
+        settings=settings,
+    )
+
+
+def labelled_contests(
+    table: pd.DataFrame, normaliser
+) -> tuple[dict[str, Contest], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The contests of a labelled transcripts table (every dataset of two systems or more),
+    each system's true errors on every utterance (N, S) and its true WER in points (S,),
+    counted as ``werest score`` counts them (a missing hypothesis: every reference word
+    deleted, as in the contest)."""
+    from werest.estimation.winner import build_contests, error_matrix
+    from werest.text.scoring import score_utterances
+
+    contests = build_contests(table, normaliser)
+    scored = score_utterances(table, normaliser)
+    errors, truth = {}, {}
+    for name, contest in contests.items():
+        mine = scored[scored["dataset"] == name]
+        errors[name] = error_matrix(contest, mine)
+        words = mine.groupby(mine["utt_id"].astype(str))["ref_words"].max()
+        words = words.reindex(contest.utterances).fillna(0).to_numpy(dtype=float)
+        complete = np.isfinite(errors[name]).all(axis=1)
+        errors[name] = np.where(complete[:, None], errors[name], 0.0)
+        truth[name] = 100 * errors[name].sum(axis=0) / max(words[complete].sum(), 1.0)
+        if not complete.all():
+            log.warning(
+                "%s: %d utterances without a reference are left out", name, (~complete).sum()
+            )
+            contests[name] = _only(contest, complete)
+            errors[name] = errors[name][complete]
+    return contests, errors, truth
+
+
+def _only(contest: Contest, keep: np.ndarray) -> Contest:
+    """The contest on the utterances ``keep`` marks."""
+    return replace(
+        contest,
+        utterances=contest.utterances[keep],
+        codes=contest.codes[keep],
+        _distances={},
+    )

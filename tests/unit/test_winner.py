@@ -1,0 +1,231 @@
+"""Which system is best (:mod:`werest.estimation.winner`): the shortlist, the design, the
+confidence sequences (checked against ``confseq``, the reference implementation of
+Waudby-Smith & Ramdas and Howard et al.) and the decision, on synthetic contests whose truth
+is known exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from werest.estimation import winner as W
+from werest.evaluation.winner import (
+    WinnerExperiment,
+    best_rank_shares,
+    calibrate_shortlist,
+    labelled_contests,
+    simulate_users,
+)
+from werest.text import as_normaliser
+
+VOCABULARY = [f"w{i}" for i in range(60)]
+
+
+def synthetic_table(error_rates, n=300, seed=0, dataset="d") -> pd.DataFrame:
+    """``n`` utterances of 4–14 words; system k substitutes each word with probability
+    ``error_rates[k]`` (independently), so system 0 of the lowest rate is the best."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        words = list(rng.choice(VOCABULARY, size=rng.integers(4, 15)))
+        for k, rate in enumerate(error_rates):
+            hyp = [w if rng.random() > rate else str(rng.choice(VOCABULARY)) for w in words]
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "utt_id": f"u{i:04d}",
+                    "system": f"s{k}",
+                    "hypothesis": " ".join(hyp),
+                    "reference": " ".join(words),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def clear_contest():
+    """Three systems at 2 %, 12 % and 20 % substitution rates."""
+    contests, errors, truth = labelled_contests(
+        synthetic_table([0.02, 0.12, 0.20]), as_normaliser("whisper_basic")
+    )
+    return contests["d"], errors["d"], truth["d"]
+
+
+# --------------------------------------------------------------------------- the bound
+
+
+def test_the_difference_of_two_systems_errors_is_at_most_their_distance(clear_contest):
+    contest, errors, _ = clear_contest
+    for a in range(3):
+        for b in range(a + 1, 3):
+            gap = np.abs(errors[:, a] - errors[:, b])
+            assert (gap <= contest.distance(a, b) + 1e-9).all()
+            assert (gap > 0).any()  # not vacuous
+
+
+# --------------------------------------------------------------------------- against confseq
+
+
+def test_the_empirical_bernstein_sequence_is_confseqs_predictable_mixture():
+    from confseq.betting_strategies import lambda_predmix_eb
+    from confseq.predmix import predmix_lower_cs
+
+    rng = np.random.default_rng(1)
+    t = np.arange(1, 301)
+    for n_population in (None, 400):
+        if n_population is None:  # with replacement: the mean is μ at every draw
+            unit = rng.beta(2, 5, size=300)
+            slope, offset = np.ones(300), np.zeros(300)
+        else:  # without replacement: the conditional mean of the next draw
+            unit = rng.permutation(rng.beta(2, 5, size=n_population))[:300]
+            before = np.append(0, np.cumsum(2 * unit - 1)[:-1])
+            left = n_population - np.arange(300)
+            slope, offset = n_population / left, -before / left
+        x = 2 * unit - 1  # in [-1, 1]: c = 1
+        ours = W.eb_lower_bounds(
+            x[:, None], np.ones((300, 1)), slope[:, None], offset[:, None], 0.05
+        )[:, 0]
+        regularised = (0.5 + np.cumsum(unit)) / (t + 1)
+        v = (unit - np.append(0.5, regularised[:-1])) ** 2
+        reference = predmix_lower_cs(
+            unit,
+            v=v,
+            lambdas_fn=lambda y: lambda_predmix_eb(y, truncation=W.TRUNCATION, alpha=0.05),
+            psi_fn=lambda lam: -np.log(1 - lam) - lam,
+            alpha=0.05,
+            running_intersection=True,
+            N=n_population,
+        )
+        # confseq bounds a mean of [0, 1] data at 0 from below
+        np.testing.assert_allclose(np.maximum((ours + 1) / 2, 0), reference, atol=1e-12)
+
+
+def test_the_asymptotic_sequence_is_robbins_normal_mixture_boundary():
+    from confseq.boundaries import normal_mixture_bound
+
+    x = np.random.default_rng(2).normal(1.0, 2.0, size=(200, 1))
+    half = W.asymptotic_half_widths(x, 0.05)
+    for t in (20, 100, 200):
+        variance = x[:t].var()
+        boundary = normal_mixture_bound(t * variance, 0.05, W.HORIZON * variance, 0.05, False)
+        assert half[t - 1, 0] * t == pytest.approx(boundary, rel=1e-9)
+
+
+# --------------------------------------------------------------------------- validity
+
+
+def test_the_empirical_bernstein_sequence_holds_at_every_time_under_the_winner_design():
+    """2,000 users draw 400 times each from a skewed population with q ∝ d; the share whose
+    lower bound ever passes the true mean is at most α (the sequence is conservative: the
+    tolerance, 3 binomial standard errors, is never needed)."""
+    rng = np.random.default_rng(3)
+    n, users, draws, alpha = 500, 2000, 400, 0.05
+    d = rng.geometric(0.3, size=n).astype(float) * (rng.random(n) < 0.6)
+    x = d * rng.choice([-1.0, 1.0], size=n, p=[0.4, 0.6]) * rng.random(n)
+    q = 0.2 / n + 0.8 * d / d.sum()
+    picks = rng.choice(n, size=(draws, users), p=q)
+    terms = x[picks] / (n * q[picks])
+    bound = np.full_like(terms, (d / (n * q)).max())
+    lower = W.eb_lower_bounds(terms, bound, np.ones_like(terms), np.zeros_like(terms), alpha)
+    missed = (lower > x.mean()).any(axis=0).mean()
+    assert missed <= alpha + 3 * np.sqrt(alpha * (1 - alpha) / users)
+    assert np.isfinite(lower[-1]).all()
+
+
+def test_a_census_decides_from_the_truth(clear_contest):
+    contest, errors, truth = clear_contest
+    everything = [W.Batch(np.arange(contest.n), W.FRESH_UNIFORM)]
+    decision = W.decide(contest, everything, errors)
+    assert decision.status == W.DECIDED
+    assert decision.winner == contest.systems[int(np.argmin(truth))]
+    assert decision.low == decision.high == pytest.approx(decision.difference)
+
+
+# --------------------------------------------------------------------------- the decision
+
+
+@pytest.mark.parametrize("bounds", W.BOUNDS)
+def test_users_of_the_winner_design_name_the_best_with_fewer_labels_than_uniform(bounds):
+    contests, errors, truths = labelled_contests(
+        synthetic_table([0.04, 0.08, 0.25], n=600, seed=5), as_normaliser("whisper_basic")
+    )
+    contest, errors, truth = contests["d"], errors["d"], truths["d"]
+    contest.contenders = ["s0", "s1"]
+    settings = WinnerExperiment(n_users=8, bounds=bounds, max_labels=contest.n)
+    winner = simulate_users(contest, errors, truth, "winner", settings)
+    uniform = simulate_users(contest, errors, truth, "uniform", settings)
+    assert (winner["status"] == W.DECIDED).all()
+    assert (winner["winner"] == "s0").all() and not winner["wrong"].any()
+    assert winner["labels"].median() < uniform["labels"].median()
+
+
+def test_two_identical_systems_are_a_tie_without_a_label_spent_on_them():
+    table = synthetic_table([0.05, 0.05, 0.3], n=200, seed=4)
+    twin = table[table["system"] == "s0"].assign(system="s0-copy")
+    contests, errors, truth = labelled_contests(
+        pd.concat([table, twin], ignore_index=True), as_normaliser("whisper_basic")
+    )
+    contest = contests["d"]
+    copy, original = contest.index("s0-copy"), contest.index("s0")
+    assert not contest.distance(copy, original).any()
+    settings = WinnerExperiment(n_users=4, max_labels=200)
+    users = simulate_users(contest, errors["d"], truth["d"], "winner", settings)
+    stopped = users[users["status"] != W.UNDECIDED]
+    assert len(stopped) and set(stopped["winner"]) <= {"s0", "s0-copy", "s1"}
+    assert not users["wrong"].any()
+
+
+def test_the_draws_leave_out_what_every_system_agrees_on_and_bound_the_weights(clear_contest):
+    contest, _, _ = clear_contest
+    q = W.winner_probabilities(contest, "s0", ["s1"], 0.2)
+    assert q.sum() == pytest.approx(1)
+    assert (q[~contest.disputed] == 0).all()
+    disputed = contest.disputed.sum()
+    assert q[contest.disputed].min() >= 0.2 / disputed - 1e-15
+    assert (1 / (contest.n * q[contest.disputed])).max() <= 1 / 0.2
+
+
+# --------------------------------------------------------------------------- the shortlist
+
+
+def records(estimates: dict[str, float], dataset="d") -> list[dict]:
+    return [{"dataset": dataset, "system": s, "estimated_wer": v} for s, v in estimates.items()]
+
+
+def test_the_shortlist_keeps_the_lowest_share_of_estimates():
+    four = records({"a": 0.30, "b": 0.10, "c": 0.20, "d": 0.40})
+    assert W.shortlist(four, 0.5)["d"] == ["b", "c"]  # ⌈0.5·4⌉ = 2
+    assert W.shortlist(four, 0.55)["d"] == ["a", "b", "c"]  # ⌈2.2⌉ = 3
+    assert W.shortlist(four, 0.05)["d"] == ["b"]
+    assert W.shortlist(records({"a": np.nan, "b": np.nan}), 0.1)["d"] == ["a", "b"]
+
+
+def test_the_shortlist_is_calibrated_without_the_held_out_domain():
+    rows = []
+    # the best is estimated 2nd of 4 in domain x (⌈s·4⌉ ≥ 2 first at s = 0.3), 1st in y
+    # (0.05), 4th in z (⌈s·4⌉ = 4 first at s = 0.8)
+    for domain, order in (("x", [1, 0, 2, 3]), ("y", [0, 1, 2, 3]), ("z", [3, 0, 1, 2])):
+        for k, rank in enumerate(order):
+            rows.append(
+                {
+                    "dataset": f"{domain}-1",
+                    "domain": domain,
+                    "system": f"s{k}",
+                    "estimated_wer": 0.1 * (rank + 1),
+                    "wer": 0.1 * (k + 1),
+                }
+            )
+    cells = pd.DataFrame(rows)
+    needed = best_rank_shares(cells).set_index("domain")["needed"]
+    assert needed.to_dict() == {"x": 0.3, "y": 0.05, "z": 0.8}
+    calibration, shipped = calibrate_shortlist(cells, coverage=0.6)
+    share = calibration.set_index("domain")["share"]
+    # held out x: y and z need 0.05 and 0.8, and 60 % coverage needs both: 0.8
+    assert share.to_dict() == {"x": 0.8, "y": 0.8, "z": 0.3}
+    assert calibration.set_index("domain")["holds_best"].to_dict() == {
+        "x": True,
+        "y": True,
+        "z": False,
+    }
+    assert shipped == 0.3  # 0.3 holds two of the three (0.05 and 0.3): 67 % ≥ 60 %

@@ -39,17 +39,20 @@ from werest.estimation.labels import (
     format_more_labels,
     read_labels,
 )
-from werest.io import atomic_path, staged_output, write_csv
+from werest.io import atomic_path, check_output, staged_output, write_csv
 from werest.partition.estimate import estimate_input
 from werest.resources import ResourceMonitor, write_resources
 from werest.text import requested_normaliser
 
 #: What a run writes in ``output_dir`` (an earlier run's, replaced whole: docs/architecture.md)
 OUTPUTS = ("utterances.csv", "utterances", "summary.json", "resources.json", "pairs.csv")
+#: ... and its config beside them
+OWNED = (*OUTPUTS, "config.yaml")
 
 
 def run(settings: EstimateSettings) -> list[dict]:
     """Estimate, write the outputs and the config, show the summary; returns its records."""
+    check_output(settings.output_dir, owned=OWNED)  # one that cannot be replaced: refused now
     models = load_models(
         settings.model_path, settings.cer_model_path, trust_model=settings.trust_model
     )
@@ -68,7 +71,7 @@ def run(settings: EstimateSettings) -> list[dict]:
     if labels is not None:  # refused before any work when it cannot fit in memory
         check_bootstrap_memory(labels, source, label_settings)
     # every file goes to a staging folder, put in place as one when the run ends
-    with staged_output(folder, owned=(*OUTPUTS, "config.yaml")) as staged:
+    with staged_output(folder, owned=OWNED) as staged:
         with ResourceMonitor() as monitor, partition_runner(settings) as runner:
             result = estimate_input(
                 source,

@@ -83,6 +83,7 @@ def run(settings: LeaderboardSettings) -> Leaderboard:
             n_jobs=settings.n_jobs,
             **partition_settings(settings),
             run_partitions=runner,
+            name=str(settings.input),
         ).leaderboard
     if settings.labels:
         label_leaderboard(result, table, labels, models.normaliser, label_settings, boot)

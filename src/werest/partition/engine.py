@@ -203,6 +203,8 @@ class Spill:
     datasets: list[str] = field(default_factory=list)  # the whole input's, before ``select``
     #: the systems left out because every hypothesis of theirs is null (not run)
     no_hypotheses: list[str] = field(default_factory=list)
+    #: the input's columns (of every file, in the order first seen)
+    columns: list[str] = field(default_factory=list)
 
 
 def partition_of(frame: pd.DataFrame, n_partitions: int) -> np.ndarray:
@@ -230,12 +232,14 @@ def spill(
     datasets: set[str] = set()
     answered: set[str] = set()  # the systems with a hypothesis, and those with only nulls
     silent: set[str] = set()
+    columns: dict[str, None] = {}
     n_rows = n_read = 0
     chunks = read_chunks(path, chunk_rows=chunk_rows, numeric=numeric)
     for number, (source, chunk) in enumerate(chunks):
         datasets.update(chunk["dataset"].unique())
         answered.update(chunk["system"].unique())
         silent.update(chunk.attrs.get(NO_HYPOTHESES, []))
+        columns.update(dict.fromkeys(c for c in chunk.columns if c != ROW))
         n_read += len(chunk)
         if select is not None:
             chunk = select(chunk)
@@ -262,6 +266,7 @@ def spill(
         n_rows=n_rows,
         datasets=sorted(datasets),
         no_hypotheses=sorted(silent),
+        columns=list(columns),
     )
 
 
@@ -567,6 +572,7 @@ def whole_table(table: pd.DataFrame, select: RowSelection | None = None) -> Spil
         n_rows=len(table),
         datasets=datasets,
         no_hypotheses=silent,
+        columns=list(table.columns),
     )
 
 

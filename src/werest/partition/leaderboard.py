@@ -192,6 +192,8 @@ def leaderboard_input(
         spilled = run.spill
         check_selection(spilled.datasets, datasets, exclude_datasets)
         require_two_systems(spilled.systems)
+        if fairness is not None:
+            fairness.check_columns(spilled.columns)
         warn_left_out(spilled, (name or "the input") if in_memory else source)
         check_normaliser(models, normaliser, pd.DataFrame({"language": spilled.languages}))
         clock.lap("spill")

@@ -163,6 +163,7 @@ class Case:
     when: str | None = None  # early:<seconds> | write
     watch: str | None = None  # the output whose staging folder `write` waits for
     unwritable: str | None = None  # a folder made unwritable (chattr +i when run as root)
+    immutable: str | None = None  # a path made immutable (chattr +i: root only, else skipped)
     note: str = ""
     warning: str = "warning"  # warn: what the warning line must say
 
@@ -485,6 +486,7 @@ NUMERIC = [
     ("leaderboard", "bootstrap.confidence=1.5", []),
     ("estimate", "few_labels.level=1", ["labels=input"]),
     ("estimate", "n_jobs=0", []),
+    ("estimate", "n_jobs=40", []),  # more than 4 per core (issue 43): 40 on 2 cores started 42
     ("estimate", "chunk_utterances=0", []),
     ("estimate", "partition.rows=-3", []),
     ("estimate", "missing_hypotheses=drop", []),
@@ -794,6 +796,83 @@ case(
     lambda f: frame_csv(f, "t.csv", demo_frame().drop(columns="reference")),
 )
 
+# 8b. the last unclean edges (issue 43) ---------------------------------------------------------
+
+
+def null_hypotheses(folder: Path, systems: set[str] | None = None) -> Path:
+    """The demo table as Parquet with a null hypothesis (the system was not run) in every row
+    of ``systems`` (None: of every system)."""
+    demo = demo_frame().astype({"hypothesis": object})
+    null = demo["system"].isin(systems) if systems is not None else demo["system"].notna()
+    demo.loc[null, "hypothesis"] = None
+    path = folder / "t.parquet"
+    demo.to_parquet(path)
+    return path
+
+
+case(
+    "estimate-every-hypothesis-null-parquet",
+    "null hypotheses",
+    "error",
+    ["estimate", "input=t.parquet", OUT],
+    null_hypotheses,
+)
+case(
+    "estimate-system-without-hypotheses-parquet",
+    "null hypotheses",
+    "warn",
+    ["estimate", "input=t.parquet", OUT],
+    lambda f: null_hypotheses(f, {"base"}),
+    note="a system whose every hypothesis is null: left out, with a warning naming it",
+    warning="system 'base' left out",
+)
+case(
+    "estimate-target-without-hypotheses-parquet",
+    "null hypotheses",
+    "error",
+    ["estimate", "input=t.parquet", "target=base", OUT],
+    lambda f: null_hypotheses(f, {"base"}),
+    note="says the system has no hypotheses, not that it is not in the input",
+)
+case(
+    "estimate-immutable-output-dir",
+    "output place",
+    "error",
+    ["estimate", f"input={D}", OUT],
+    lambda f: previous_folder(f / "out", "estimate"),
+    previous="out",
+    previous_kind="estimate",
+    immutable="out",
+    note="refused before the run, not after it",
+)
+case(
+    "score-immutable-file-in-output-dir",
+    "output place",
+    "error",
+    ["score", f"input={D}", OUT],
+    lambda f: previous_folder(f / "out", "score"),
+    previous="out",
+    previous_kind="score",
+    immutable="out/scores.csv",
+    note="no hidden .out.old-* left beside it",
+)
+case(
+    "import-immutable-out-table",
+    "output place",
+    "error",
+    ["import", "csv", "s.csv", "--out", "t.parquet"],
+    chain(files(s_DOT_csv=PER_SYSTEM), lambda f: previous_table(f / "t.parquet")),
+    previous="t.parquet",
+    previous_kind="table",
+    immutable="t.parquet",
+)
+case(
+    "leaderboard-fairness-category-not-a-column",
+    "numeric setting",
+    "error",
+    ["leaderboard", f"input={D}", "fairness.categories=[dialect]", OUT],
+)
+
 # 9. signals during a run ----------------------------------------------------------------------
 IMPORT_ROWS = 6000
 
@@ -916,6 +995,11 @@ class Outcome:
         return not self.problems
 
 
+def can_lock() -> bool:
+    """Whether this process can make a path immutable (chattr +i): root, with chattr."""
+    return os.geteuid() == 0 and shutil.which("chattr") is not None
+
+
 def run_case(c: Case, timeout: float) -> Outcome:
     top = Path(tempfile.mkdtemp(prefix="werest-audit-"))
     folder = top / "case"
@@ -923,6 +1007,8 @@ def run_case(c: Case, timeout: float) -> Outcome:
     try:
         return _run_case(c, folder, timeout)
     finally:
+        if c.immutable and can_lock():  # whatever happened: the folder must be removable
+            subprocess.run(["chattr", "-i", str(folder / c.immutable)], check=False)
         for p in [top, *top.rglob("*")]:
             if p.is_dir() and not p.is_symlink():
                 p.chmod(0o755)
@@ -943,6 +1029,8 @@ def _run_case(c: Case, folder: Path, timeout: float) -> Outcome:
         locked.chmod(0o555)
         if os.geteuid() == 0:  # root writes through permissions, not through the immutable flag
             subprocess.run(["chattr", "+i", str(locked)], check=True)
+    if c.immutable:
+        subprocess.run(["chattr", "+i", str(folder / c.immutable)], check=True)
     started = time.perf_counter()
     child = subprocess.Popen(
         command,
@@ -981,6 +1069,8 @@ def _run_case(c: Case, folder: Path, timeout: float) -> Outcome:
     seconds = ended - started
     if locked is not None and os.geteuid() == 0:
         subprocess.run(["chattr", "-i", str(locked)], check=True)
+    if c.immutable:
+        subprocess.run(["chattr", "-i", str(folder / c.immutable)], check=True)
     err = err_bytes.decode(errors="replace")
     lines = err.splitlines()
     outcome = Outcome(
@@ -1188,6 +1278,11 @@ def main() -> int:
     names = [c.name for c in CASES]
     assert len(names) == len(set(names)), [n for n in names if names.count(n) > 1]
     chosen = [c for c in CASES if options.only in c.name]
+    if not can_lock():
+        skipped = [c.name for c in chosen if c.immutable]
+        chosen = [c for c in chosen if not c.immutable]
+        if skipped:
+            print(f"skipped (chattr +i needs root and chattr): {', '.join(skipped)}")
     if options.list:
         for c in chosen:
             print(f"{c.name:55} {c.family:18} {c.expect}")

@@ -9,10 +9,14 @@ interrupted run leaves nothing half-written, and no mix of two runs.
 from __future__ import annotations
 
 import fnmatch
+import logging
 import os
 import re
 import shutil
 import signal
+import stat
+import struct
+import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator
@@ -186,11 +190,8 @@ def staged_output(
     by their final names; a :class:`~werest.errors.WerestError` naming a staged file names
     its final place instead.
     """
-    path = Path(path)
-    if path.name in ("", ".", "..") or (not file and path.is_symlink()):
-        path = path.resolve()  # a linked output folder is replaced where it is
-    if not file and path.is_file():
-        raise InputError("is a file, expected a folder to write the outputs in", path=path)
+    path = _output_path(path, file=file)
+    check_output(path, file=file, owned=owned)
     target = path.parent if file else path
     created = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
     staging: Path | None = None
@@ -204,12 +205,19 @@ def staged_output(
                 raise InputError(f"cannot write here: {error.strerror}", path=path) from None
         yield staging / path.name if file else staging
         with deferred_signals():
-            if file:
-                _move_entries(staging, target, owned=(), new_kind={path.name: path})
-            else:
-                # the working folder (or one above it) is never renamed aside
-                whole = not Path.cwd().resolve().is_relative_to(path.resolve())
-                _replace_folder(staging, target, list(owned), whole=whole)
+            try:
+                if file:
+                    _move_entries(staging, target, owned=(), new_kind={path.name: path})
+                else:
+                    # the working folder (or one above it) is never renamed aside
+                    whole = not Path.cwd().resolve().is_relative_to(path.resolve())
+                    _replace_folder(staging, target, list(owned), whole=whole)
+            except OSError as error:  # what was moved is back: the previous outputs stand
+                raise InputError(
+                    f"cannot put the outputs in place: {error.strerror or error}; the previous "
+                    "outputs are as they were",
+                    path=path,
+                ) from None
             _relocate_records(staging, target)
             done = True
     except WerestError as error:
@@ -230,6 +238,129 @@ def staged_output(
                         break
 
 
+def _output_path(path: str | Path, *, file: bool) -> Path:
+    """The place :func:`staged_output` writes: ``path``, resolved where it is ``.`` or ``..``
+    or (a folder) a link, since a linked output folder is replaced where it is."""
+    path = Path(path)
+    if path.name in ("", ".", "..") or (not file and path.is_symlink()):
+        path = path.resolve()
+    return path
+
+
+def check_output(path: str | Path, *, file: bool = False, owned: Iterable[str] = ()) -> None:
+    """Refuse, in one line, an output :func:`staged_output` could not put in place: called
+    with the same arguments before a command's work starts, so that a run never ends in
+    "cannot write" after minutes or hours of work. (:func:`staged_output` checks again on
+    entry, and the renames that put the outputs in place check exactly what they replace.)
+
+    Refused: a folder output that is a file; a place whose nearest existing folder cannot be
+    written (the staging folder goes beside the output); a previous output that could not be
+    renamed aside or removed: immutable or append-only (``chattr +i``/``+a``; ``lsattr``
+    shows it), or in a folder that is not writable. For a folder output, that folder and the
+    entries of it that match ``owned`` (the names the command writes) are checked; for a
+    one-file output, the file (or folder of parts) and its ``<name>.config.yaml``.
+    """
+    path = _output_path(path, file=file)
+    if not file and path.is_file():
+        raise InputError("is a file, expected a folder to write the outputs in", path=path)
+    parent = next(p for p in (path.parent, *path.parent.parents) if os.path.lexists(p))
+    if parent.is_dir() and not _writable(parent):
+        raise InputError(f"cannot write here: {parent} is not writable", path=path)
+    if file:
+        replaced = [path, path.with_name(f"{path.name}.config.yaml")]
+    elif path.is_dir():  # renamed aside whole, or its outputs replaced one by one
+        if _locked(path):
+            raise InputError(f"{_NOT_REPLACEABLE}it is {_LOCKED}", path=path)
+        if not _writable(path):
+            raise InputError(_NOT_REPLACEABLE + "it is a folder that is not writable", path=path)
+        replaced = [e for e in path.iterdir() if _matches(e, owned)]
+    else:
+        replaced = []
+    for entry in replaced:
+        _check_removable(entry, path)
+
+
+_NOT_REPLACEABLE = "cannot replace the previous output: "
+_LOCKED = "immutable or append-only (lsattr shows the flag; chattr -i or -a clears it)"
+
+
+def _check_removable(entry: Path, output: Path) -> None:
+    """InputError naming ``output`` and the first path under ``entry`` (itself included)
+    that could not be renamed aside or removed."""
+    blocked = _unremovable(entry)
+    if blocked is not None:
+        what, why = blocked
+        raise InputError(
+            f"{_NOT_REPLACEABLE}{what if what != output else 'it'} is {why}", path=output
+        )
+
+
+def _unremovable(path: Path) -> tuple[Path, str] | None:
+    """The first path under ``path`` (itself included) that could not be renamed aside or
+    removed, and why; None when all of it can go (or ``path`` does not exist)."""
+    if not os.path.lexists(path):
+        return None
+    if _locked(path):
+        return path, _LOCKED
+    if path.is_dir() and not path.is_symlink():
+        try:
+            entries = list(path.iterdir())
+        except OSError as error:
+            return path, f"unreadable ({error.strerror})"
+        if entries and not _writable(path):
+            return path, "a folder that is not writable"
+        for entry in entries:
+            blocked = _unremovable(entry)
+            if blocked is not None:
+                return blocked
+    return None
+
+
+def _writable(folder: Path) -> bool:
+    """Whether entries can be added to and removed from ``folder`` (an immutable folder is
+    not writable, even for root)."""
+    return os.access(folder, os.W_OK | os.X_OK) and not _locked(folder)
+
+
+#: FS_IMMUTABLE_FL and FS_APPEND_FL (linux/fs.h): a file or folder that cannot be renamed or
+#: removed, even by root
+_LINUX_LOCKED = 0x10 | 0x20
+#: FS_IOC_GETFLAGS, _IOR('f', 1, long)
+_FS_IOC_GETFLAGS = 0x80086601 if struct.calcsize("l") == 8 else 0x80046601
+
+
+def _locked(path: Path) -> bool:
+    """Whether ``path`` (a file or folder, not followed if a link) is immutable or
+    append-only: the flags ``chattr +i``/``+a`` set on Linux (``chflags`` on BSD, macOS).
+    False where the flags cannot be read (another file system, no permission to open)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    flags = getattr(info, "st_flags", None)
+    if flags is not None:  # BSD, macOS
+        return bool(
+            flags & (stat.UF_IMMUTABLE | stat.SF_IMMUTABLE | stat.UF_APPEND | stat.SF_APPEND)
+        )
+    if not sys.platform.startswith("linux") or not (
+        stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)
+    ):
+        return False
+    import fcntl
+
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY)
+    except OSError:
+        return False
+    try:
+        raw = fcntl.ioctl(handle, _FS_IOC_GETFLAGS, bytes(8))
+    except OSError:  # a file system without these flags
+        return False
+    finally:
+        os.close(handle)
+    return bool(struct.unpack("i", raw[:4])[0] & _LINUX_LOCKED)
+
+
 def replace_folder(staging: Path, final: Path) -> None:
     """Rename the finished ``staging`` folder to ``final``, replacing a previous file or
     folder there whole (renamed aside, removed once the new one is in; put back if the
@@ -246,6 +377,7 @@ def _replace_folder(staging: Path, final: Path, owned: list[str], *, whole: bool
         if foreign or not whole:  # keep them: only the outputs are replaced
             _move_entries(staging, final, owned=owned)
             return
+    _check_removable(final, final)  # all of it goes: nothing is moved if any of it cannot
     aside = _aside(final) if os.path.lexists(final) else None
     if aside is not None:
         os.replace(final, aside)
@@ -270,6 +402,10 @@ def _move_entries(
             raise InputError("is a folder, expected a file to write", path=shown)
     target.mkdir(parents=True, exist_ok=True)
     stale = [e for e in target.iterdir() if _matches(e, owned) and not e.name.startswith(".")]
+    if not _writable(target):
+        raise InputError(_NOT_REPLACEABLE + "it is a folder that is not writable", path=target)
+    for entry in [*(target / e.name for e in staging.iterdir()), *stale]:
+        _check_removable(entry, entry)  # nothing is moved if any of them cannot go
     moved: list[tuple[Path | None, Path | None, Path]] = []  # (new at, old aside, name)
     try:
         for entry in sorted(staging.iterdir()):
@@ -310,10 +446,19 @@ def _aside(path: Path) -> Path:
 
 
 def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        path.unlink(missing_ok=True)
+    """Remove a previous output renamed aside; one that cannot be removed (checked before,
+    so changed meanwhile) is said in a warning, not left unseen."""
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+    except OSError as error:
+        logging.getLogger(__name__).warning(
+            "the previous output could not be removed (%s): it is left at %s",
+            error.strerror,
+            path,
+        )
 
 
 def _usual_mode(path: Path, mode: int) -> None:

@@ -126,3 +126,23 @@ def test_the_cli_refuses_a_bootstrap_beyond_memory(capsys, tmp_path, monkeypatch
     )
     assert_one_line_error(status, err, "estimate", "of memory", "few_labels.n_resamples")
     assert not out.exists()
+
+
+def test_n_jobs_stops_at_four_workers_per_core(capsys, tmp_path):
+    from werest.cli.schema import N_JOBS_PER_CORE, available_cores
+
+    most = N_JOBS_PER_CORE * available_cores()
+    rules = {(c, k): r for c, k, r in numbers() if k == "n_jobs"}
+    assert len(rules) == 7 and {r.maximum for r in rules.values()} == {most}
+    assert all(r.allows(-1) and r.allows(most) and not r.allows(most + 1) for r in rules.values())
+    status, _, err = run_cli(
+        capsys, "estimate", f"input={DEMO_TABLE}", f"output_dir={tmp_path / 'out'}", "n_jobs=400"
+    )
+    assert_one_line_error(
+        status,
+        err,
+        "estimate",
+        f"n_jobs must be a whole number <= {most} other than 0, got 400",
+        f"(at most {N_JOBS_PER_CORE} per core, and this machine gives werest {available_cores()})",
+    )
+    assert not (tmp_path / "out").exists()

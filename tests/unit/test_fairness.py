@@ -219,3 +219,16 @@ def test_bad_settings_and_inputs_are_user_errors():
         audit(utterances({"a": [1.0]}, category="region"), PLAIN)
     with pytest.raises(InputError, match="errors"):
         audit(pd.DataFrame({"gender": ["a"], "words": [1.0]}), PLAIN)
+
+
+def test_a_category_the_user_names_must_be_a_column():
+    columns = ["dataset", "utt_id", "system", "hypothesis", "gender"]
+    FairnessSettings().check_columns(columns[:4])  # the default ones: audited where present
+    FairnessSettings(categories=["gender"]).check_columns(columns)
+    with pytest.raises(ConfigError) as error:
+        FairnessSettings(categories=["gender", "dialect"]).check_columns(columns)
+    assert str(error.value) == (
+        "fairness.categories: the input has no column 'dialect' (its columns: dataset, utt_id, "
+        "system, hypothesis, gender); name demographic columns it has, or leave "
+        "fairness.categories unset"
+    )

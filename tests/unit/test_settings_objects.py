@@ -18,6 +18,7 @@ from werest.cli.config import composed, load_settings, settings_from
 from werest.cli.schema import (
     FIT_N_JOBS,
     N_JOBS,
+    N_JOBS_HELP,
     SCHEMAS,
     Bootstrap,
     Cluster,
@@ -162,7 +163,7 @@ def test_n_jobs_is_declared_once():
         if any(e.key == "n_jobs" for e in entries(schema))
     }
     assert len(declared) == 7
-    assert {e.help for e in declared.values()} == {"worker processes (-1: every core)"}
+    assert {e.help for e in declared.values()} == {N_JOBS_HELP}
     assert {e.default for e in declared.values()} == {N_JOBS, FIT_N_JOBS}
     source = (Path(cli_main.__file__).parent / "schema.py").read_text(encoding="utf-8")
     assert len(re.findall(r"n_jobs: int = n_jobs_setting\(", source)) == 7

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 import signal
+import subprocess
 
 import pytest
 
@@ -14,6 +16,7 @@ from werest.errors import InputError
 from werest.io import (
     Terminated,
     atomic_path,
+    check_output,
     deferred_signals,
     recorded_writes,
     staged_output,
@@ -113,7 +116,10 @@ def test_a_failed_rename_puts_back_what_was_moved(tmp_path, monkeypatch):
         real(source, target)
 
     monkeypatch.setattr(io.os, "replace", failing)
-    with pytest.raises(OSError), staged_output(tmp_path) as staged:
+    with (
+        pytest.raises(InputError, match="cannot put the outputs in place: disk full"),
+        staged_output(tmp_path) as staged,
+    ):
         write(staged, **{"a.csv": "new a", "b.csv": "new b"})
     monkeypatch.undo()
     assert files(tmp_path) == {"input.csv": "mine", "a.csv": "old a", "b.csv": "old b"}
@@ -203,3 +209,104 @@ def test_the_working_folder_and_a_linked_folder_stay_where_they_are(tmp_path, mo
     with staged_output(".") as staged:
         write(staged, **{"x.csv": "newer"})
     assert files(real) == {"x.csv": "newer"} and os.path.samefile(os.getcwd(), real)
+
+
+# --------------------------------------------------------------------------- cannot replace
+# An immutable file or folder (chattr +i) cannot be renamed or removed, even by root: the
+# output is refused before any work, and the renames at the end never start half-way.
+
+
+@pytest.fixture
+def immutable():
+    """``immutable(path)`` sets the immutable flag (chattr +i); cleared again at teardown.
+    Needs root (CAP_LINUX_IMMUTABLE) and chattr, on a file system with the flag."""
+    if os.geteuid() != 0:
+        pytest.skip("chattr +i needs root")
+    if shutil.which("chattr") is None:
+        pytest.skip("chattr is not installed")
+    locked: list = []
+
+    def lock(path):
+        done = subprocess.run(["chattr", "+i", str(path)], capture_output=True, text=True)
+        if done.returncode != 0:
+            pytest.skip(f"this file system has no immutable flag: {done.stderr.strip()}")
+        locked.append(path)
+
+    try:
+        yield lock
+    finally:
+        for path in reversed(locked):
+            subprocess.run(["chattr", "-i", str(path)], check=False)
+
+
+def test_an_immutable_output_folder_is_refused_before_the_block_runs(tmp_path, immutable):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "x.csv").write_text("old")
+    immutable(out)
+    ran = []
+    with pytest.raises(InputError, match="cannot replace the previous output: it is immutable"):
+        check_output(out)
+    with pytest.raises(InputError) as error, staged_output(out) as staged:
+        ran.append(staged)
+    assert ran == [] and error.value.path == str(out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert files(out) == {"x.csv": "old"}
+
+
+def test_an_immutable_output_file_in_the_folder_is_named(tmp_path, immutable):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "scores.csv").write_text("old")
+    (out / "notes.txt").write_text("mine")
+    immutable(out / "scores.csv")
+    with pytest.raises(InputError) as error:
+        check_output(out, owned=["scores.csv"])
+    assert str(error.value) == (
+        f"{out}: cannot replace the previous output: {out / 'scores.csv'} is immutable or "
+        "append-only (lsattr shows the flag; chattr -i or -a clears it)"
+    )
+    check_output(out, owned=["other.csv"])  # an entry the run does not own is not replaced
+
+
+def test_the_renames_never_start_when_an_old_output_cannot_go(tmp_path, immutable):
+    """A name the command did not declare but wrote (so not checked before the run): the
+    placement refuses before the first rename, leaves nothing aside and keeps everything."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a.csv").write_text("old a")
+    (out / "b.csv").write_text("old b")
+    immutable(out / "b.csv")
+    with pytest.raises(InputError, match=r"b\.csv is immutable"), staged_output(out) as staged:
+        write(staged, **{"a.csv": "new a", "b.csv": "new b"})
+    assert files(out) == {"a.csv": "old a", "b.csv": "old b"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no .out.old-*, no staging
+
+
+def test_an_immutable_one_file_output_is_refused(tmp_path, immutable):
+    out = tmp_path / "t.parquet"
+    out.write_text("old")
+    immutable(out)
+    with pytest.raises(InputError, match=r"t\.parquet: cannot replace the previous output: it is"):
+        check_output(out, file=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.parquet"]
+
+
+def test_a_folder_output_that_is_a_file_or_under_a_locked_folder_is_refused(tmp_path, immutable):
+    (tmp_path / "f").write_text("a file")
+    with pytest.raises(InputError, match="is a file, expected a folder"):
+        check_output(tmp_path / "f")
+    locked = tmp_path / "ro"
+    locked.mkdir()
+    immutable(locked)
+    with pytest.raises(InputError, match=r"cannot write here: .*ro is not writable"):
+        check_output(locked / "new" / "out")
+
+
+def test_an_ordinary_previous_output_passes(tmp_path):
+    out = tmp_path / "out"
+    (out / "utterances").mkdir(parents=True)
+    (out / "utterances" / "part-00000.csv").write_text("old")
+    check_output(out, owned=["utterances"])
+    check_output(tmp_path / "new" / "out")
+    check_output(tmp_path / "t.parquet", file=True)

@@ -211,3 +211,50 @@ def test_bare_carriage_return_in_the_header_is_a_one_line_error(tmp_path):
     with pytest.raises(InputError, match="the header is not a well-formed CSV record") as error:
         read_table(path)
     assert str(error.value).startswith(f"{path}: ") and "row" not in str(error.value)
+
+
+# ---- issue 43: systems whose every hypothesis is null (not run)
+
+
+def _with_nulls(systems_null: set[str]) -> pd.DataFrame:
+    rows = [
+        {"dataset": "d", "utt_id": f"u{i}", "system": s, "hypothesis": f"text {i}"}
+        for i in range(3)
+        for s in ("alpha", "beta", "gamma")
+    ]
+    frame = pd.DataFrame(rows).astype({"hypothesis": object})
+    frame.loc[frame["system"].isin(systems_null), "hypothesis"] = None
+    return frame
+
+
+def test_a_table_whose_every_hypothesis_is_null_is_one_error(tmp_path):
+    path = tmp_path / "allnan.parquet"
+    _with_nulls({"alpha", "beta", "gamma"}).to_parquet(path)
+    with pytest.raises(InputError) as error:
+        read_table(path)
+    assert str(error.value).startswith(f"{path}, column 'hypothesis': every hypothesis is null")
+
+
+def test_a_system_whose_every_hypothesis_is_null_is_named_in_a_warning(tmp_path, caplog):
+    path = tmp_path / "t.parquet"
+    frame = _with_nulls({"gamma"})
+    frame.loc[0, "hypothesis"] = None  # alpha misses one: not left out
+    frame.to_parquet(path)
+    with caplog.at_level("WARNING", logger="werest.ingest.table"):
+        table = read_table(path)
+    assert sorted(table["system"].unique()) == ["alpha", "beta"]
+    assert table.attrs["systems_without_hypotheses"] == ["gamma"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [
+        f"{path}: system 'gamma' left out: it has no hypothesis, every one is null (not run?)"
+    ]
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="werest.ingest.table"):
+        assert read_table(path, warn=False).attrs["systems_without_hypotheses"] == ["gamma"]
+    assert not caplog.records  # the caller warns (a stage, once its settings are checked)
+
+
+def test_a_chunk_leaves_nulls_to_its_caller():
+    chunk = validate_table(_with_nulls({"alpha", "beta", "gamma"}), whole=False)
+    assert len(chunk) == 0
+    assert chunk.attrs["systems_without_hypotheses"] == ["alpha", "beta", "gamma"]

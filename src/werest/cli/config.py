@@ -312,7 +312,8 @@ def _number(key: str, value, setting: Setting) -> int | float:
 def _check_range(key: str, number: float, setting: Setting) -> None:
     """ConfigError when ``number`` is outside the setting's declared bounds."""
     if not setting.allows(number):
-        raise ConfigError(f"{key} must be {_describe(setting)}, got {number!r}")
+        why = f" ({setting.why})" if setting.why and number != 0 else ""  # 0: nothing to do
+        raise ConfigError(f"{key} must be {_describe(setting)}, got {number!r}{why}")
 
 
 def conf_dir() -> Path:

@@ -40,6 +40,7 @@ block gives a default of its own only where the command wants another value on p
 from __future__ import annotations
 
 import copy
+import os
 import types
 import typing
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -134,6 +135,8 @@ class Setting:
     closed : which of ``minimum`` and ``maximum`` are allowed themselves, as in scikit-learn's
         ``Interval``: ``both`` (``[min, max]``), ``left`` (``[min, max)``), ``right``
         (``(min, max]``) or ``neither`` (``(min, max)``).
+    why : where the bounds come from, said when a number is refused (``n_jobs``: this
+        machine's cores).
     """
 
     kind: type | str
@@ -143,6 +146,7 @@ class Setting:
     nonzero: bool = False
     maximum: float | None = None
     closed: Closed = "both"
+    why: str = ""
 
     def allows(self, number: float) -> bool:
         """Whether ``number`` lies within the declared bounds (and is not a refused 0)."""
@@ -180,6 +184,7 @@ def setting(
     maximum: float | None = None,
     closed: Closed = "both",
     nonzero: bool = False,
+    why: str = "",
 ) -> Any:
     """A setting's field: its ``default`` (``MISSING``, ``???``: required; :data:`ABSENT`: given by
     a config group; :data:`LIBRARY`: the class the block's ``_target_`` builds declares it), its
@@ -192,6 +197,7 @@ def setting(
         "maximum": maximum,
         "closed": closed,
         "nonzero": nonzero,
+        "why": why,
     }
     if isinstance(default, list | dict):
         return field(default_factory=lambda: copy.deepcopy(default), metadata=metadata)
@@ -280,9 +286,34 @@ N_JOBS = 1
 FIT_N_JOBS = 2
 
 
+#: n_jobs' upper bound, per core this process may run on: beyond a few workers per core, more
+#: only add memory (each holds its chunk of the table) and switching (``n_jobs=40`` on 2
+#: cores started 42 processes). Negative counts (-1: every core) never exceed the cores.
+N_JOBS_PER_CORE = 4
+N_JOBS_HELP = f"worker processes (-1: every core; at most {N_JOBS_PER_CORE} per core)"
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity, e.g. a container's or taskset's
+    share), else the machine's."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
 def n_jobs_setting(default: int = N_JOBS) -> Any:
-    """``n_jobs``, declared once: joblib's count (-1: every core; 0 is refused)."""
-    return setting(default, "worker processes (-1: every core)", nonzero=True)
+    """``n_jobs``, declared once: joblib's count (-1: every core; 0 is refused), at most
+    :data:`N_JOBS_PER_CORE` per available core (a bound of this machine: a higher value is
+    refused in one line, before any work)."""
+    cores = available_cores()
+    return setting(
+        default,
+        N_JOBS_HELP,
+        nonzero=True,
+        maximum=max(N_JOBS_PER_CORE * cores, default),
+        why=f"at most {N_JOBS_PER_CORE} per core, and this machine gives werest {cores}",
+    )
 
 
 def chunk_utterances_setting() -> Any:
@@ -1143,6 +1174,7 @@ def setting_of(annotation: Any, metadata: typing.Mapping[str, Any]) -> Setting:
         "maximum": metadata.get("maximum"),
         "closed": metadata.get("closed", "both"),
         "nonzero": metadata.get("nonzero", False),
+        "why": metadata.get("why", ""),
     }
     if set(kinds) == {str, list[str]}:
         return Setting("names", nullable=nullable, **rules)

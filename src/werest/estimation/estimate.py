@@ -29,6 +29,7 @@ partition) and in partitions alike, is :func:`werest.partition.estimate.estimate
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from functools import partial
 from pathlib import Path
 
@@ -77,8 +78,14 @@ def default_model_path() -> Path:
     return shipped("models") / "default.skops"
 
 
-def resolve_targets(table: pd.DataFrame, target, proxy: str | None) -> list[str]:
-    """The target systems: one name, a list, or null for every system but the proxy."""
+def resolve_targets(
+    table: pd.DataFrame, target, proxy: str | None, no_hypotheses: Collection[str] = ()
+) -> list[str]:
+    """The target systems: one name, a list, or null for every system but the proxy.
+
+    ``no_hypotheses`` are the input's systems left out because every hypothesis of theirs is
+    null (``Spill.no_hypotheses``): naming one (as target or proxy) says so, not "not in the
+    input"."""
     systems = sorted(table["system"].unique())
     if target in (None, "", "all"):
         targets = [s for s in systems if s != proxy]
@@ -86,11 +93,19 @@ def resolve_targets(table: pd.DataFrame, target, proxy: str | None) -> list[str]
         targets = [str(target)] if isinstance(target, str | int) else [str(t) for t in target]
         if not targets:
             raise ConfigError("target=[] names no system: give one, a list, or null for all")
+    for role, name in [*(("target", t) for t in targets), ("proxy", proxy)]:
+        if name is not None and name not in systems and name in no_hypotheses:
+            raise ConfigError(
+                f"{role} system {name!r} has no hypotheses: every row of it in the input has "
+                "a null hypothesis (not run?)"
+            )
     unknown = [t for t in targets if t not in systems]
     if unknown:
         raise unknown_name("target system", unknown[0], systems, "systems")
     if proxy is not None and proxy in targets:
         raise ConfigError(f"proxy {proxy!r} is also the target: choose another proxy")
+    if not systems:
+        raise InputError("the input holds no hypothesis: every one is null (not run?)")
     if len(systems) < 2:
         raise InputError(
             f"the input holds one system ({systems[0]}): estimating needs at "

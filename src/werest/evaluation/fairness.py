@@ -82,6 +82,10 @@ POOLED = "other (pooled)"
 COUNT_COLUMNS = ("errors", "words")
 
 
+#: the demographic columns audited where present, unless ``fairness.categories`` names others
+DEFAULT_CATEGORIES = ("gender", "age", "accent")
+
+
 @dataclass(frozen=True)
 class FairnessSettings:
     """How the audit is run (``werest leaderboard``'s ``fairness:`` block builds it by
@@ -90,7 +94,9 @@ class FairnessSettings:
     Parameters
     ----------
     enabled : whether ``werest leaderboard`` runs the audit at all.
-    categories : demographic columns to audit (absent ones are skipped).
+    categories : demographic columns to audit. Of the default ones (gender, age, accent),
+        those the input lacks are skipped; a column named otherwise must be in the input
+        (:meth:`check_columns`).
     weights : category → weight in the overall score (missing categories weigh 1).
     min_group_size : utterances a group needs to stand on its own.
     small_groups : ``pool`` (into one "other (pooled)" group) or ``drop``.
@@ -107,7 +113,7 @@ class FairnessSettings:
     quadrature_nodes : Gauss–Hermite nodes per speaker for ``glmm`` (1 = Laplace).
     """
 
-    categories: tuple[str, ...] = ("gender", "age", "accent")
+    categories: tuple[str, ...] = DEFAULT_CATEGORIES
     weights: Mapping[str, float] = field(default_factory=dict)
     min_group_size: int = 30
     small_groups: str = "pool"
@@ -143,6 +149,20 @@ class FairnessSettings:
         bad = {c: w for c, w in self.weights.items() if not float(w) >= 0}
         if bad:
             raise ConfigError(f"fairness.weights must be ≥ 0, got {bad}")
+
+    def check_columns(self, columns: Sequence[str]) -> None:
+        """ConfigError, before any work, for a category the user named (``categories`` other
+        than the default ones, which are audited where present) that is not a column of the
+        input (``columns``): naming it and the columns there are."""
+        if self.categories == DEFAULT_CATEGORIES:
+            return
+        missing = [c for c in self.categories if c not in columns]
+        if missing:
+            shown = ", ".join(str(c) for c in columns)
+            raise ConfigError(
+                f"fairness.categories: the input has no column {missing[0]!r} (its columns: "
+                f"{shown}); name demographic columns it has, or leave fairness.categories unset"
+            )
 
 
 @dataclass

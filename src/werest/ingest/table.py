@@ -8,6 +8,8 @@ One row per (dataset, utt_id, system), long format::
   answer (the system returned nothing: every reference word is a deletion). A *missing*
   hypothesis (the system was never run on the utterance) is an absent row; a null in JSONL or
   Parquet means the same and such rows are dropped at load, with a log line saying how many.
+  A system whose every hypothesis is null is left out with a WARNING naming it, and a table
+  whose every hypothesis is null is refused.
 * ``reference`` is the human transcript. Null or blank means the utterance is unlabelled: it
   takes no part in scoring (a blank reference cannot give a WER; in the real data it marks a
   broken label, not silence).
@@ -125,6 +127,7 @@ def read_table(
     *,
     required: tuple[str, ...] = REQUIRED,
     numeric: tuple[str, ...] = (),
+    warn: bool = True,
 ) -> pd.DataFrame:
     """Read and validate a transcripts table (CSV, TSV, JSONL or Parquet).
 
@@ -134,6 +137,8 @@ def read_table(
     required : the columns that must be present (the transcripts schema by default).
     numeric : feature columns that, when present, must hold numbers (see
         :func:`validate_table`).
+    warn : warn of the systems left out because every hypothesis of theirs is null (False:
+        the caller does, once it has checked its settings; they are in ``attrs``).
 
     Returns
     -------
@@ -147,11 +152,11 @@ def read_table(
     fmt = table_format(path)
     _check_readable(path)
     with logs.stage(f"read ({path.name})"):
-        return _read_checked(path, fmt, required, numeric)
+        return _read_checked(path, fmt, required, numeric, warn)
 
 
 def _read_checked(
-    path: Path, fmt: str, required: tuple[str, ...], numeric: tuple[str, ...]
+    path: Path, fmt: str, required: tuple[str, ...], numeric: tuple[str, ...], warn: bool
 ) -> pd.DataFrame:
     if fmt == "parquet":
         frame, line_of = _read_parquet(path), None
@@ -163,7 +168,9 @@ def _read_checked(
             frame, line_of = _read_jsonl(path, text)
         else:
             frame, line_of = _read_csv(path, text, CSV_SUFFIXES[f".{fmt}"]), None
-    table = validate_table(frame, source=path, required=required, line_of=line_of, numeric=numeric)
+    table = validate_table(
+        frame, source=path, required=required, line_of=line_of, numeric=numeric, warn=warn
+    )
     return resolve_audio(table, path.parent)
 
 
@@ -408,6 +415,8 @@ def validate_table(
     required: tuple[str, ...] = REQUIRED,
     line_of: list[int] | None = None,
     numeric: tuple[str, ...] = (),
+    whole: bool = True,
+    warn: bool = True,
 ) -> pd.DataFrame:
     """Check a transcripts table and return it in canonical form.
 
@@ -418,12 +427,17 @@ def validate_table(
 
     Canonical form: text columns as ``str`` (nulls as ``<NA>``), key and hypothesis cells
     stripped of surrounding white space, blank references as null, rows whose hypothesis is
-    null (system not run) dropped, a fresh ``RangeIndex``.
+    null (system not run) dropped, a fresh ``RangeIndex``. A system whose every hypothesis
+    is null is left out with a WARNING (``warn=False``: the caller says it), and named in
+    ``attrs[NO_HYPOTHESES]``; a table whose every hypothesis is null is an InputError.
+    ``whole=False`` (one chunk of a larger input) leaves both to the caller, who sees every
+    chunk.
 
     Raises
     ------
     InputError : a missing required column, a null or non-text key, a non-text hypothesis or
-        reference, a non-numeric duration, or a duplicate (dataset, utt_id, system).
+        reference, a non-numeric duration, a duplicate (dataset, utt_id, system), or (with
+        ``whole``) no hypothesis that is not null.
     """
     if frame.shape[0] == 0 and frame.shape[1] == 0:
         raise InputError("the table has no rows", path=source)
@@ -458,6 +472,7 @@ def validate_table(
         frame[column] = _as_number(frame[column], column, where)
     for column in [c for c in numeric if c in frame.columns and c not in NUMERIC_COLUMNS]:
         frame[column] = _as_feature(frame[column], column, where)
+    silent: list[str] = []
     if "hypothesis" in frame.columns:
         missing = frame["hypothesis"].isna()
         if missing.any():
@@ -466,9 +481,47 @@ def validate_table(
                 source,
                 int(missing.sum()),
             )
+            silent = systems_without_hypotheses(frame, missing)
+            if whole and missing.all() and "hypothesis" in required:
+                raise InputError(EVERY_HYPOTHESIS_NULL, path=source, column="hypothesis")
+            if whole and warn and silent:
+                warn_without_hypotheses(source, silent)
             frame = frame.loc[~missing]
     _check_unique(frame, source, where)
-    return frame.reset_index(drop=True)
+    frame = frame.reset_index(drop=True)
+    if silent:
+        frame.attrs[NO_HYPOTHESES] = silent
+    return frame
+
+
+#: ``DataFrame.attrs`` key of a validated table: the systems whose every hypothesis was null
+#: (left out of the table: they were not run), so that naming one says so
+NO_HYPOTHESES = "systems_without_hypotheses"
+EVERY_HYPOTHESIS_NULL = (
+    "every hypothesis is null (a null means the system was not run): no system's output to work on"
+)
+
+
+def systems_without_hypotheses(frame: pd.DataFrame, missing: pd.Series) -> list[str]:
+    """The systems of ``frame`` whose every row has a null hypothesis (``missing``)."""
+    if "system" not in frame.columns:
+        return []
+    return sorted(set(frame.loc[missing, "system"]) - set(frame.loc[~missing, "system"]))
+
+
+def warn_without_hypotheses(source: object, systems: list[str]) -> None:
+    """The WARNING that systems of the input are left out: every hypothesis of theirs is
+    null (a system that is named, then silently missing, reads as a bug)."""
+    if not systems:
+        return
+    many = len(systems) > 1
+    log.warning(
+        "%s: system%s %s left out: %s no hypothesis, every one is null (not run?)",
+        source,
+        "s" if many else "",
+        ", ".join(repr(s) for s in systems),
+        "they have" if many else "it has",
+    )
 
 
 #: the importer that makes a transcripts table of a one-system file, by the file's format

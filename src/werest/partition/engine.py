@@ -43,12 +43,15 @@ from werest import logs
 from werest.errors import ConfigError, InputError
 from werest.ingest.table import (
     CSV_SUFFIXES,
+    EVERY_HYPOTHESIS_NULL,
     KEY,
+    NO_HYPOTHESES,
     UTTERANCE,
     check_text,
     resolve_audio,
     table_format,
     validate_table,
+    warn_without_hypotheses,
 )
 from werest.io import deferred_signals, record_write, replace_folder
 from werest.text import NormalisationCache, cached_normalisation
@@ -109,8 +112,11 @@ def read_chunks(
             if frame.empty:
                 continue
             frame[ROW] = np.asarray(rows, dtype=np.int64)
-            table = validate_table(frame, source=file, line_of=rows, numeric=numeric)
-            yield index, resolve_audio(table, file.parent)
+            table = validate_table(frame, source=file, line_of=rows, numeric=numeric, whole=False)
+            silent = table.attrs.get(NO_HYPOTHESES, [])
+            table = resolve_audio(table, file.parent)
+            table.attrs[NO_HYPOTHESES] = silent  # the chunk's; spill says what the input's are
+            yield index, table
 
 
 def automatic_partitions(path: str | Path) -> int:
@@ -195,6 +201,10 @@ class Spill:
     languages: list[str]
     n_rows: int
     datasets: list[str] = field(default_factory=list)  # the whole input's, before ``select``
+    #: the systems left out because every hypothesis of theirs is null (not run)
+    no_hypotheses: list[str] = field(default_factory=list)
+    #: the input's columns (of every file, in the order first seen)
+    columns: list[str] = field(default_factory=list)
 
 
 def partition_of(frame: pd.DataFrame, n_partitions: int) -> np.ndarray:
@@ -220,10 +230,16 @@ def spill(
     systems: set[str] = set()
     languages: set[str] = set()
     datasets: set[str] = set()
+    answered: set[str] = set()  # the systems with a hypothesis, and those with only nulls
+    silent: set[str] = set()
+    columns: dict[str, None] = {}
     n_rows = n_read = 0
     chunks = read_chunks(path, chunk_rows=chunk_rows, numeric=numeric)
     for number, (source, chunk) in enumerate(chunks):
         datasets.update(chunk["dataset"].unique())
+        answered.update(chunk["system"].unique())
+        silent.update(chunk.attrs.get(NO_HYPOTHESES, []))
+        columns.update(dict.fromkeys(c for c in chunk.columns if c != ROW))
         n_read += len(chunk)
         if select is not None:
             chunk = select(chunk)
@@ -236,6 +252,9 @@ def spill(
             folder = root / f"p-{part:05d}"
             folder.mkdir(parents=True, exist_ok=True)
             rows.to_parquet(folder / f"chunk-{number:06d}.parquet", index=False)
+    silent -= answered
+    if n_read == 0 and silent:
+        raise InputError(EVERY_HYPOTHESIS_NULL, path=path, column="hypothesis")
     if n_read == 0:
         raise InputError("the input has no rows", path=path)
     return Spill(
@@ -246,6 +265,8 @@ def spill(
         languages=sorted(languages),
         n_rows=n_rows,
         datasets=sorted(datasets),
+        no_hypotheses=sorted(silent),
+        columns=list(columns),
     )
 
 
@@ -526,11 +547,19 @@ def put_in_place(staging: Path, final: Path, results: list) -> list[Path]:
     return [final / r.output.name for r in results if r.output is not None]
 
 
+def warn_left_out(spilled: Spill, where: object) -> None:
+    """The WARNING that the input's systems without a hypothesis (``Spill.no_hypotheses``)
+    are left out; each stage's orchestrator says it once its own settings are checked, so
+    that a setting naming one of them is one line, an error, and nothing else."""
+    warn_without_hypotheses(where, spilled.no_hypotheses)
+
+
 def whole_table(table: pd.DataFrame, select: RowSelection | None = None) -> Spill:
     """A validated table as the one partition of an in-memory run, with what :func:`spill`
     says of a spilled input (the rows ``select`` keeps; a selection that keeps none gives no
     partition)."""
     datasets = sorted(table["dataset"].unique())
+    silent = list(table.attrs.get(NO_HYPOTHESES, []))
     if select is not None:
         table = select(table)
     languages = table["language"].dropna().unique() if "language" in table.columns else []
@@ -542,6 +571,8 @@ def whole_table(table: pd.DataFrame, select: RowSelection | None = None) -> Spil
         languages=sorted(languages),
         n_rows=len(table),
         datasets=datasets,
+        no_hypotheses=silent,
+        columns=list(table.columns),
     )
 
 

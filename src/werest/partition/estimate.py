@@ -104,6 +104,7 @@ from werest.partition.engine import (
     read_partition,
     run_locally,
     stage_input,
+    warn_left_out,
 )
 from werest.text import Normaliser, cached_normalisation, reusing_normalisation
 from werest.text.scoring import dataset_units, scoring_units, utterance_order
@@ -298,9 +299,10 @@ def estimate_input(
         spilled = run.spill
         systems = pd.DataFrame({"system": spilled.systems})
         used = check_normaliser(models, normaliser, pd.DataFrame({"language": spilled.languages}))
-        targets = resolve_targets(systems, target, proxy)
+        targets = resolve_targets(systems, target, proxy, spilled.no_hypotheses)
         if proxy is not None and proxy not in spilled.systems:
             raise unknown_name("proxy system", proxy, spilled.systems, "systems")
+        warn_left_out(spilled, name if run.in_memory and name else source)
         pairs, order = sampled_order(  # with proxy=, the panel's order after the proxy
             spilled, models, ranking=ranking, system_order=system_order, seed=seed
         )

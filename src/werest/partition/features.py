@@ -39,6 +39,7 @@ from werest.partition.engine import (
     partition_table,
     run_locally,
     stage_input,
+    warn_left_out,
 )
 from werest.partition.score import reference_ranking
 from werest.text import AUTO, Normaliser, reusing_normalisation
@@ -194,6 +195,7 @@ def features_input(
             )
             clock.lap("ranking")
         chosen = checked_targets(run.spill.systems, ranking, targets, proxy)
+        warn_left_out(run.spill, "the input" if in_memory else source)
         complete = with_every_system(ranking, run.spill.systems)
         context = FeaturesContext(complete, chosen, proxy, normaliser, run.spill.sources, n_jobs)
         results = run.run(features_partition, context, run_partitions)

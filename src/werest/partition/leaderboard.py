@@ -54,6 +54,7 @@ from werest.partition.engine import (
     partition_table,
     run_locally,
     stage_input,
+    warn_left_out,
 )
 from werest.partition.estimate import (
     refuse_whole_table_settings,
@@ -166,6 +167,7 @@ def leaderboard_input(
     n_partitions: int | None = None,
     work_dir: str | Path | None = None,
     run_partitions: PartitionRunner = run_locally,
+    name: str | Path | None = None,
 ) -> LeaderboardRun:
     """``werest leaderboard``: the one orchestrator, in memory or in partitions. No file is
     written (the caller writes the leaderboard's files).
@@ -176,7 +178,8 @@ def leaderboard_input(
     order as in ``werest estimate`` (:func:`werest.estimation.estimate.choose_ranking`;
     default: label-free); ``normaliser`` (None: the models' own) is checked against the
     models'. ``work_dir`` and ``n_partitions`` are
-    :func:`werest.partition.estimate.estimate_input`'s.
+    :func:`werest.partition.estimate.estimate_input`'s; ``name`` is the table's file, named
+    in warnings.
     """
     in_memory = isinstance(source, pd.DataFrame)
     if not in_memory:
@@ -189,6 +192,9 @@ def leaderboard_input(
         spilled = run.spill
         check_selection(spilled.datasets, datasets, exclude_datasets)
         require_two_systems(spilled.systems)
+        if fairness is not None:
+            fairness.check_columns(spilled.columns)
+        warn_left_out(spilled, (name or "the input") if in_memory else source)
         check_normaliser(models, normaliser, pd.DataFrame({"language": spilled.languages}))
         clock.lap("spill")
         pairs, order = sampled_order(

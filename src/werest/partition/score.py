@@ -41,6 +41,7 @@ from werest.partition.engine import (
     partition_table,
     run_locally,
     stage_input,
+    warn_left_out,
 )
 from werest.text import AUTO, Normaliser, reusing_normalisation
 from werest.text.scoring import corpus_scores, readable_scores, score_utterances, utterance_order
@@ -169,6 +170,7 @@ def score_input(
     spilling = {"chunk_rows": chunk_rows, "n_partitions": n_partitions, "work_dir": work_dir}
     with stage_input(source, output_dir, final=output_dir / "utterances", **spilling) as run:
         clock.lap("spill")
+        warn_left_out(run.spill, name if run.in_memory and name else source)
         context = ScoreContext(normaliser, run.spill.sources, n_jobs, keep_rows=run.in_memory)
         results = run.run(score_partition, context, run_partitions)
         clock.lap("partitions")

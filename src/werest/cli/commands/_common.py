@@ -124,7 +124,8 @@ def stage_source(settings: Any, numeric: tuple[str, ...] = ()) -> str | pd.DataF
     partition."""
     if partitioned_run(settings):
         return str(settings.input)
-    return read_table(settings.input, numeric=numeric)
+    # the orchestrator warns of systems without hypotheses, once it has checked the settings
+    return read_table(settings.input, numeric=numeric, warn=False)
 
 
 def partition_settings(settings: Any) -> dict:

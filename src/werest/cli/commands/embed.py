@@ -34,7 +34,7 @@ from werest.features.similarity import (
 )
 from werest.ingest.audio import AudioPolicy
 from werest.ingest.table import KEY, read_table, write_table
-from werest.io import staged_output
+from werest.io import check_output, staged_output
 from werest.partition.cluster import cluster_runner
 
 log = logging.getLogger("werest.features")
@@ -42,6 +42,8 @@ log = logging.getLogger("werest.features")
 
 def run(settings: EmbedSettings) -> pd.DataFrame:
     """Add the embedder's columns to the feature table and write it (``out``, else in place)."""
+    out = settings.out or settings.input
+    check_output(out, file=True)  # one that cannot be replaced: refused before any embedding
     embedder_block = settings.embedder.as_dict()
     scorer = likelihood_scorer(embedder_block)
     cluster = settings.cluster
@@ -69,7 +71,6 @@ def run(settings: EmbedSettings) -> pd.DataFrame:
     ok = int(table[column].notna().sum())
     if len(table) and not ok:
         raise InputError(failed(table), path=settings.input)  # nothing written
-    out = settings.out or settings.input
     with staged_output(out, file=True) as staged:
         write_table(table, staged)
     log.info("wrote %s: %d rows, %d with %s", out, len(table), ok, column)

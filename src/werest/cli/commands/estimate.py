@@ -47,7 +47,7 @@ from werest.estimation.winner import (
     shortlist,
     winner_entries,
 )
-from werest.io import atomic_path, staged_output, write_csv, write_json
+from werest.io import atomic_path, check_output, staged_output, write_csv, write_json
 from werest.partition.estimate import estimate_input
 from werest.resources import ResourceMonitor, write_resources
 from werest.text import requested_normaliser
@@ -61,10 +61,13 @@ OUTPUTS = (
     "pairs.csv",
     "winner.json",
 )
+#: ... and its config beside them
+OWNED = (*OUTPUTS, "config.yaml")
 
 
 def run(settings: EstimateSettings) -> list[dict]:
     """Estimate, write the outputs and the config, show the summary; returns its records."""
+    check_output(settings.output_dir, owned=OWNED)  # one that cannot be replaced: refused now
     models = load_models(
         settings.model_path, settings.cer_model_path, trust_model=settings.trust_model
     )
@@ -83,7 +86,7 @@ def run(settings: EstimateSettings) -> list[dict]:
     if labels is not None:  # refused before any work when it cannot fit in memory
         check_bootstrap_memory(labels, source, label_settings)
     # every file goes to a staging folder, put in place as one when the run ends
-    with staged_output(folder, owned=(*OUTPUTS, "config.yaml")) as staged:
+    with staged_output(folder, owned=OWNED) as staged:
         with ResourceMonitor() as monitor, partition_runner(settings) as runner:
             result = estimate_input(
                 source,

@@ -30,7 +30,7 @@ from werest.evaluation.four_cases import (
     methods_for,
 )
 from werest.evaluation.lodo import LodoResult, LodoSettings, evaluate_lodo
-from werest.io import atomic_path, staged_output
+from werest.io import atomic_path, check_output, staged_output
 from werest.report.few_labels_report import bars_table, write_few_label_reports
 from werest.report.lodo_report import write_lodo_reports
 from werest.report.reports import format_bar_table, write_four_case_reports
@@ -39,6 +39,7 @@ from werest.stats import Bootstrap
 
 def run(settings: EvaluateSettings) -> FourCaseResult | LodoResult | FewLabelResult:
     """Run the configured protocol; write its reports and the config; show the headline."""
+    check_output(settings.output_dir)  # a folder that cannot be written: refused now
     start = time.perf_counter()
     if settings.protocol == "few_labels":
         result = _few_labels(settings)

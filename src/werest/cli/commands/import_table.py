@@ -12,7 +12,7 @@ from werest.cli.commands._common import print_blocks, save_config
 from werest.cli.schema import ImportSettings
 from werest.ingest.importers import OPTIONS, import_table, summarise
 from werest.ingest.table import table_format, write_table
-from werest.io import staged_output
+from werest.io import check_output, staged_output
 
 log = logging.getLogger("werest.ingest.importers")
 
@@ -21,6 +21,7 @@ def run(settings: ImportSettings) -> pd.DataFrame:
     """Write the imported table and its config beside it; show rows per dataset and system."""
     options = {key: _plain(getattr(settings, key)) for key in OPTIONS}
     table_format(settings.out, writing=True)  # a wrong --out is refused before the import
+    check_output(settings.out, file=True)  # and so is one that cannot be replaced
     with logs.stage(f"import ({settings.format})"):
         table = import_table(settings.format, list(settings.paths), **options)
     with staged_output(settings.out, file=True) as out:  # the table and its config as one

@@ -26,7 +26,7 @@ from werest.estimation.estimate import input_features, load_models
 from werest.estimation.guards import format_warnings
 from werest.estimation.labels import LabelSettings, check_bootstrap_memory, read_labels
 from werest.evaluation.fairness import FairnessSettings
-from werest.io import atomic_path, staged_output
+from werest.io import atomic_path, check_output, staged_output
 from werest.partition.leaderboard import leaderboard_input
 from werest.report.leaderboard import Leaderboard, select_datasets
 from werest.report.leaderboard_labels import label_leaderboard
@@ -50,6 +50,7 @@ OUTPUTS = (
 
 def run(settings: LeaderboardSettings) -> Leaderboard:
     """Write the leaderboard files and the config; show the ranking and the warnings."""
+    check_output(settings.output_dir, owned=OUTPUTS)  # one that cannot be replaced: refused now
     models = load_models(
         settings.model_path, settings.cer_model_path, trust_model=settings.trust_model
     )
@@ -82,6 +83,7 @@ def run(settings: LeaderboardSettings) -> Leaderboard:
             n_jobs=settings.n_jobs,
             **partition_settings(settings),
             run_partitions=runner,
+            name=str(settings.input),
         ).leaderboard
     if settings.labels:
         label_leaderboard(result, table, labels, models.normaliser, label_settings, boot)

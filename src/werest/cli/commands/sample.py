@@ -28,12 +28,13 @@ from werest.estimation.sampling import (
 )
 from werest.estimation.winner import WinnerSettings, format_winner, winner_draw
 from werest.ingest.table import UTTERANCE, read_table
-from werest.io import atomic_path, staged_output
+from werest.io import atomic_path, check_output, staged_output
 from werest.partition.estimate import estimate_table
 
 
 def run(settings: SampleSettings) -> pd.DataFrame:
     """Draw, write the sheet and its config, show a line per dataset; returns the sheet."""
+    check_output(settings.out, file=True)  # one that cannot be replaced: refused now
     strategy = settings.strategy
     table = None
     if strategy == "auto":  # active measures best (docs/few_labels.md); it needs two systems

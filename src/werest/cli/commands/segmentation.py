@@ -7,7 +7,7 @@ import pandas as pd
 from werest.cli.commands._common import print_blocks, save_config
 from werest.cli.schema import SegmentationSettings
 from werest.errors import InputError
-from werest.io import atomic_path, staged_output
+from werest.io import atomic_path, check_output, staged_output
 from werest.text.segmentation import evaluate, format_scores, read_words
 
 #: What a run writes in ``output_dir`` (an earlier run's, replaced whole)
@@ -16,6 +16,7 @@ OUTPUTS = ("segmentation.csv", "segmentation_utterances.csv", "config.yaml")
 
 def run(settings: SegmentationSettings) -> dict[str, float]:
     """Score, show, and write ``segmentation{,_utterances}.csv`` and the config."""
+    check_output(settings.output_dir, owned=OUTPUTS)  # one that cannot be replaced: refused now
     tier = settings.tier
     reference = read_words(settings.reference, tier, settings.reference_system, "reference_system")
     hypothesis = read_words(

@@ -19,7 +19,7 @@ from werest.cli.commands._common import (
 )
 from werest.cli.config import composed
 from werest.cli.schema import TrainSettings
-from werest.io import staged_output
+from werest.io import check_output, staged_output
 from werest.model.files import TrainedModel, save_model
 from werest.model.intervals import ConformalInterval
 from werest.model.training import build_regressor, read_calibration, train
@@ -29,6 +29,8 @@ log = logging.getLogger("werest.model.training")
 
 def run(settings: TrainSettings) -> TrainedModel:
     """Fit on the configured data; write the model, its card and the config."""
+    path = settings.output_dir / f"{settings.name}.skops"
+    check_output(path, file=True)  # one that cannot be replaced: refused before the fit
     # built before the fit, so that a bad interval fails at once, not after training
     interval = build(settings.interval, ConformalInterval) if settings.calibration else None
     data = settings.data.as_dict()
@@ -53,7 +55,6 @@ def run(settings: TrainSettings) -> TrainedModel:
     if interval is not None:
         model.info["calibration"] = read_calibration(settings.calibration, interval)
     model.info["config"] = composed(settings)
-    path = settings.output_dir / f"{settings.name}.skops"
     with staged_output(path, file=True) as staged:  # the model, its card and config as one
         size = save_model(model, staged).stat().st_size
         save_config(settings, staged.with_suffix(".yaml"))

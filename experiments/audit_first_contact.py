@@ -558,6 +558,25 @@ case(
 case("unknown-command", "unknown name", "error", ["estmate", f"input={D}"])
 case("estimate-no-input", "unknown name", "error", ["estimate", OUT])
 case("import-no-arguments", "unknown name", "error", ["import"])
+# issue 43: Hydra's parser errors ("extraneous input", "LexerNoViableAltException") say what
+# to type; --help composes without Hydra and still refuses an unknown group option
+case(
+    "estimate-bare-path",
+    "command line",
+    "error",
+    ["estimate", "data.csv"],
+    files(data_DOT_csv=demo_text),
+)
+case("estimate-misspelt-flag", "command line", "error", ["estimate", "--hlep"])
+case(
+    "import-misspelt-flag",
+    "command line",
+    "error",
+    ["import", "csv", "a.csv", "--uot", "t.parquet"],
+    small,
+)
+case("estimate-help", "command line", "ok", ["estimate", "--help"])
+case("transcribe-help-unknown-asr", "command line", "error", ["transcribe", "asr=nope", "--help"])
 NAMES = [
     ("leaderboard", "exclude_datasets=[afri-dve]"),
     ("leaderboard", "datasets=demo-cals"),

@@ -215,3 +215,37 @@ def test_an_option_files_comment_continued_on_the_next_lines_is_one_comment(tmp_
         "asr.beam": "beams in the search, more is slower",
         "asr.lm.weight": "the language model's weight",
     }
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["estimate", "data.csv"],
+            "werest estimate: error: 'data.csv' is not a setting; settings are key=value, "
+            "e.g. input=data.csv (werest estimate --help lists them)",
+        ),
+        (
+            ["estimate", "--hlep"],
+            "werest estimate: error: unknown option '--hlep'; did you mean --help? the options "
+            "are --help, -h, --cfg, and settings are key=value (werest estimate --help lists "
+            "them)",
+        ),
+        (
+            ["segmentation", "ref.ctm"],
+            "werest segmentation: error: 'ref.ctm' is not a setting; settings are key=value, "
+            "e.g. reference=... (werest segmentation --help lists them)",
+        ),
+        (
+            ["import", "csv", "t.csv", "--uot", "x.parquet"],
+            "werest import: error: unknown option '--uot'; did you mean --out? the options are "
+            "--out, -o, --help, -h, --cfg, and settings are key=value (werest import --help "
+            "lists them)",
+        ),
+    ],
+)
+def test_a_word_that_is_no_setting_says_what_to_type(args, line, capsys):
+    """Hydra's parser calls these "extraneous input '/' expecting {EQUAL,...}" and
+    "LexerNoViableAltException"; werest says what to type instead, in one line, exit 2."""
+    assert main(args) == 2
+    assert capsys.readouterr().err == line + "\n"

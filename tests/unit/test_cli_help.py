@@ -13,10 +13,60 @@ from omegaconf import OmegaConf
 import werest
 from tests.conftest import REPO
 from tests.unit.test_config_schema import option_keys
-from werest.cli.config import compose
+from werest.cli.config import compose, conf_dir
 from werest.cli.help import _flatten, yaml_comments
 from werest.cli.main import COMMANDS, main
+from werest.cli.plain import compose_plain
 from werest.cli.schema import ABSENT, SCHEMAS, entries
+
+
+def group_choices() -> list[tuple[str, list[str]]]:
+    """``(command, overrides)``: each command alone, then with every option of every config
+    group its defaults list names (``model@ablation.model`` too)."""
+    import re
+
+    cases = []
+    for command in sorted(COMMANDS):
+        cases.append((command, []))
+        text = (conf_dir() / f"{command}.yaml").read_text(encoding="utf-8")
+        for key in re.findall(r"^\s*-\s*([\w/@.]+)\s*:", text, flags=re.M):
+            group = key.partition("@")[0]
+            for option in sorted(p.stem for p in (conf_dir() / group).glob("*.yaml")):
+                cases.append((command, [f"{key}={option}"]))
+    return cases
+
+
+@pytest.mark.parametrize(("command", "overrides"), group_choices())
+def test_help_composes_the_config_hydra_composes(command, overrides):
+    """--help composes without Hydra (werest.cli.plain); it must give Hydra's config, key for
+    key and in the same order, for every command and every config group option."""
+    hydra = OmegaConf.to_container(compose(command, overrides), resolve=False)
+    plain = compose_plain(command, overrides, conf_dir())
+    assert plain == hydra
+    assert list(_flatten(plain)) == list(_flatten(hydra))
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["input=x.csv", "target=[a,b]", "bootstrap.seed=3"],
+        ["experiment=lodo", "lodo.held_out=[phone-es,librispeech]", "model=stack"],
+        ["n_jobs=4", "cluster=local", "cluster.workers=3", "output_dir='out dir'"],
+    ],
+)
+def test_help_shows_the_overrides_as_hydra_composes_them(overrides):
+    command = "evaluate" if "experiment=lodo" in overrides else "leaderboard"
+    if command == "leaderboard":
+        overrides = [o for o in overrides if not o.startswith("target")]
+    hydra = OmegaConf.to_container(compose(command, overrides), resolve=False)
+    assert compose_plain(command, overrides, conf_dir()) == hydra
+
+
+def test_help_names_the_options_of_a_group_for_an_unknown_option(capsys):
+    assert main(["transcribe", "asr=nope", "--help"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "asr=nope: no such option" in err, err
+    assert "faster_whisper, pocketsphinx" in err
 
 
 def test_version(capsys):
@@ -165,3 +215,37 @@ def test_an_option_files_comment_continued_on_the_next_lines_is_one_comment(tmp_
         "asr.beam": "beams in the search, more is slower",
         "asr.lm.weight": "the language model's weight",
     }
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["estimate", "data.csv"],
+            "werest estimate: error: 'data.csv' is not a setting; settings are key=value, "
+            "e.g. input=data.csv (werest estimate --help lists them)",
+        ),
+        (
+            ["estimate", "--hlep"],
+            "werest estimate: error: unknown option '--hlep'; did you mean --help? the options "
+            "are --help, -h, --cfg, and settings are key=value (werest estimate --help lists "
+            "them)",
+        ),
+        (
+            ["segmentation", "ref.ctm"],
+            "werest segmentation: error: 'ref.ctm' is not a setting; settings are key=value, "
+            "e.g. reference=... (werest segmentation --help lists them)",
+        ),
+        (
+            ["import", "csv", "t.csv", "--uot", "x.parquet"],
+            "werest import: error: unknown option '--uot'; did you mean --out? the options are "
+            "--out, -o, --help, -h, --cfg, and settings are key=value (werest import --help "
+            "lists them)",
+        ),
+    ],
+)
+def test_a_word_that_is_no_setting_says_what_to_type(args, line, capsys):
+    """Hydra's parser calls these "extraneous input '/' expecting {EQUAL,...}" and
+    "LexerNoViableAltException"; werest says what to type instead, in one line, exit 2."""
+    assert main(args) == 2
+    assert capsys.readouterr().err == line + "\n"

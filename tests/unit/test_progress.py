@@ -151,3 +151,29 @@ def test_model_loading_importing_and_the_leaderboard_pairs_log_their_time(tmp_pa
     err = stages("import", "csv", str(system), "--out", str(tmp_path / "t.parquet"))
     for stage in (r"import \(csv\)", "write"):
         assert re.search(rf"^INFO werest: {stage}{seconds}", err, re.M), (stage, err)
+
+
+def test_the_normalising_and_features_bars_move_in_steps(tmp_path, monkeypatch):
+    """Issue 43: on a 10,000-row table the "normalising" bar sat at 0/1 for seconds and the
+    features bar at "0/1 chunk" for the whole stage. Both now advance in steps
+    (experiments/bench_progress.py measures the waits on a terminal: under 1 s)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_progress", REPO / "experiments" / "bench_progress.py"
+    )
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.write_table(tmp_path / "t.csv", 10_000)
+    totals: dict[str, list] = {}
+    real_bar = logs.bar
+
+    def bar(iterable=None, *, desc="", total=None, **kwargs):
+        totals.setdefault(desc, []).append(total)
+        return real_bar(iterable, desc=desc, total=total, **kwargs)
+
+    monkeypatch.setattr(logs, "bar", bar)
+    args = ["estimate", f"input={tmp_path / 't.csv'}", f"output_dir={tmp_path / 'o'}"]
+    assert main([*args, "progress=false"]) == 0
+    assert max(totals["normalising"]) >= 10, totals  # 1,000 distinct strings a step
+    assert totals["features"] == [5], totals  # 2,500 utterances, 500 a step (track's bar)

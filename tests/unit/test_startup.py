@@ -1,7 +1,7 @@
-"""Start-up stays cheap: ``import werest`` and ``werest --help`` import none of the heavy
-libraries (they are imported where used), so both start in well under 0.3 s
-(``experiments/bench_startup.py`` measures it). Each check runs in a fresh interpreter, since
-this one has long imported them."""
+"""Start-up stays cheap: ``import werest``, ``werest --help`` and every ``werest <command>
+--help`` import none of the heavy libraries (they are imported where used), so each starts in
+well under 0.3 s (``experiments/bench_startup.py`` measures it). Each check runs in a fresh
+interpreter, since this one has long imported them."""
 
 from __future__ import annotations
 
@@ -57,6 +57,21 @@ def test_import_werest_imports_no_heavy_library():
 def test_the_command_list_imports_no_heavy_library(args):
     """``werest --help`` (the command list) needs neither Hydra nor pandas."""
     loaded = imported_after(f"from werest.cli.main import main; main({args!r})")
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def commands() -> list[str]:
+    from werest.cli.main import COMMANDS
+
+    return sorted(COMMANDS)
+
+
+@pytest.mark.parametrize("command", commands())
+def test_every_commands_help_imports_no_heavy_library(command):
+    """``werest <command> --help`` composes the command's config without Hydra
+    (:mod:`werest.cli.plain`) and reads the library's defaults from its source
+    (:mod:`werest.cli.declared`): no numerical, config or reporting library."""
+    loaded = imported_after(f"from werest.cli.main import main; main([{command!r}, '--help'])")
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
 
 

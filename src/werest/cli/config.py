@@ -364,17 +364,16 @@ def register_settings() -> None:
 def library_value(dotted: str) -> Any:
     """``${library:werest.features.agreement.PANEL_SIZE}``: a library constant, so that a
     config group option that states a library default (the panel size, the few-label budgets)
-    refers to its one declaration instead of repeating it (a tuple becomes a list)."""
-    import importlib
+    refers to its one declaration instead of repeating it (a tuple becomes a list). Read from
+    the module's source, not imported (:func:`werest.cli.declared.library_constant`)."""
+    from werest.cli.declared import library_constant
 
-    module, _, name = dotted.rpartition(".")
-    if not module.startswith("werest."):
+    if not dotted.startswith("werest."):
         raise ConfigError(f"${{library:{dotted}}}: only werest's own constants")
     try:
-        value = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
+        return library_constant(dotted)
+    except TypeError:
         raise ConfigError(f"${{library:{dotted}}}: no such constant") from None
-    return list(value) if isinstance(value, tuple) else value
 
 
 def closest_setting(command: str, key: str) -> str:

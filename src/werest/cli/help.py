@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-
-from omegaconf import DictConfig, OmegaConf
+from typing import Any
 
 from werest.cli.schema import SCHEMAS, help_texts
 
@@ -135,11 +134,12 @@ def _groups(conf: Path, command: str) -> dict[str, tuple[str, list[str]]]:
 
 
 def command_help(
-    command: str, about: str, cfg: DictConfig, conf: Path, overrides: list[str] = ()
+    command: str, about: str, container: dict[str, Any], conf: Path, overrides: list[str] = ()
 ) -> str:
-    """The ``--help`` text of ``command`` from its composed config ``cfg`` (composed with
-    ``overrides``, which may choose config group options such as ``asr=transformers``) and the
-    help texts its settings class declares."""
+    """The ``--help`` text of ``command`` from its composed config as plain data
+    (``container``, composed with ``overrides``, which may choose config group options such as
+    ``asr=transformers``: :func:`werest.cli.plain.compose_plain`) and the help texts its
+    settings class declares."""
     path = conf / f"{command}.yaml"
     comments = help_texts(SCHEMAS[command])
     groups = _groups(conf, command)
@@ -151,7 +151,6 @@ def command_help(
         package = "" if "@package _global_" in file.read_text(encoding="utf-8") else group
         for key, comment in yaml_comments(file, f"{package}." if package else "").items():
             comments.setdefault(key, comment)
-    container = OmegaConf.to_container(cfg, resolve=False, throw_on_missing=False)
     settings = [(key, value) for key, value in _flatten(container) if key]
     lines = [f"werest {command}: {about}", ""]
     usage = header(path)

@@ -63,6 +63,8 @@ def _import_argv(argv: list[str]) -> list[str]:
     positional: list[str] = []
     args = iter(argv)
     for arg in args:
+        if arg.startswith("-") and arg not in ("--out", "-o") and not arg.startswith("--out="):
+            raise ConfigError(_unknown_flag("import", arg, ("--out", "-o", *FLAGS)))
         if arg in ("--out", "-o"):
             value = next(args, None)
             if value is None:
@@ -80,6 +82,52 @@ def _import_argv(argv: list[str]) -> list[str]:
         paths = ",".join(_quote(p) for p in positional[1:])
         overrides.insert(1, f"paths=[{paths}]")
     return overrides
+
+
+#: the flags every command takes (besides its key=value settings)
+FLAGS = ("--help", "-h", "--cfg")
+
+
+def _overrides(command: str, args: list[str]) -> list[str]:
+    """The ``key=value`` settings of a command line, or a ConfigError saying what to type for
+    an argument Hydra's parser would only call "extraneous input" or
+    "LexerNoViableAltException": a flag werest does not know, or a bare word or path."""
+    for arg in args:
+        if arg.startswith("-"):
+            raise ConfigError(_unknown_flag(command, arg))
+        if "=" not in arg and not arg.startswith("~"):  # ~key deletes a key: Hydra's own
+            raise ConfigError(_not_a_setting(command, arg))
+    return args
+
+
+def _unknown_flag(command: str, arg: str, flags: Sequence[str] = FLAGS) -> str:
+    import difflib
+
+    name = arg.split("=", 1)[0]
+    close = difflib.get_close_matches(name, [f for f in flags if f.startswith("--")], n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    return (
+        f"unknown option {name!r}; {hint}the options are {', '.join(flags)}, and settings "
+        f"are key=value (werest {command} --help lists them)"
+    )
+
+
+def _not_a_setting(command: str, arg: str) -> str:
+    """ "'data.csv' is not a setting; settings are key=value, e.g. input=data.csv"."""
+    from werest.cli.schema import SCHEMAS, entries
+
+    keys = [e.key for e in entries(SCHEMAS[command]) if e.setting is not None]
+    required = [e.key for e in entries(SCHEMAS[command]) if e.default == "???"]
+    key = "input" if "input" in keys else (required or keys or ["key"])[0]
+    value = arg if key == "input" or not required else "..."
+    return (
+        f"{arg!r} is not a setting; settings are key=value, e.g. {key}={_shown_arg(value)} "
+        f"(werest {command} --help lists them)"
+    )
+
+
+def _shown_arg(value: str) -> str:
+    return value if re.fullmatch(r"[\w./:-]+", value) else _quote(value)
 
 
 def _quote(value: str) -> str:
@@ -215,24 +263,20 @@ def _main(args: list[str]) -> int:
     show_config = "--cfg" in rest
     show_help = "--help" in rest or "-h" in rest
     rest = [arg for arg in rest if arg not in ("--cfg", "--help", "-h")]
+    if show_help:
+        return _help(command, rest)
     from omegaconf import OmegaConf
 
     from werest.cli.config import (
         check_settings,
         compose,
-        conf_dir,
         settings_from,
         unset_required,
     )
 
     try:
-        overrides = _import_argv(rest) if command == "import" else rest
+        overrides = _import_argv(rest) if command == "import" else _overrides(command, rest)
         cfg = compose(command, overrides)
-        if show_help:
-            from werest.cli.help import command_help
-
-            print(command_help(command, COMMANDS[command][1], cfg, conf_dir(), overrides))
-            return 0
         missing = unset_required(command, cfg)
         if missing and not show_config:
             raise ConfigError(
@@ -248,6 +292,24 @@ def _main(args: list[str]) -> int:
             _runner(command)(settings)
         if written:
             print(_wrote(written))
+    except WerestError as error:
+        print(f"werest {command}: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _help(command: str, rest: list[str]) -> int:
+    """``werest <command> --help``: composed without Hydra (:mod:`werest.cli.plain`), so it
+    imports no numerical or config library and starts as fast as ``werest --help``."""
+    from werest.cli.help import command_help
+    from werest.cli.plain import compose_plain
+    from werest.io import shipped
+
+    try:
+        overrides = _import_argv(rest) if command == "import" else rest
+        conf = shipped("conf")
+        container = compose_plain(command, overrides, conf)
+        print(command_help(command, COMMANDS[command][1], container, conf, overrides))
     except WerestError as error:
         print(f"werest {command}: error: {error}", file=sys.stderr)
         return 2

@@ -47,8 +47,8 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from omegaconf import MISSING
-
+#: a required setting's default (OmegaConf's spelling of "missing", which Hydra reports)
+MISSING = "???"
 #: one name or a list of names (``target=a`` or ``target=[a,b]``); always text
 Names = str | list[str]
 #: which ends of a number's bounds are allowed (scikit-learn's ``Interval(closed=...)``)
@@ -81,32 +81,11 @@ LIBRARY: Any = _Library()
 
 def library_default(target: str, name: str) -> Any:
     """The default of parameter ``name`` of the class ``target`` (a dotted path) names, as a
-    config holds it: tuples as lists, a dataclass's ``default_factory`` called."""
-    import dataclasses
-    import importlib
-    import inspect
+    config holds it (tuples as lists), read from the class's source without importing it
+    (:func:`werest.cli.declared.library_default`): ``--help`` imports no numerical library."""
+    from werest.cli.declared import library_default as declared
 
-    module, _, attribute = target.rpartition(".")
-    built = getattr(importlib.import_module(module), attribute)
-    if dataclasses.is_dataclass(built):
-        item = next(f for f in dataclasses.fields(built) if f.name == name)
-        if item.default_factory is not dataclasses.MISSING:
-            value = item.default_factory()
-        else:
-            value = item.default
-    else:
-        value = inspect.signature(built).parameters[name].default
-    if value is inspect.Parameter.empty or value is dataclasses.MISSING:
-        raise TypeError(f"{target} declares no default for {name!r}")
-    return _as_config(value)
-
-
-def _as_config(value: Any) -> Any:
-    if isinstance(value, tuple | list):
-        return [_as_config(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _as_config(v) for k, v in value.items()}
-    return copy.deepcopy(value)
+    return declared(target, name)
 
 
 def declared_default(schema: type, item: Any) -> Any:

@@ -73,6 +73,14 @@ log = logging.getLogger(__name__)
 STATUS_NO_FEATURE = "missing feature value"
 
 
+#: the features stage's progress steps: about this many chunks of utterances, so that the bar
+#: advances every fraction of a second (experiments/bench_progress.py)
+PROGRESS_STEPS = 20
+#: the fewest utterances a chunk holds for the progress bar's sake: each chunk costs about
+#: 0.15 s of its own (pandas), so 500 (~0.4 s a step) keeps that under a third of the stage
+STEP_UTTERANCES = 500
+
+
 def default_model_path() -> Path:
     """The shipped default model, ``models/default.skops`` (:func:`werest.io.shipped`)."""
     return shipped("models") / "default.skops"
@@ -229,6 +237,10 @@ def estimate_utterances(
     systems = len(table) / max(n_utterances, 1)
     compared = systems * min(systems, (panel.size + 1) if panel else systems)
     chunk_utterances = max(1, min(chunk_utterances, int(PAIR_ROWS // max(compared, 1))))
+    # and the features bar moves: about PROGRESS_STEPS chunks, none under STEP_UTTERANCES
+    # (a chunk has a fixed cost); the result does not depend on the chunks (whole utterances)
+    step = max(STEP_UTTERANCES, -(-n_utterances // PROGRESS_STEPS))
+    chunk_utterances = min(chunk_utterances, step)
     bounds = range(0, n_utterances, chunk_utterances)
     chunks = (table[(codes >= start) & (codes < start + chunk_utterances)] for start in bounds)
     work = partial(

@@ -20,8 +20,9 @@ from werest.model.files import (
     SUFFIX,
     ModelError,
     check_versions,
-    is_pickle_model,
+    file_kind,
     model_from_payload,
+    not_skops_message,
     read_card,
     save_model,
     sha256_of,
@@ -36,9 +37,9 @@ def convert_model(path: str | Path, out: str | Path | None = None) -> Path:
 
     Raises
     ------
-    ModelError : no such file, no card, a sha256 that differs from the card's, another
-        scikit-learn version, a file that is already skops, or a payload that is not a
-        werest model.
+    ModelError : no such file, a file that is already skops, one that is no pickle (another
+        format's file or corrupt bytes: never unpickled), no card, a sha256 that differs from
+        the card's, another scikit-learn version, or a payload that is not a werest model.
     """
     import joblib
 
@@ -46,9 +47,13 @@ def convert_model(path: str | Path, out: str | Path | None = None) -> Path:
     out = Path(out) if out else path.with_suffix(SUFFIX)
     if not path.is_file():
         raise ModelError("no such model file", path=path)
-    card = read_card(path)
-    if not is_pickle_model(path):
+    found = file_kind(path)
+    if found.kind == "skops":
         raise ModelError("already a skops model file: nothing to convert", path=path)
+    if found.kind != "pickle":  # never unpickle what is not a pickle, trusted or not
+        message = not_skops_message(path, found, card=True)
+        raise ModelError(f"{message}; convert-model reads only old pickle models", path=path)
+    card = read_card(path)
     digest = sha256_of(path)
     if digest != card["sha256"]:
         raise ModelError(

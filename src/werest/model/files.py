@@ -314,11 +314,111 @@ def read_card(path: str | Path) -> dict:
     return card
 
 
-def is_pickle_model(path: str | Path) -> bool:
-    """Whether a file is not a zip archive, i.e. not skops (an old joblib/pickle model, or
-    anything else); read from its first bytes, whatever its name."""
+ZIP_MAGIC = b"PK\x03\x04"
+#: what a file that is neither skops nor a pickle may be, by its first bytes
+_FOREIGN = (
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"%PDF", "a PDF document"),
+    (b"\x89HDF", "an HDF5 file (a Keras .h5 model?)"),
+    (b"\x93NUMPY", "a numpy .npy array"),
+    (b"RIFF", "a RIFF (WAV) file"),
+    (b"PAR1", "a Parquet table"),
+    (b"\x1f\x8b", "a gzip file without a pickle inside"),
+)
+
+
+@dataclass(frozen=True)
+class FileKind:
+    """What a model file's first bytes say it is (:func:`file_kind`).
+
+    ``kind`` is ``skops`` (a zip archive: skops's format; whether it holds a skops schema is
+    checked when it is audited), ``pickle`` (a pickle of protocol 2 or later, bare or in a
+    joblib compressor's zlib, gzip, bz2 or lzma stream: an old ``.joblib`` model),
+    ``foreign`` (a format werest recognises and does not load: ``what`` names it) or
+    ``corrupt`` (bytes of no format werest knows)."""
+
+    kind: str
+    what: str = ""
+
+
+def file_kind(path: str | Path) -> FileKind:
+    """The :class:`FileKind` of a file, from its first bytes (never unpickled or unzipped
+    beyond the first decompressed bytes of a compressed stream), whatever its name."""
     with open(path, "rb") as handle:
-        return handle.read(4) != b"PK\x03\x04"
+        head = handle.read(4096)
+    if head.startswith(ZIP_MAGIC):
+        return FileKind("skops")
+    if _is_pickle(head) or head.startswith(b"ZF0x"):  # ZF0x: joblib < 0.10's zlib files
+        return FileKind("pickle", "a pickle")
+    inner = _decompressed_head(head)
+    if inner is not None and _is_pickle(inner):
+        return FileKind("pickle", "a compressed pickle (joblib)")
+    for magic, what in _FOREIGN:
+        if head.startswith(magic):
+            return FileKind("foreign", what)
+    if not head:
+        return FileKind("corrupt", "an empty file")
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and all(c.isprintable() or c.isspace() for c in text):
+        if text.lstrip().startswith(("{", "[")):
+            return FileKind("foreign", "JSON text (a model card? the model is the file beside it)")
+        return FileKind("foreign", "a text file")
+    return FileKind("corrupt", f"bytes of no known format (it begins {head[:8].hex(' ')})")
+
+
+def _is_pickle(head: bytes) -> bool:
+    """A pickle of protocol 2 to 5 begins with the PROTO opcode and its protocol number."""
+    return len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5
+
+
+def _decompressed_head(head: bytes) -> bytes | None:
+    """The first bytes of a zlib, gzip, bz2 or xz/lzma stream (joblib's compressors), or None
+    for bytes that are none of them."""
+    import bz2
+    import lzma
+    import zlib
+
+    if head[:1] == b"\x78":
+        opener = zlib.decompressobj()
+    elif head[:2] == b"\x1f\x8b":
+        opener = zlib.decompressobj(wbits=31)
+    elif head[:3] == b"BZh":
+        opener = bz2.BZ2Decompressor()
+    elif head[:6] == b"\xfd7zXZ\x00" or head[:1] == b"\x5d":
+        opener = lzma.LZMADecompressor()
+    else:
+        return None
+    try:
+        return opener.decompress(head)[:16]
+    except (zlib.error, OSError, lzma.LZMAError, EOFError, ValueError):
+        return None
+
+
+def not_skops_message(path: str | Path, found: FileKind, *, card: bool) -> str:
+    """The one line for a model file that is no skops file: an old pickle gets the command
+    that converts one (which needs its card), anything else is never called a pickle."""
+    if found.kind == "pickle":
+        message = (
+            f"not a skops model file: an old pickle-based (joblib) model ({found.what}), which "
+            "werest never unpickles (that would run any code it holds); to convert one you "
+            f"trust: {convert_hint(path)}"
+        )
+        if not card:
+            message += f" (it needs the model's card {card_path(path).name} beside it)"
+        return message
+    if found.kind == "foreign":
+        return (
+            f"not a model file: {found.what}, neither a skops model (a zip archive) nor an "
+            "old pickle one; werest models are .skops files with a .json card (werest train)"
+        )
+    return (
+        f"corrupt model file: {found.what}, neither a skops model (a zip archive) nor an old "
+        "pickle one; copy the file again or retrain it (werest train)"
+    )
 
 
 def schema_types(schema) -> tuple[set[str], set[str]]:
@@ -386,7 +486,14 @@ def audit_model_file(
         source = io.BytesIO(data) if data is not None else path
         with zipfile.ZipFile(source) as archive:
             schema = json.loads(archive.read("schema.json"))
-    except (zipfile.BadZipFile, KeyError, OSError, ValueError, EOFError, RecursionError) as error:
+    except KeyError:
+        raise ModelError(
+            "not a skops model file: a zip archive without skops's schema.json (another "
+            "format's archive, such as a PyTorch checkpoint or a .npz); werest models are "
+            ".skops files with a .json card (werest train)",
+            path=shown,
+        ) from None
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, RecursionError) as error:
         message = " ".join(str(error).split())
         raise ModelError(
             f"cannot load the model: damaged skops file ({type(error).__name__}: {message})",
@@ -470,8 +577,9 @@ def load_model(path: str | Path, *, trust_model: bool = False) -> TrainedModel:
 
     Raises
     ------
-    ModelError : no such file, no card, a sha256 that differs from the card's (unless
-        ``trust_model``), a pickle (old ``.joblib``) file, another scikit-learn version, a
+    ModelError : no such file, a pickle (old ``.joblib``) file, another format's file or
+        corrupt bytes (:func:`file_kind`, each with its own message), no card, a sha256 that
+        differs from the card's (unless ``trust_model``), another scikit-learn version, a
         type outside :data:`ALLOWED_TYPES`, a tree whose node indices are out of range, or a
         payload whose features differ from the card's.
     """
@@ -479,6 +587,9 @@ def load_model(path: str | Path, *, trust_model: bool = False) -> TrainedModel:
     if not path.is_file():
         shipped_names = ", ".join(shipped_models())
         raise ModelError(f"no such model file (or shipped model: {shipped_names})", path=path)
+    found = file_kind(path)
+    if found.kind != "skops":  # a pickle is named and never opened; nothing else is a pickle
+        raise ModelError(not_skops_message(path, found, card=card_path(path).is_file()), path=path)
     card = read_card(path)
     digest = sha256_of(path)
     if digest != card["sha256"] and not trust_model:
@@ -486,13 +597,6 @@ def load_model(path: str | Path, *, trust_model: bool = False) -> TrainedModel:
             f"sha256 {digest[:12]}… differs from its card's {card['sha256'][:12]}…: the "
             "file is corrupt or was replaced; refusing to load it (pass trust_model=true "
             "only for a file you made yourself)",
-            path=path,
-        )
-    if is_pickle_model(path):
-        raise ModelError(
-            "not a skops model file: an old pickle-based (joblib) model, which werest never "
-            "unpickles (that would run any code it holds); to convert one you trust: "
-            f"{convert_hint(path)}",
             path=path,
         )
     check_versions(card, path)

@@ -84,6 +84,13 @@ BLOCKS: dict[str, tuple[str, list[str] | None, str]] = {
         "From [`lodo_audio_compare.md`](experiments/results/lodo_audio_compare.md), written by "
         "`python experiments/lodo_audio_compare.py` (`make lodo-audio`).",
     ),
+    "winner-bars": (
+        "winner.md",
+        ["## The bars", "## Every arm, over the datasets"],
+        "From [`winner.md`](experiments/results/winner.md), written by `werest evaluate "
+        "experiment=winner`; every dataset and the limit of any design are there.",
+    ),
+    "winner-example": ("winner_example.md", None, ""),
     "audio-default": (
         "audio_default.md",
         ["## Decision", "## Cost"],

@@ -59,14 +59,14 @@ def with_card(folder: Path, name: str, data: bytes, *, card: bool = True) -> Pat
         (PICKLE, "pickle"),
         (pickle.dumps([1, 2], protocol=2), "pickle"),
         (zlib.compress(PICKLE), "pickle"),  # joblib compress=3 (zlib)
-        (gzip.compress(PICKLE), "pickle"),
+        (gzip.compress(PICKLE, mtime=0), "pickle"),
         (bz2.compress(PICKLE), "pickle"),
         (lzma.compress(PICKLE), "pickle"),
         (b"PK\x03\x04" + RANDOM, "skops"),  # a zip as far as its magic goes: the audit decides
         (b"\x89PNG\r\n\x1a\n" + RANDOM, "foreign"),
         (b'{"sha256": "x"}', "foreign"),
         (b"hello, model\n", "foreign"),
-        (gzip.compress(b"not a pickle"), "foreign"),
+        (gzip.compress(b"not a pickle", mtime=0), "foreign"),
         (b"\x80" + RANDOM, "corrupt"),  # PROTO's opcode, but no protocol werest knows
         (RANDOM, "corrupt"),
         (b"", "corrupt"),

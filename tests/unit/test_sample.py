@@ -275,7 +275,7 @@ def test_utterance_list_takes_audio_and_duration_from_the_rows():
 
 
 def test_the_schema_knows_the_strategies():
-    assert settings_of("sample")["strategy"].choices == ("auto", *STRATEGIES)
+    assert settings_of("sample")["strategy"].choices == ("auto", *STRATEGIES, "winner")
     assert "budget" in {f for f in SampleSettings.__dataclass_fields__}
 
 

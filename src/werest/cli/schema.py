@@ -466,7 +466,8 @@ class FewLabels:
         (
             "lean each system's estimate on its zero-label one where the labels do not "
             "contradict it (empirical-Bayes weight over the dataset's systems); the interval "
-            "stays the prediction-powered one, and false gives the unbiased point"
+            "stays the prediction-powered one; off: it brought the zero-label estimate's bias on "
+            "the best system back (docs/winner.md)"
         ),
     )
 
@@ -985,8 +986,12 @@ class ConvertModelSettings:
 @dataclass
 class EvaluateSettings:
     name: str = setting("four_cases")
-    protocol: Literal["four_cases", "lodo", "few_labels"] = setting(
-        "four_cases", "four_cases (the paper's) | lodo (leave one domain out: experiment=lodo)"
+    protocol: Literal["four_cases", "lodo", "few_labels", "winner"] = setting(
+        "four_cases",
+        (
+            "four_cases (the paper's) | lodo (leave one domain out: experiment=lodo) | "
+            "few_labels | winner (which system is best: experiment=winner)"
+        ),
     )
     output_dir: Path = setting(Path("experiments/results"))
     normaliser: Normaliser | None = auto_normaliser_setting()
@@ -1004,6 +1009,23 @@ class EvaluateSettings:
     )
     few_labels: Any | None = setting(
         None, "experiment=few_labels sets the budgets and draws (conf/experiment/few_labels.yaml)"
+    )
+    winner: Any | None = setting(
+        None, "experiment=winner sets the simulated users (conf/experiment/winner.yaml)"
+    )
+    input: Path | None = setting(
+        None,
+        (
+            "experiment=winner: your own table with references instead of the shared data (its "
+            "zero-label estimates from model_path's model)"
+        ),
+    )
+    cells: Path | None = setting(
+        None,
+        (
+            "experiment=winner: the held-out cells experiment=lodo writes (dataset, system, "
+            "domain, awer, wer)"
+        ),
     )
     log_level: LogLevel = log_level_setting()
     progress: bool = progress_setting()

@@ -67,6 +67,9 @@ class LabelSettings:
         (:meth:`werest.estimation.ppi.DatasetFrame.recalibrated_draws`).
     shrink : lean the point estimate on the zero-label one where the labels do not
         contradict it (:func:`werest.estimation.ppi.shrink`); the interval is unchanged.
+        Off by default: the zero-label estimate is most biased on the best system (agreement
+        cannot see that it is better), and shrinking brought that bias back into the
+        labelled estimate (issue 41; experiments/results/few_labels.md, "The best system").
     """
 
     interval: str = "t"
@@ -74,7 +77,7 @@ class LabelSettings:
     min_labels: int = 20
     n_resamples: int = 2000
     recalibrate: bool = True
-    shrink: bool = True
+    shrink: bool = False
 
     def __post_init__(self) -> None:
         if self.interval not in METHODS:

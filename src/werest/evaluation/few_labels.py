@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from werest import logs
-from werest.estimation.labels import prediction_rows
+from werest.estimation.labels import LabelSettings, prediction_rows
 from werest.estimation.ppi import METHODS, DatasetFrame, dataset_frames, estimate_draws, quantile
 from werest.estimation.sampling import (
     ACTIVE_FLOOR,
@@ -209,15 +209,22 @@ def simulate(
 
 def _rows(est, truth: np.ndarray, level: float, budget: int) -> pd.DataFrame:
     """Every estimator × interval method of one draw (long form). ``ppi`` is what
-    ``werest estimate`` reports (shrunk toward the zero-label estimate inside the
-    prediction-powered interval: :func:`werest.estimation.ppi.shrink`), ``ppi_unshrunk`` the
-    unbiased point; both have the same interval."""
+    ``werest estimate`` reports (the unbiased point, ``few_labels.shrink=false``),
+    ``ppi_shrunk`` the point shrunk toward the zero-label estimate inside the same interval
+    (:func:`werest.estimation.ppi.shrink`, ``few_labels.shrink=true``)."""
     parts = []
     alpha = (1 - level) / 2
     q = {method: quantile(method, level, budget) for method in ("normal", "t")}
+    reported, other = (est.ppi, est.unshrunk) if LabelSettings().shrink else (est.unshrunk, est.ppi)
     for estimator, point, centre, se, boot in (
-        ("ppi", est.ppi, est.unshrunk, est.se, est.boot),
-        ("ppi_unshrunk", est.unshrunk, est.unshrunk, est.se, est.boot),
+        ("ppi", reported, est.unshrunk, est.se, est.boot),
+        (
+            "ppi_shrunk" if not LabelSettings().shrink else "ppi_unshrunk",
+            other,
+            est.unshrunk,
+            est.se,
+            est.boot,
+        ),
         ("classical", est.classical, est.classical, est.se_classical, est.boot_classical),
     ):
         for method in METHODS:
@@ -225,7 +232,7 @@ def _rows(est, truth: np.ndarray, level: float, budget: int) -> pd.DataFrame:
                 low, high = np.nanquantile(boot, [alpha, 1 - alpha], axis=0)
             else:
                 low, high = centre - q[method] * se, centre + q[method] * se
-            point = np.clip(point, low, high) if estimator == "ppi" else point
+            point = np.clip(point, low, high) if estimator.startswith("ppi") else point
             parts.append(
                 pd.DataFrame(
                     {
@@ -457,6 +464,7 @@ class FewLabelResult:
     bars: list[dict]
     settings: FewLabelSettings
     seconds: dict[str, float]
+    best: pd.DataFrame | None = None
 
 
 def evaluate_few_labels(
@@ -481,4 +489,40 @@ def evaluate_few_labels(
     zero = zero_label_cells(real, domains, interval)
     table = overall(per_domain[per_domain["domain"] != STRESS_DOMAIN], zero)
     checks = [bars(table, per_domain, 50, method) for method in METHODS]
-    return FewLabelResult(per_domain, table, zero, checks, settings, {})
+    real_draws = draws[draws["domain"] != STRESS_DOMAIN]
+    return FewLabelResult(
+        per_domain, table, zero, checks, settings, {}, best_system(real_draws, budget=50)
+    )
+
+
+def best_system(draws: pd.DataFrame, *, budget: int, method: str = "t") -> pd.DataFrame:
+    """Per strategy and estimator, over the draws of ``budget`` labels of the datasets with
+    at least 3 systems: the true best system's mean bias (estimate − truth, points), and the
+    share of draws whose lowest estimate is the true best (each dataset weighing the same)."""
+    rows = draws[(draws["budget"] == budget) & (draws["method"] == method)]
+    systems = rows.groupby("dataset")["system"].nunique()
+    rows = rows[rows["dataset"].isin(systems[systems >= 3].index)]
+    out = []
+    for (strategy, estimator), mine in rows.groupby(["strategy", "estimator"], sort=True):
+        per = []
+        for dataset, draw in mine.groupby(["dataset", "draw"], sort=False):
+            best = draw.loc[draw["wer"].idxmin()]
+            first = draw.loc[draw["estimate"].idxmin(), "system"]
+            per.append(
+                {
+                    "dataset": dataset[0],
+                    "bias": 100 * (best["estimate"] - best["wer"]),
+                    "first": first == best["system"],
+                }
+            )
+        per = pd.DataFrame(per).groupby("dataset")[["bias", "first"]].mean()
+        out.append(
+            {
+                "strategy": strategy,
+                "estimator": estimator,
+                "datasets": len(per),
+                "best_bias": float(per["bias"].mean()),
+                "ranks_best_first": float(per["first"].mean()),
+            }
+        )
+    return pd.DataFrame(out)

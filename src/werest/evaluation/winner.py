@@ -283,8 +283,11 @@ def evaluate_winner(
     domain, estimated_wer, wer``: held-out zero-label estimates and the truth), then every
     arm's users on every contest (its contenders: the shortlist of the share calibrated
     without its domain; its first leader: the lowest zero-label estimate)."""
+    import time
+
     from joblib import Parallel, delayed
 
+    start = time.perf_counter()
     calibration, shipped = calibrate_shortlist(cells, settings.coverage)
     share = dict(zip(calibration["dataset"], calibration["share"], strict=True))
     for name, contest in contests.items():
@@ -302,6 +305,13 @@ def evaluate_winner(
     users = pd.concat(parts, ignore_index=True)
     sizes = {name: contest.n for name, contest in contests.items()}
     datasets = dataset_table(users, sizes, settings.max_labels)
+    limits = pd.DataFrame(
+        [
+            {"dataset": name, **fixed_size_labels(c, errors[name], settings.tie_margin)}
+            for name, c in contests.items()
+        ]
+    )
+    datasets = datasets.merge(limits, on="dataset", how="left")
     return WinnerResult(
         shortlist=calibration,
         users=users,
@@ -309,6 +319,7 @@ def evaluate_winner(
         overall=overall_table(datasets, users),
         shipped_share=shipped,
         settings=settings,
+        seconds={"users": round(time.perf_counter() - start, 1)},
     )
 
 
@@ -350,3 +361,23 @@ def _only(contest: Contest, keep: np.ndarray) -> Contest:
         codes=contest.codes[keep],
         _distances={},
     )
+
+
+def fixed_size_labels(contest: Contest, errors: np.ndarray, tie_margin: float) -> dict:
+    """The limit of any design: the draws a fixed-size 95 % test would need to separate the
+    true top two (or, closer than ``tie_margin``, to call them tied), told which two they
+    are, with uniform draws and with draws ∝ their distance; (1.96 σ / gap)²."""
+    totals = errors.mean(axis=0)
+    best, second = np.argsort(totals)[:2]
+    x = errors[:, second] - errors[:, best]
+    mu = float(x.mean())
+    margin = tie_margin / 100 * contest.words
+    target = mu if mu > margin else margin - mu
+    d = contest.distance(int(best), int(second))
+    q = d / d.sum() if d.sum() > 0 else np.full(contest.n, 1 / contest.n)
+    ht = np.divide(x, contest.n * q, out=np.zeros_like(x), where=q > 0)
+    spread = {"uniform": float(x.std()), "distance": float(np.sqrt((q * ht**2).sum() - mu**2))}
+    out = {"gap_points": contest.points(mu)}
+    for name, sd in spread.items():
+        out[f"fixed_{name}"] = float((1.96 * sd / target) ** 2) if target > 0 else np.inf
+    return out

@@ -133,9 +133,36 @@ def agreement_line(agreement: dict) -> str:
     )
 
 
+def contender_lines(datasets: pd.DataFrame) -> list[str]:
+    """Per dataset, the systems that may be the best (:func:`werest.estimation.winner.
+    shortlist` of its estimates): one line each, a single name only when the list has one."""
+    from werest.estimation.winner import shortlist
+
+    records = datasets.rename(columns={"est_wer": "estimated_wer"}).to_dict("records")
+    lines = []
+    for dataset, systems in shortlist(records).items():
+        said = (
+            f"{systems[0]} (the only contender)"
+            if len(systems) == 1
+            else f"{len(systems)} contenders: {', '.join(systems)}"
+        )
+        lines.append(f"{dataset}: {said}")
+    return lines
+
+
+#: what the contender lines are, for a reader
+CONTENDERS_HEAD = (
+    "Which system is best (no label can name it; these may be: label to decide with "
+    "werest sample strategy=winner, docs/winner.md):"
+)
+
+
 def format_board(result: Leaderboard) -> str:
-    """The printed summary: ranking, agreement, neighbour tests, fairness overview."""
+    """The printed summary: the contenders, ranking, agreement, neighbour tests, fairness."""
     parts = [
+        CONTENDERS_HEAD,
+        *(f"  {line}" for line in contender_lines(result.datasets)),
+        "",
         board_view(result.board).to_string(index=False),
         "",
         agreement_line(result.agreement),
@@ -164,6 +191,14 @@ def markdown_report(result: Leaderboard) -> str:
         "(prediction-powered where `method` says ppi). The 95 % interval includes the "
         "model's own error on new domains (or is the labels' interval); the sampling CI is a "
         "percentile bootstrap over utterances: sampling noise only.",
+        "",
+        "## Which system is best",
+        "",
+        CONTENDERS_HEAD,
+        "",
+        *(f"- {line}" for line in contender_lines(result.datasets)),
+        "",
+        "## Ranking",
         "",
         markdown_table(board_view(result.board)),
         "",

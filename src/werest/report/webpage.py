@@ -1415,6 +1415,14 @@ def subtitle(result: Leaderboard) -> str:
     return text + "."
 
 
+def _contenders(result: Leaderboard) -> str:
+    """The page's lead: which systems may be the best, per dataset."""
+    from werest.report.leaderboard_report import CONTENDERS_HEAD, contender_lines
+
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in contender_lines(result.datasets))
+    return f'<div class="contenders"><p>{html.escape(CONTENDERS_HEAD)}</p><ul>{items}</ul></div>'
+
+
 def render(result: Leaderboard, context: Mapping[str, object] | None = None) -> str:
     """The whole page as one HTML string (the same ``result`` gives the same string)."""
     context = dict(context or {})
@@ -1441,7 +1449,8 @@ def render(result: Leaderboard, context: Mapping[str, object] | None = None) -> 
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{title}</title><style>{STYLE}</style>"
         f'<script type="text/javascript">{plotly_js()}</script></head><body>'
-        f"<header><h1>{title}</h1><p>{html.escape(subtitle(result))}</p></header>"
+        f"<header><h1>{title}</h1><p>{html.escape(subtitle(result))}</p>"
+        f"{_contenders(result)}</header>"
         f"<nav>{nav}</nav>"
         '<noscript><p class="note" style="padding:0 24px">JavaScript is off: every tab is '
         "shown below one after the other; the charts need JavaScript, every number is also in "

@@ -20,7 +20,7 @@ from werest.cli.commands._common import (
 )
 from werest.cli.config import composed
 from werest.cli.schema import EvaluateSettings
-from werest.errors import ConfigError
+from werest.errors import ConfigError, InputError
 from werest.evaluation.few_labels import FewLabelResult, FewLabelSettings, evaluate_few_labels
 from werest.evaluation.four_cases import (
     FourCaseResult,
@@ -30,14 +30,25 @@ from werest.evaluation.four_cases import (
     methods_for,
 )
 from werest.evaluation.lodo import LodoResult, LodoSettings, evaluate_lodo
+from werest.evaluation.winner import (
+    WinnerExperiment,
+    WinnerResult,
+    evaluate_winner,
+    labelled_contests,
+)
+from werest.ingest.table import read_table
 from werest.io import atomic_path, check_output, staged_output
 from werest.report.few_labels_report import bars_table, write_few_label_reports
 from werest.report.lodo_report import write_lodo_reports
 from werest.report.reports import format_bar_table, write_four_case_reports
+from werest.report.winner_report import bars_table as winner_bars
+from werest.report.winner_report import write_winner_reports
 from werest.stats import Bootstrap
 
 
-def run(settings: EvaluateSettings) -> FourCaseResult | LodoResult | FewLabelResult:
+def run(
+    settings: EvaluateSettings,
+) -> FourCaseResult | LodoResult | FewLabelResult | WinnerResult:
     """Run the configured protocol; write its reports and the config; show the headline."""
     check_output(settings.output_dir)  # a folder that cannot be written: refused now
     start = time.perf_counter()
@@ -45,6 +56,10 @@ def run(settings: EvaluateSettings) -> FourCaseResult | LodoResult | FewLabelRes
         result = _few_labels(settings)
         write = write_few_label_reports
         headline = bars_table(result).to_string(index=False)
+    elif settings.protocol == "winner":
+        result = _winner(settings)
+        write = write_winner_reports
+        headline = winner_bars(result).to_string(index=False)
     elif settings.protocol == "lodo":
         result = run_lodo(settings)
         write = write_lodo_reports
@@ -100,6 +115,38 @@ def _few_labels(settings: EvaluateSettings) -> FewLabelResult:
     if lodo.held_out:
         utterances = utterances[utterances["domain"].isin(lodo.held_out)]
     return evaluate_few_labels(utterances, few, lodo.interval)
+
+
+def _winner(settings: EvaluateSettings) -> WinnerResult:
+    """Which system is best: the zero-label cells (the LODO cells of the shared data, or the
+    shipped model's estimates of ``input``), the labelled contests, the simulated users."""
+    experiment = _built(settings.winner, WinnerExperiment, "winner")
+    if settings.input:
+        from werest.estimation.estimate import load_models
+        from werest.partition.estimate import estimate_table
+
+        table = read_table(settings.input)
+        if "reference" not in table.columns or table["reference"].isna().all():
+            raise InputError(
+                "experiment=winner needs references to simulate labels",
+                path=settings.input,
+                column="reference",
+            )
+        _, records, _ = estimate_table(
+            table, load_models(None), target=None, n_jobs=settings.n_jobs, source=settings.input
+        )
+        cells = pd.DataFrame(records)
+        cells = cells.assign(domain=cells["dataset"])
+    else:
+        if not (settings.cells and settings.cells.exists()):
+            raise ConfigError(
+                f"cells={settings.cells}: no such file; `werest evaluate experiment=lodo` "
+                "writes the held-out cells (experiments/results/lodo_cells.csv)"
+            )
+        cells = pd.read_csv(settings.cells).rename(columns={"awer": "estimated_wer"})
+        table = labelled_table(settings, [])
+    contests, errors, truth = labelled_contests(table, normaliser_setting(settings))
+    return evaluate_winner(contests, errors, truth, cells, experiment, n_jobs=settings.n_jobs)
 
 
 def run_lodo(

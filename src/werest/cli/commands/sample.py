@@ -98,10 +98,10 @@ def run(settings: SampleSettings) -> pd.DataFrame:
         with atomic_path(out) as tmp:
             sheet.to_csv(tmp, index=False)
         save_config(settings, out)
-    given = "" if not settings.labels else f"{_label_list(settings.labels)},"
+    sheets = f"'labels=[{_label_list(settings.labels)},{settings.out}]'"
     hint = (
         f"fill the empty references, then: werest estimate input={settings.input} "
-        f"labels=[{given}{settings.out}]"
+        + (sheets if settings.labels else f"labels={settings.out}")
     )
     print_blocks(
         format_winner(decisions) if decisions else None,

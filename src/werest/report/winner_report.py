@@ -1,0 +1,231 @@
+"""The report of ``werest evaluate experiment=winner`` (:mod:`werest.evaluation.winner`):
+``<name>.md``, ``<name>_shortlist.csv``, ``<name>_datasets.csv``, ``<name>_overall.csv`` and
+``<name>_users.csv`` (one row per simulated user)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from werest.evaluation.winner import CHECKPOINTS, WinnerResult
+from werest.formatting import markdown_table
+from werest.io import atomic_path, write_csvs
+
+log = logging.getLogger(__name__)
+
+#: the bars of issue 41 the report checks
+SHORTLIST_COVERAGE, SHORTLIST_SIZE = 0.90, 0.40
+WRONG_OVERALL, WRONG_DATASET = 0.05, 0.10
+DECIDED_SHARE, SPEED_UP = 0.80, 1.5
+
+
+def _pct(value: float) -> str:
+    return "" if value is None or not np.isfinite(value) else f"{100 * value:.1f} %"
+
+
+def _labels(value: float) -> str:
+    return "never" if not np.isfinite(value) else f"{value:.0f}"
+
+
+def bars_table(result: WinnerResult) -> pd.DataFrame:
+    """Each bar: what it asks, what was measured, whether it holds."""
+    shortlist = result.shortlist
+    overall = result.overall.set_index("arm")
+    rows = [
+        (
+            "shortlist holds the true best (held-out datasets of ≥ 3 systems)",
+            f"≥ {_pct(SHORTLIST_COVERAGE)}",
+            shortlist["holds_best"].mean(),
+            shortlist["holds_best"].mean() >= SHORTLIST_COVERAGE,
+        ),
+        (
+            "shortlist's mean share of the systems",
+            f"≤ {_pct(SHORTLIST_SIZE)}",
+            shortlist["kept_share"].mean(),
+            shortlist["kept_share"].mean() <= SHORTLIST_SIZE,
+        ),
+    ]
+    if "winner" in overall.index:
+        mine = result.datasets[result.datasets["arm"] == "winner"]
+        winner = overall.loc["winner"]
+        rows += [
+            (
+                "wrong stops, all stops (strategy=winner)",
+                f"≤ {_pct(WRONG_OVERALL)}",
+                winner["wrong_stops"],
+                winner["wrong_stops"] <= WRONG_OVERALL,
+            ),
+            (
+                "wrong stops, worst dataset",
+                f"≤ {_pct(WRONG_DATASET)}",
+                mine["wrong_stops"].max(),
+                mine["wrong_stops"].max() <= WRONG_DATASET,
+            ),
+            (
+                "users decided within 300 labels or the whole dataset",
+                f"≥ {_pct(DECIDED_SHARE)}",
+                winner["decided_cap"],
+                winner["decided_cap"] >= DECIDED_SHARE,
+            ),
+        ]
+        if "uniform" in overall.index:
+            uniform = overall.loc["uniform"]
+            for checkpoint in (100, 300):
+                ours, theirs = winner[f"decided_{checkpoint}"], uniform[f"decided_{checkpoint}"]
+                ratio = ours / theirs if theirs > 0 else np.inf
+                rows.append(
+                    (
+                        f"decided within {checkpoint} labels, winner ÷ uniform",
+                        f"≥ {SPEED_UP}× (or all)",
+                        f"{_pct(ours)} ÷ {_pct(theirs)} = {ratio:.2f}×",
+                        ratio >= SPEED_UP or ours >= 1.0,
+                    )
+                )
+    return pd.DataFrame(
+        [
+            {
+                "bar": bar,
+                "asks": asks,
+                "measured": value if isinstance(value, str) else _pct(value),
+                "holds": "yes" if holds else "no",
+            }
+            for bar, asks, value, holds in rows
+        ]
+    )
+
+
+def _datasets(result: WinnerResult) -> pd.DataFrame:
+    frame = result.datasets.copy()
+    shares = ["wrong_stops", "ties", *(f"decided_{c}" for c in (*CHECKPOINTS, "cap"))]
+    for column in shares:
+        frame[column] = frame[column].map(_pct)
+    for column in ("median_labels", "p90_labels", "fixed_uniform", "fixed_distance"):
+        frame[column] = frame[column].map(_labels)
+    frame["gap_points"] = frame["gap_points"].map(lambda v: f"{v:.2f}")
+    keep = [
+        "dataset",
+        "arm",
+        "utterances",
+        "wrong_stops",
+        "ties",
+        *(f"decided_{c}" for c in CHECKPOINTS),
+        "decided_cap",
+        "median_labels",
+        "p90_labels",
+    ]
+    return frame[keep]
+
+
+def _limits(result: WinnerResult) -> pd.DataFrame:
+    frame = result.datasets.drop_duplicates("dataset")[
+        ["dataset", "utterances", "gap_points", "fixed_uniform", "fixed_distance"]
+    ].copy()
+    frame["gap_points"] = frame["gap_points"].map(lambda v: f"{v:.2f}")
+    for column in ("fixed_uniform", "fixed_distance"):
+        frame[column] = frame[column].map(_labels)
+    return frame.rename(
+        columns={
+            "gap_points": "true top-two gap (points)",
+            "fixed_uniform": "fixed test, uniform draws",
+            "fixed_distance": "fixed test, draws ∝ distance",
+        }
+    )
+
+
+def _overall(result: WinnerResult) -> pd.DataFrame:
+    frame = result.overall.copy()
+    for column in frame.columns:
+        if column.startswith(("wrong", "worst", "decided")):
+            frame[column] = frame[column].map(_pct)
+    frame["median_labels"] = frame["median_labels"].map(_labels)
+    return frame
+
+
+def _shortlist(result: WinnerResult) -> pd.DataFrame:
+    frame = result.shortlist.copy()
+    frame["kept_share"] = frame["kept_share"].map(_pct)
+    return frame[
+        ["dataset", "domain", "systems", "true_best", "needed", "share", "contenders", "holds_best"]
+    ]
+
+
+def winner_markdown(result: WinnerResult, cfg: Mapping | None, name: str) -> str:
+    settings = result.settings
+    shortlist = result.shortlist
+    parts = [
+        f"# {name}: which system is best\n",
+        "Written by `werest evaluate experiment=winner` (`werest.evaluation.winner`). The "
+        "zero-label estimates are the held-out cells of `werest evaluate experiment=lodo` "
+        "(each domain estimated by a model never trained on it). The shortlist keeps the "
+        "⌈share · S⌉ systems with the lowest estimates; its share is calibrated leave one "
+        f"domain out (the smallest that held the true best in {_pct(settings.coverage)} of "
+        "the other domains' datasets). Then "
+        f"{settings.n_users} simulated users per dataset and arm label batches of "
+        f"{settings.batch} draws, look after every batch and stop at the first `decided` or "
+        f"`tie` (tie margin {settings.tie_margin:g} points, α = {settings.alpha:g}, "
+        f"`{settings.bounds}` confidence sequences), at {settings.max_labels} distinct labels, "
+        "or once every utterance is labelled. Arms: `winner` (`werest sample "
+        "strategy=winner`: draws ∝ the disagreement of the leader and its rivals), `uniform` "
+        "(the same contenders, uniform draws from the utterances not yet labelled: "
+        "`strategy=random`) and `labels_only` (no prediction: every system a contender, "
+        "uniform draws). A stop is wrong when the named winner is more than the tie margin "
+        "worse than the true best.\n",
+        "## The bars\n",
+        markdown_table(bars_table(result)),
+        "",
+        "## The shortlist, leave one domain out\n",
+        f"Held out, it held the true best in {int(shortlist['holds_best'].sum())} of "
+        f"{len(shortlist)} datasets ({_pct(shortlist['holds_best'].mean())}), keeping on "
+        f"average {_pct(shortlist['kept_share'].mean())} of their systems. `needed`: the "
+        "smallest share that would have held it. Calibrated on every dataset, the share is "
+        f"{result.shipped_share:g} (`werest.estimation.winner.SHORTLIST_SHARE`).\n",
+        markdown_table(_shortlist(result)),
+        "",
+        "## Every arm, over the datasets\n",
+        "Each dataset weighs the same in the shares decided; wrong stops are counted over all "
+        "stops.\n",
+        markdown_table(_overall(result)),
+        "",
+        "## Per dataset\n",
+        "`decided_N`: the share of users who stopped (`decided` or `tie`) within N labels; "
+        "`decided_cap`: within 300 labels or the whole dataset; labels to a decision: "
+        "`never` where more than that share never stopped.\n",
+        markdown_table(_datasets(result)),
+        "",
+        "## The limit of any design\n",
+        "The draws a fixed-size 95 % test would need to separate the true top two (or, closer "
+        "than the tie margin, to call them tied), told which two they are: (1.96 σ / gap)². "
+        "An anytime-valid decision among all systems, which is not told, needs more; where "
+        "this exceeds 300, no design decides within 300 labels.\n",
+        markdown_table(_limits(result)),
+        "",
+        f"Simulation: {result.seconds.get('users', float('nan')):.0f} s.",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def write_winner_reports(
+    result: WinnerResult, cfg: Mapping | None, output_dir: str | Path, *, name: str
+) -> list[Path]:
+    """Write the CSVs and the markdown report; return their paths."""
+    output_dir = Path(output_dir)
+    paths = write_csvs(
+        output_dir,
+        name,
+        {
+            "shortlist": result.shortlist,
+            "datasets": result.datasets,
+            "overall": result.overall,
+            "users": result.users,
+        },
+    )
+    markdown = output_dir / f"{name}.md"
+    with atomic_path(markdown) as tmp:
+        tmp.write_text(winner_markdown(result, cfg, name), encoding="utf-8")
+    paths.append(markdown)
+    log.info("wrote %s", ", ".join(str(p) for p in paths))
+    return paths

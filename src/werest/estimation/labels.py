@@ -170,14 +170,26 @@ def _read_sheet(source, table: pd.DataFrame, input_path) -> pd.DataFrame:
         return _with_design(_input_labels(table, input_path), None)
     else:
         labels = read_table(source, required=LABEL_COLUMNS)
-    empty = labels["reference"].isna()
+    labels["skip"] = _skip_marks(labels, source)
+    blank = labels["reference"].isna() | (labels["reference"].astype(str).str.strip() == "")
+    empty = blank & ~labels["skip"]
     if empty.any():
         raise InputError(
-            "empty reference: transcribe the utterance or delete its row",
+            "empty reference: transcribe the utterance, or mark it skip=true if it has no "
+            "speech to transcribe (deleting its row would bias the estimate)",
             path=source,
             row=_row(empty),
             column="reference",
         )
+    both = labels["skip"] & ~blank
+    if both.any():
+        raise InputError(
+            "skip=true on a row with a reference: clear the reference or the mark",
+            path=source,
+            row=_row(both),
+            column="skip",
+        )
+    labels["reference"] = labels["reference"].where(~labels["skip"], "")
     known = pd.MultiIndex.from_frame(table[UTTERANCE].drop_duplicates())
     keys = pd.MultiIndex.from_frame(labels[UTTERANCE])
     unknown = ~keys.isin(known)
@@ -204,8 +216,35 @@ def _read_sheet(source, table: pd.DataFrame, input_path) -> pd.DataFrame:
     return _with_design(labels, source)
 
 
+#: the ``skip`` column's values that mark a row as unlabellable (case and white space aside);
+#: :data:`NOT_SKIPPED` (and an empty cell) leave it a label
+SKIPPED = ("true", "yes", "y", "1", "x", "skip")
+NOT_SKIPPED = ("false", "no", "n", "0", "")
+
+
+def _skip_marks(labels: pd.DataFrame, source) -> pd.Series:
+    """The sheet's ``skip`` column as booleans (all False without one): :data:`SKIPPED` or
+    :data:`NOT_SKIPPED`, anything else an InputError naming the row."""
+    if "skip" not in labels:
+        return pd.Series(False, index=labels.index)
+    text = labels["skip"].map(lambda v: "" if pd.isna(v) else str(v)).str.strip().str.lower()
+    text = text.str.replace(r"\.0$", "", regex=True)  # 1.0 and 0.0 from a numeric column
+    unknown = ~text.isin((*SKIPPED, *NOT_SKIPPED))
+    if unknown.any():
+        raise InputError(
+            f"skip must be one of {', '.join(SKIPPED)} (or empty, {', '.join(NOT_SKIPPED[:-1])})",
+            path=source,
+            row=_row(unknown),
+            column="skip",
+        )
+    return text.isin(SKIPPED)
+
+
 def _with_design(labels: pd.DataFrame, source) -> pd.DataFrame:
     """The sheet's columns :func:`read_labels` returns, the missing design columns empty."""
+    if "skip" not in labels:
+        labels["skip"] = False
+    labels["skip"] = labels["skip"].astype(bool)
     for column in ("draws", "expected_draws", *DESIGN_NUMBERS):
         if column not in labels:
             labels[column] = np.nan
@@ -213,7 +252,15 @@ def _with_design(labels: pd.DataFrame, source) -> pd.DataFrame:
         if column not in labels:
             labels[column] = ""
         labels[column] = labels[column].fillna("").astype(str)
-    columns = [*UTTERANCE, "reference", "draws", "expected_draws", *DESIGN_NUMBERS, *DESIGN_TEXT]
+    columns = [
+        *UTTERANCE,
+        "reference",
+        "skip",
+        "draws",
+        "expected_draws",
+        *DESIGN_NUMBERS,
+        *DESIGN_TEXT,
+    ]
     return labels[columns].reset_index(drop=True)
 
 
@@ -233,8 +280,11 @@ def _check_across_sheets(earlier: pd.DataFrame, sheet: pd.DataFrame, source) -> 
 
 
 def distinct_labels(labels: pd.DataFrame) -> pd.DataFrame:
-    """One row per labelled (dataset, utt_id): its reference (the scoring's input)."""
-    return labels.drop_duplicates(UTTERANCE)[[*UTTERANCE, "reference"]]
+    """One row per labelled (dataset, utt_id): its reference (the scoring's input) and
+    ``skip`` (True: marked unlabellable, :func:`labelled_scores` counts it as 0 and 0)."""
+    rows = labels.drop_duplicates(UTTERANCE)
+    skip = rows["skip"] if "skip" in rows else pd.Series(False, index=rows.index)
+    return rows[[*UTTERANCE, "reference"]].assign(skip=skip.astype(bool).to_numpy())
 
 
 def _row(mask) -> int:
@@ -297,7 +347,7 @@ def _input_labels(table: pd.DataFrame, input_path) -> pd.DataFrame:
             "labels=input, but no input row has a reference", path=input_path, column="reference"
         )
     rows = table.loc[table["reference"].notna(), [*UTTERANCE, "reference"]]
-    return rows.drop_duplicates(UTTERANCE).assign(draws=np.nan, expected_draws=np.nan)
+    return rows.drop_duplicates(UTTERANCE).assign(draws=np.nan, expected_draws=np.nan, skip=False)
 
 
 def labelled_scores(
@@ -305,8 +355,20 @@ def labelled_scores(
 ) -> pd.DataFrame:
     """True word errors and reference words of every system's hypothesis on each labelled
     utterance, counted as ``werest score`` counts them (:func:`werest.text.scoring.score_against`:
-    the label, under the row's language)."""
-    return score_against(table, labels, normaliser)[[*KEY, "word_errors", "ref_words"]]
+    the label, under the row's language).
+
+    An utterance marked ``skip`` (no speech, unintelligible: it has no WER) counts 0 word
+    errors and 0 reference words for every system: the estimand is the corpus WER of the
+    labellable utterances, Σ e·1[labellable] / Σ r·1[labellable], and a skipped draw stays in
+    the design as a draw whose true terms are 0 (docs/few_labels.md, "Unlabellable rows")."""
+    columns = [*KEY, "word_errors", "ref_words"]
+    skip = labels["skip"].astype(bool) if "skip" in labels else pd.Series(False, labels.index)
+    scored = score_against(table, labels[~skip.to_numpy()], normaliser)[columns]
+    if not skip.any():
+        return scored
+    skipped = table[KEY].merge(labels.loc[skip.to_numpy(), UTTERANCE], on=UTTERANCE)
+    skipped = skipped.drop_duplicates(KEY).assign(word_errors=0, ref_words=0)
+    return pd.concat([scored, skipped[columns]], ignore_index=True)
 
 
 def prediction_rows(utterances: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
@@ -372,6 +434,11 @@ def dataset_estimates(
             if settings.recalibrate and not census
             else frame.draws(draw_rows, weight)
         )
+        skip = labels["skip"] if "skip" in labels else pd.Series(False, index=labels.index)
+        mine = labels[(labels["dataset"] == dataset) & skip.astype(bool)]
+        if len(mine):
+            skipped = frame.utterances.get_indexer(mine["utt_id"].unique())
+            draws.skipped = np.isin(draw_rows, skipped[skipped >= 0])
         out[dataset] = (
             draws,
             estimate_draws(
@@ -426,12 +493,16 @@ def apply_labels(
         record.update(method="zero_label", n_labelled=0)
     pairs, warnings = [], []
     for dataset, (draws, est) in estimates.items():
+        skipped = skipped_fields(draws, labels[labels["dataset"] == dataset])
+        if skipped["n_skipped"]:
+            warnings.append(skipped_warning(dataset, skipped))
         enough = enough_labels(dataset, est, settings, warnings)
         for k, system in enumerate(est.systems):
             record = by_cell.get((dataset, system))
             if record is None:
                 continue
             record["n_labelled"] = int(est.n_labelled[k])
+            record.update(skipped)
             if enough[k]:
                 record.update(ppi_fields(est, k, settings), zero_label_wer=record["estimated_wer"])
                 record["ci_low"], record["ci_high"] = (
@@ -447,6 +518,31 @@ def apply_labels(
     frame = pd.concat(pairs, ignore_index=True) if pairs else pd.DataFrame(columns=columns)
     extra = ["n_labelled", "more_labels_to_separate"]
     return LabelledResult(frame[[*columns, *extra]] if pairs else frame, warnings)
+
+
+def skipped_fields(draws: DatasetDraws, labels: pd.DataFrame) -> dict:
+    """A labelled dataset's unlabellable rows: ``n_skipped`` (distinct utterances marked
+    ``skip``) and ``unlabellable_share``, the design-weighted estimate of the share of its N
+    utterances that have no WER (mean over the draws of w·1[skip]: Horvitz–Thompson, as the
+    estimate itself)."""
+    skip = labels["skip"].astype(bool) if "skip" in labels else pd.Series(False, labels.index)
+    n_skipped = int(labels.loc[skip.to_numpy(), "utt_id"].nunique())
+    share = 0.0
+    if draws.skipped is not None and draws.m:
+        share = float(np.mean(draws.weight * draws.skipped))
+    return {"n_skipped": n_skipped, "unlabellable_share": share}
+
+
+def skipped_warning(dataset: str, skipped: dict) -> dict:
+    """The console's line about a dataset's rows marked ``skip``."""
+    n = skipped["n_skipped"]
+    return {
+        "dataset": dataset,
+        "systems": [],
+        "message": f"{plural(n, 'utterance')} marked skip (no WER defined): the estimate is "
+        "the WER of the utterances that can be transcribed (an estimated "
+        f"{100 * (1 - skipped['unlabellable_share']):.0f} % of the dataset)",
+    }
 
 
 #: ``werest estimate`` says how many more labels would bring each interval to ± this

@@ -68,6 +68,9 @@ class DatasetDraws:
     offset : what the prediction-powered estimate adds to its numerator and denominator
         before dividing, per system (S,): ``e`` and ``r``, the tail's Σ ê and Σ r̂ once
         :meth:`trusting_tail` moved the tail there; None: nothing.
+    skipped : (m,) draws of utterances marked unlabellable (``skip``): their true terms are
+        0 (the estimand is the labellable utterances' WER) and they are not counted as
+        labelled; None: none.
     """
 
     systems: list[str]
@@ -83,10 +86,18 @@ class DatasetDraws:
     pop_tail: dict[str, np.ndarray] | None = None
     prior: np.ndarray | None = None
     offset: dict[str, np.ndarray] | None = None
+    skipped: np.ndarray | None = None
 
     @property
     def m(self) -> int:
         return len(self.weight)
+
+    def n_labelled(self) -> np.ndarray:
+        """Per system (S,): the draws with a label, the ones marked ``skip`` left out."""
+        present = self.present
+        if self.skipped is not None:
+            present = present & ~np.asarray(self.skipped, dtype=bool)[:, None]
+        return present.sum(axis=0)
 
     def trusting_tail(self) -> DatasetDraws:
         """The same draws with the take-all tail's predictions trusted in full (λ = 1 there,
@@ -290,7 +301,7 @@ def estimate_draws(
     if floor:
         floor_ppi, floor_c = poisson_se(d, theta), poisson_se(d, classical)
         se, se_c = np.fmax(se, floor_ppi), np.fmax(se_c, floor_c)
-    n_labelled = d.present.sum(axis=0)
+    n_labelled = d.n_labelled()
     with np.errstate(divide="ignore", invalid="ignore"):
         effective = n_labelled * se_c**2 / se**2
     boot = boot_c = None

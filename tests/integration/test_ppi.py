@@ -280,6 +280,7 @@ def test_a_draw_that_misses_the_loops_still_counts_them(monkeypatch):
 
     with_tail, coverage = run()
     monkeypatch.setattr(ppi, "TAIL_WER", np.inf)
+    monkeypatch.setattr(ppi, "TAIL_FACTOR", np.inf)  # no tail by either rule
     without_tail, coverage_without = run()
     assert coverage >= 0.90 > coverage_without
     assert np.abs(with_tail - truth).mean() < 0.8 * np.abs(without_tail - truth).mean()

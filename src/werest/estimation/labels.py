@@ -439,17 +439,17 @@ def dataset_estimates(
         if len(mine):
             skipped = frame.utterances.get_indexer(mine["utt_id"].unique())
             draws.skipped = np.isin(draw_rows, skipped[skipped >= 0])
-        out[dataset] = (
+        estimates = estimate_draws(
             draws,
-            estimate_draws(
-                draws,
-                method=method or settings.interval,
-                level=settings.level,
-                n_resamples=settings.n_resamples,
-                seed=seed,
-                shrink_to_prior=settings.shrink and not census,  # a census is the truth
-            ),
+            method=method or settings.interval,
+            level=settings.level,
+            n_resamples=settings.n_resamples,
+            seed=seed,
+            shrink_to_prior=settings.shrink and not census,  # a census is the truth
         )
+        tail = frame.tail().any(axis=1)
+        estimates.tail_counts = (int(tail.sum()), int(tail[np.unique(draw_rows)].sum()))
+        out[dataset] = (draws, estimates)
     return out
 
 
@@ -497,6 +497,9 @@ def apply_labels(
         if skipped["n_skipped"]:
             warnings.append(skipped_warning(dataset, skipped))
         enough = enough_labels(dataset, est, settings, warnings)
+        missed = missed_tail_warning(dataset, draws, est, enough)
+        if missed:
+            warnings.append(missed)
         for k, system in enumerate(est.systems):
             record = by_cell.get((dataset, system))
             if record is None:
@@ -531,6 +534,39 @@ def skipped_fields(draws: DatasetDraws, labels: pd.DataFrame) -> dict:
     if draws.skipped is not None and draws.m:
         share = float(np.mean(draws.weight * draws.skipped))
     return {"n_skipped": n_skipped, "unlabellable_share": share}
+
+
+#: a missed tail is worth a warning when it widens an interval by this much (half-width)
+TAIL_WARNING = 0.005
+
+
+def missed_tail_warning(
+    dataset: str, draws: DatasetDraws, est: Estimates, enough: np.ndarray
+) -> dict | None:
+    """The console's line when the draws missed the heavy tail the predictions show
+    (:func:`werest.estimation.ppi.unobserved_tail_variance` widened an interval by
+    :data:`TAIL_WARNING` or more): how many tail utterances were drawn, how much wider the
+    intervals are, and what labelling them would cost."""
+    if est.tail_widening is None or est.tail_counts is None:
+        return None
+    widening = np.where(enough, est.tail_widening, 0.0)
+    if not (widening >= TAIL_WARNING).any():
+        return None
+    systems = [s for s, w in zip(est.systems, widening, strict=True) if w >= TAIL_WARNING]
+    total, drawn = est.tail_counts
+    n = draws.n_frame
+    random_need = int(np.ceil(3 * n / max(total, 1)))
+    return {
+        "dataset": dataset,
+        "systems": systems,
+        "message": f"the labels hold {drawn} of the {plural(total, 'utterance')} whose "
+        "predicted errors form a heavy tail (a random draw of "
+        f"{draws.m} holds {draws.m * total / n:.1f} on average): what the others' errors may "
+        f"be widens the intervals of {', '.join(systems)} by up to "
+        f"{100 * widening.max():.1f} points. Labels among them remove it: `werest sample "
+        "strategy=active` draws them in proportion to their predicted errors (a random draw "
+        f"would need about {random_need} labels to hold 3 of them)",
+    }
 
 
 def skipped_warning(dataset: str, skipped: dict) -> dict:

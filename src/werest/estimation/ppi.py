@@ -128,9 +128,60 @@ class DatasetDraws:
 TAIL_WER = 1.5
 
 
-def tail_mask(pred_errors: np.ndarray, pred_words: np.ndarray) -> np.ndarray:
-    """Where the predictions are in the take-all tail: ê > :data:`TAIL_WER` · max(r̂, 1)."""
-    return np.asarray(pred_errors) > TAIL_WER * np.maximum(np.asarray(pred_words), 1.0)
+#: ... or more than this many times its system's mean predicted errors per utterance (a long
+#: hallucinated utterance: many errors, not necessarily 1.5 per word) ...
+TAIL_FACTOR = 8.0
+#: ... and at least this many errors (a system with almost no errors has no heavy tail).
+TAIL_MIN_ERRORS = 5.0
+#: The share of its predicted errors an unlabelled tail row's truth may differ by: the scale
+#: of :func:`unobserved_tail_variance`'s term.
+TAIL_RESIDUAL = 0.5
+
+
+def tail_mask(
+    pred_errors: np.ndarray, pred_words: np.ndarray, present: np.ndarray | None = None
+) -> np.ndarray:
+    """Where the predictions are in the take-all tail: ê > :data:`TAIL_WER` · max(r̂, 1)
+    (a hallucination loop), or, on an (N, S) array of a whole dataset, ê >
+    :data:`TAIL_FACTOR` × the system's mean ê and ê ≥ :data:`TAIL_MIN_ERRORS` (the few
+    utterances carrying a large share of its errors). ``present``: the rows a system has."""
+    e = np.asarray(pred_errors, dtype=float)
+    tail = e > TAIL_WER * np.maximum(np.asarray(pred_words), 1.0)
+    if e.ndim == 2 and len(e):
+        present = np.ones(e.shape, dtype=bool) if present is None else present
+        count = np.maximum(present.sum(axis=0), 1)
+        mean = np.where(present, e, 0.0).sum(axis=0) / count
+        tail |= (e > TAIL_FACTOR * mean) & (e >= TAIL_MIN_ERRORS)
+    return tail
+
+
+def unobserved_tail_variance(d: DatasetDraws, residual: float = TAIL_RESIDUAL) -> np.ndarray:
+    """Per system (S,): the variance to add to the rectifier's mean for the part of the
+    predicted tail the draws did not see (a random draw of 50 misses a 2 % tail with
+    probability 0.98⁵⁰ ≈ 36 %, and then its own spread says nothing of the tail's residuals).
+
+    The tail's residuals are bounded from the predictions of every tail row: |e − ê| up to
+    ``residual`` · ê. A simple random sample of m would carry their variance
+    Σ_tail (residual · ê)² / (m N) in the rectifier's mean; the term added is that times the
+    share of the tail the draws missed, 1 − min(1, mean_j wⱼ êⱼ 1[tail] / (Σ_tail ê / N)):
+    the design-weighted tail mass drawn against the tail's known predicted mass. A draw
+    that holds its share of the tail adds nothing (its own spread carries the tail); one
+    that holds none adds it all. Only the interval changes, never the point."""
+    if d.tail is None or d.pop_tail is None or not d.m:
+        return np.zeros(len(d.systems))
+    missed = 1.0 - tail_seen(d)
+    return missed * residual**2 * d.pop_tail["ee"] / (d.m * d.n_frame)
+
+
+def tail_seen(d: DatasetDraws) -> np.ndarray:
+    """Per system (S,): the share of the predicted tail's mass the draws represent,
+    min(1, mean_j wⱼ êⱼ 1[tail] / (Σ_tail ê / N)); 1 where there is no tail."""
+    if d.tail is None or d.pop_tail is None or not d.m:
+        return np.ones(len(d.systems))
+    expected = d.pop_tail["e"] / d.n_frame
+    drawn = (d.weight[:, None] * np.where(d.tail, d.pred_errors, 0.0)).mean(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(expected > 0, np.clip(drawn / expected, 0.0, 1.0), 1.0)
 
 
 def _offset(d: DatasetDraws, name: str) -> np.ndarray | float:
@@ -211,14 +262,17 @@ def point_estimates(
     return _theta(d, moments, lams), lams
 
 
-def linearised_se(d: DatasetDraws, theta: np.ndarray, lam: np.ndarray) -> np.ndarray:
+def linearised_se(
+    d: DatasetDraws, theta: np.ndarray, lam: np.ndarray, extra: np.ndarray | float = 0.0
+) -> np.ndarray:
     """The delta-method standard error (S,) of θ̂ at (θ, λ) (S,): the labelled draws'
-    rectifier terms plus the predictions' own sampling term, as ``ppi_py.ppi_mean_ci``."""
+    rectifier terms plus the predictions' own sampling term, as ``ppi_py.ppi_mean_ci``;
+    ``extra``: a variance added to the rectifier's mean (:func:`unobserved_tail_variance`)."""
     terms, den = influence_terms(d, theta, lam)
     rectifier = terms.std(axis=0) / np.sqrt(d.m)
     imputed = _imputed_std(d, theta, lam) / np.sqrt(d.n_frame)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.sqrt(rectifier**2 + imputed**2) / den
+        return np.sqrt(rectifier**2 + imputed**2 + extra) / den
 
 
 def influence_terms(
@@ -268,6 +322,9 @@ class Estimates:
     boot_classical: np.ndarray | None = None
     unshrunk: np.ndarray | None = None
     prior_weight: np.ndarray | None = None
+    tail_seen: np.ndarray | None = None
+    tail_widening: np.ndarray | None = None
+    tail_counts: tuple[int, int] | None = None
 
 
 def estimate_draws(
@@ -296,16 +353,18 @@ def estimate_draws(
     trusted = d.trusting_tail()
     theta, lam = (v[0] for v in point_estimates(trusted))
     classical = _theta(d, _moments(d, np.ones((1, d.m))), np.zeros((1, len(d.systems))))[0]
-    se = raw_se = linearised_se(trusted, theta, lam)
+    se = raw_se = linearised_se(trusted, theta, lam, extra=unobserved_tail_variance(d))
+    se_seen = linearised_se(trusted, theta, lam)  # without the unseen tail's term
     se_c = linearised_se(d, classical, np.zeros_like(lam))
     if floor:
         floor_ppi, floor_c = poisson_se(d, theta), poisson_se(d, classical)
         se, se_c = np.fmax(se, floor_ppi), np.fmax(se_c, floor_c)
     n_labelled = d.n_labelled()
+    q = quantile("t" if method == "t" else "normal", level, d.m)
+    tail_widening = q * (se - np.fmax(se_seen, floor_ppi if floor else 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         effective = n_labelled * se_c**2 / se**2
     boot = boot_c = None
-    q = quantile("t" if method == "t" else "normal", level, d.m)
     low, high = theta - q * se, theta + q * se
     low_c, high_c = classical - q * se_c, classical + q * se_c
     if method == "bootstrap":  # the percentile interval, never narrower than the floor's
@@ -346,6 +405,8 @@ def estimate_draws(
         boot_classical=boot_c,
         unshrunk=unshrunk,
         prior_weight=1 - weight,
+        tail_seen=tail_seen(d),
+        tail_widening=np.clip(np.nan_to_num(tail_widening), 0.0, None),
     )
 
 
@@ -523,7 +584,7 @@ class DatasetFrame:
 
     def tail(self) -> np.ndarray:
         """(N, S) where the predictions are in the take-all tail (:func:`tail_mask`)."""
-        return tail_mask(self.pred_errors, self.pred_words) & self.present
+        return tail_mask(self.pred_errors, self.pred_words, self.present) & self.present
 
     def draws(
         self,

@@ -150,35 +150,55 @@ def labelling_scores(estimated: pd.DataFrame, floor: float = ACTIVE_FLOOR) -> pd
 
 
 def expected_half_width(estimated: pd.DataFrame, budget: int, level: float = 0.95) -> pd.Series:
-    """Per dataset, the half-width (a fraction) of the labels-only interval to expect from a
-    simple random sample of ``budget`` utterances if the model's predictions were the truth:
-    the median over the dataset's systems of t · √((1 − n/N) · Var(ê − θ r̂) / n) / mean r̂,
-    with ê = predicted WER × n̂ and r̂ = n̂ (the corpus estimate's terms) and θ = Σ ê / Σ r̂.
-    A prediction-powered interval is narrower where the predictions are good; agreement's
-    shared errors, which the predictions miss, make the truth's spread larger. A dataset of at
-    most ``budget`` utterances is taken whole: 0."""
-    from scipy import stats
-
+    """Per dataset, the half-width (a fraction) of the 95 % interval ``werest estimate
+    labels=…`` is expected to give from ``budget`` labels: :func:`promised_half_width` of the
+    dataset's predictions (ê = predicted WER × n̂, r̂ = n̂: the corpus estimate's terms). A
+    dataset of at most ``budget`` utterances is taken whole: 0."""
     done = _usable(estimated)
     words = np.maximum(done["proxy_words"].to_numpy(dtype=float), 1.0)
-    frame = done[["dataset", "system"]].assign(
+    frame = done[[*UTTERANCE, "system"]].assign(
         e=done["predicted_wer"].to_numpy(dtype=float) * words, r=words
     )
     out = {}
     for dataset, rows in frame.groupby("dataset", sort=True):
-        halves = []
-        for _, mine in rows.groupby("system"):
-            n_frame = len(mine)
-            n = min(budget, n_frame)
-            if n >= n_frame:
-                halves.append(0.0)
-                continue
-            theta = mine["e"].sum() / mine["r"].sum()
-            residual = mine["e"] - theta * mine["r"]
-            se = np.sqrt((1 - n / n_frame) * residual.var(ddof=1) / n) / mine["r"].mean()
-            halves.append(float(stats.t.ppf(0.5 + level / 2, max(n - 1, 1)) * se))
-        out[dataset] = float(np.median(halves)) if halves else float("nan")
-    return pd.Series(out, name="half_width")
+        wide = rows.pivot_table(index="utt_id", columns="system", values=["e", "r"])
+        e = wide["e"].to_numpy(dtype=float)
+        present = np.isfinite(e)
+        out[dataset] = promised_half_width(
+            np.nan_to_num(e), np.nan_to_num(wide["r"].to_numpy(dtype=float)), present, budget, level
+        )
+    return pd.Series(out, name="half_width", dtype=float)
+
+
+def promised_half_width(
+    pred_errors: np.ndarray,
+    pred_words: np.ndarray,
+    present: np.ndarray,
+    budget: int,
+    level: float = 0.95,
+) -> float:
+    """The half-width ``werest sample`` promises for one dataset ((N, S) predictions): the
+    median over its systems of t · √((1 − n/N) · Var(ê − θ r̂) / n) / mean r̂, the
+    labels-only interval of a simple random sample of n = ``budget`` if the predictions were
+    the truth (θ = Σ ê / Σ r̂). 0 for a census; NaN without a system."""
+    from scipy import stats
+
+    halves = []
+    for k in range(pred_errors.shape[1]):
+        mine = present[:, k]
+        n_frame = int(mine.sum())
+        if n_frame < 2:
+            continue
+        n = min(budget, n_frame)
+        if n >= n_frame:
+            halves.append(0.0)
+            continue
+        e, r = pred_errors[mine, k], pred_words[mine, k]
+        theta = e.sum() / r.sum()
+        residual = e - theta * r
+        se = np.sqrt((1 - n / n_frame) * residual.var(ddof=1) / n) / r.mean()
+        halves.append(float(stats.t.ppf(0.5 + level / 2, max(n - 1, 1)) * se))
+    return float(np.median(halves)) if halves else float("nan")
 
 
 # --------------------------------------------------------------------------- the draw

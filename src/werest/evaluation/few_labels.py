@@ -31,6 +31,7 @@ from werest.estimation.sampling import (
     STRATEGIES,
     active_probabilities,
     labelling_scores,
+    promised_half_width,
 )
 from werest.evaluation.lodo import cross_conformal
 from werest.features.agreement import STATUS_OK
@@ -67,6 +68,9 @@ class FewLabelSettings:
     recalibrate : as ``werest estimate``'s ``few_labels.recalibrate``.
     stress : the share of each dataset's utterances made catastrophic in its heavy-tail
         stress copy (:func:`stressed_frames`; 0: no stress set).
+    tail : the share of each dataset's utterances in its long-tail stress copy
+        (:func:`tail_frames`; 0: none) ...
+    tail_errors : ... and the share of the hallucinating systems' errors they carry.
     """
 
     budgets: tuple[int, ...] = (10, 25, 50, 100, 200)
@@ -78,6 +82,8 @@ class FewLabelSettings:
     seed: int = 0
     recalibrate: bool = True
     stress: float = 0.0
+    tail: float = 0.0
+    tail_errors: float = 0.3
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "budgets", tuple(int(b) for b in self.budgets))
@@ -131,6 +137,47 @@ def stressed_frames(
     return out
 
 
+#: The domain of the long-tail stress copies (:func:`tail_frames`).
+TAIL_DOMAIN = "long-tail stress"
+#: The stress domains: measured apart, never in the overall means.
+STRESS_DOMAINS = (STRESS_DOMAIN, TAIL_DOMAIN)
+
+
+def tail_frames(
+    frames: dict[str, DatasetFrame], share: float, error_share: float, seed: int = 0
+) -> dict[str, DatasetFrame]:
+    """A long-tail stress copy of every dataset of at least :data:`STRESS_MIN_UTTERANCES`
+    utterances (named ``<dataset>+tail``): ``share`` of its utterances (the same ones for
+    every such system) are long hallucinated ones, on which one system in two (the even
+    ones) makes so many extra errors that they carry ``error_share`` of its errors (2 % of
+    the utterances, 30 % of the errors: issue 42). The extra errors are insertions (the
+    reference words stay). Agreement sees them, but not all of them: each (utterance,
+    system)'s prediction gains a share drawn uniformly in [0.5, 1] of its extra errors, so
+    the tail is visible in the predictions and its residuals are large. A random draw of 50
+    misses a 2 % tail with probability 0.98⁵⁰ ≈ 36 %."""
+    rng = np.random.default_rng(seed + 1)
+    out = {}
+    for name, frame in frames.items():
+        if frame.n < STRESS_MIN_UTTERANCES or len(frame.systems) < 2:
+            continue
+        count = max(1, round(share * frame.n))
+        tail = rng.choice(frame.n, count, replace=False)
+        hallucinating = np.arange(len(frame.systems)) % 2 == 0
+        errors, pred = frame.errors.copy(), frame.pred_errors.copy()
+        total = np.nansum(np.where(frame.present, frame.errors, 0.0), axis=0)
+        extra = error_share * total / ((1 - error_share) * count)  # per tail utterance
+        extra = np.where(hallucinating, np.maximum(extra, 1.0), 0.0)
+        grid = np.ix_(tail, np.arange(len(frame.systems)))
+        seen = rng.uniform(0.5, 1.0, size=(count, len(frame.systems)))
+        errors[grid] += extra[None, :]
+        pred[grid] += seen * extra[None, :]
+        pred = np.where(frame.present, pred, 0.0)
+        out[f"{name}+tail"] = replace(
+            frame, dataset=f"{name}+tail", errors=errors, pred_errors=pred
+        )
+    return out
+
+
 def frame_scores(frame: DatasetFrame) -> pd.Series:
     """``werest sample``'s active scores (:func:`werest.estimation.sampling.labelling_scores`)
     of a frame's utterances, from its predictions: √ mean over systems of
@@ -179,6 +226,9 @@ def simulate(
             for budget in settings.budgets:
                 if budget >= frame.n:
                     continue
+                promise = promised_half_width(
+                    frame.pred_errors, frame.pred_words, frame.present, budget, settings.level
+                )
                 for draw in range(settings.n_draws):
                     if strategy == "random":
                         picked = rng.choice(frame.n, budget, replace=False)
@@ -199,7 +249,7 @@ def simulate(
                     )
                     rows.append(
                         _rows(est, truth, settings.level, budget).assign(
-                            dataset=dataset, strategy=strategy, draw=draw
+                            dataset=dataset, strategy=strategy, draw=draw, promise=promise
                         )
                     )
     out = pd.concat(rows, ignore_index=True)
@@ -314,7 +364,31 @@ def summarise_draws(draws: pd.DataFrame) -> pd.DataFrame:
     )
     summary["draws_holding"] = by_draw.apply(lambda share: float((share >= DRAW_HOLDS).mean()))
     summary["worst_draw_coverage"] = by_draw.min()
+    if "promise" in frame:
+        ratio = promise_ratios(frame, keys)
+        by_ratio = ratio.groupby(keys, sort=True)
+        summary["promise_kept"] = by_ratio.apply(
+            lambda r: float(((r <= PROMISE_FACTOR) & (r >= 1 / PROMISE_FACTOR)).mean())
+        )
+        summary["promise_ratio"] = by_ratio.median()
     return summary.reset_index()
+
+
+#: ``werest sample``'s promise is kept when it is within this factor of the realised width.
+PROMISE_FACTOR = 1.5
+
+
+def promise_ratios(frame: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """Per draw (``keys`` + dataset, draw): the promised half-width over the realised one, the
+    median over the dataset's systems of each interval's half-width, as ``werest sample``'s
+    promise is the median over the systems (points as fractions; NaN where nothing was
+    promised)."""
+    half = (frame["high"] - frame["low"]) / 2
+    per = frame.assign(half=half).groupby([*keys, "dataset", "draw"], sort=True)
+    realised = per["half"].median()
+    promise = per["promise"].first()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (promise / realised).rename("ratio")
 
 
 def overall(per_domain: pd.DataFrame, zero: pd.DataFrame) -> pd.DataFrame:
@@ -419,15 +493,22 @@ def bars(
     ]
     for strategy in ("random", "active"):
         rows = at[at["strategy"] == strategy]
-        real, stress = rows[rows["domain"] != STRESS_DOMAIN], rows[rows["domain"] == STRESS_DOMAIN]
+        real = rows[~rows["domain"].isin(STRESS_DOMAINS)]
         if len(real):
             out[f"min_draws_holding_{strategy}"] = real["draws_holding"].min()
             excess = real["mean_abs_error"] - real["zero_label_error"]
             out[f"excess_over_zero_label_{strategy}"] = excess.max()
             out[f"excess_domain_{strategy}"] = real.loc[excess.idxmax(), "domain"]
-        if len(stress):
-            out[f"stress_coverage_{strategy}"] = stress["coverage"].iloc[0]
-            out[f"stress_draws_holding_{strategy}"] = stress["draws_holding"].iloc[0]
+            if "promise_kept" in real:
+                out[f"min_promise_kept_{strategy}"] = real["promise_kept"].min()
+                out[f"promise_domain_{strategy}"] = real.loc[
+                    real["promise_kept"].idxmin(), "domain"
+                ]
+        for prefix, domain in (("stress", STRESS_DOMAIN), ("tail", TAIL_DOMAIN)):
+            stress = rows[rows["domain"] == domain]
+            if len(stress):
+                out[f"{prefix}_coverage_{strategy}"] = stress["coverage"].iloc[0]
+                out[f"{prefix}_draws_holding_{strategy}"] = stress["draws_holding"].iloc[0]
     return out
 
 
@@ -475,21 +556,27 @@ def evaluate_few_labels(
     frames = frames_from_heldout(utterances)
     domains = domain_map(utterances)
     scores = labelling_scores(utterances.assign(status=STATUS_OK))
+    real_frames = dict(frames)
     if settings.stress > 0:
-        stressed = stressed_frames(frames, settings.stress, settings.seed)
+        stressed = stressed_frames(real_frames, settings.stress, settings.seed)
         frames |= stressed
         domains |= dict.fromkeys(stressed, STRESS_DOMAIN)
         scores = pd.concat([scores, *(frame_scores(f) for f in stressed.values())])
+    if settings.tail > 0:
+        tailed = tail_frames(real_frames, settings.tail, settings.tail_errors, settings.seed)
+        frames |= tailed
+        domains |= dict.fromkeys(tailed, TAIL_DOMAIN)
+        scores = pd.concat([scores, *(frame_scores(f) for f in tailed.values())])
     draws = simulate(frames, domains, settings, scores)
     per_domain = summarise_draws(draws)
     per_domain = per_domain.merge(
         zero_label_errors(frames, domains, settings.budgets), on=["budget", "domain"], how="left"
     )
-    real = {name: frame for name, frame in frames.items() if domains[name] != STRESS_DOMAIN}
+    real = {name: frame for name, frame in frames.items() if domains[name] not in STRESS_DOMAINS}
     zero = zero_label_cells(real, domains, interval)
-    table = overall(per_domain[per_domain["domain"] != STRESS_DOMAIN], zero)
+    table = overall(per_domain[~per_domain["domain"].isin(STRESS_DOMAINS)], zero)
     checks = [bars(table, per_domain, 50, method) for method in METHODS]
-    real_draws = draws[draws["domain"] != STRESS_DOMAIN]
+    real_draws = draws[~draws["domain"].isin(STRESS_DOMAINS)]
     return FewLabelResult(
         per_domain, table, zero, checks, settings, {}, best_system(real_draws, budget=50)
     )

@@ -24,6 +24,7 @@ PERCENT_COLUMNS = (
     "draws_holding",
     "min_draws_holding",
     "worst_draw_coverage",
+    "promise_kept",
 )
 
 
@@ -52,18 +53,26 @@ def bars_table(result: FewLabelResult) -> pd.DataFrame:
                     "lowest domain coverage (≥ 90 %)": _pct(
                         check.get(f"min_domain_coverage_{strategy}")
                     ),
-                    "stress set coverage (≥ 90 %)": _pct(check.get(f"stress_coverage_{strategy}")),
-                    "lowest domain's draws holding (≥ 80 %)": _pct(
+                    "lowest domain's draws holding (≥ 85 %)": _pct(
                         check.get(f"min_draws_holding_{strategy}")
                     ),
-                    "stress set's draws holding (≥ 80 %)": _pct(
-                        check.get(f"stress_draws_holding_{strategy}")
+                    "heavy-tail stress: coverage, draws holding (≥ 85 %)": _pair(
+                        check.get(f"stress_coverage_{strategy}"),
+                        check.get(f"stress_draws_holding_{strategy}"),
                     ),
-                    "PPI error / labels-only error (≤ 0.6)": _ratio(
+                    "long-tail stress: coverage, draws holding (≥ 85 %)": _pair(
+                        check.get(f"tail_coverage_{strategy}"),
+                        check.get(f"tail_draws_holding_{strategy}"),
+                    ),
+                    "PPI error / labels-only error (≤ 0.66)": _ratio(
                         check.get("ppi_over_classical")
                         if strategy == "random"
                         else check.get("active_over_classical")
                     ),
+                    "promise kept, worst domain (≥ 80 %)": ""
+                    if check.get(f"min_promise_kept_{strategy}") is None
+                    else f"{_pct(check[f'min_promise_kept_{strategy}'])} "
+                    f"({check[f'promise_domain_{strategy}']})",
                     "worst domain's error above zero-label's (≤ 0.5 points)": ""
                     if excess is None
                     else f"{excess:+.2f} ({check[f'excess_domain_{strategy}']})",
@@ -106,6 +115,10 @@ def headline_table(result: FewLabelResult, method: str = "t") -> pd.DataFrame:
 
 def _pct(value) -> str:
     return "" if value is None else f"{100 * value:.1f} %"
+
+
+def _pair(coverage, holding) -> str:
+    return "" if coverage is None else f"{_pct(coverage)}, {_pct(holding)}"
 
 
 def _ratio(value) -> str:
@@ -174,28 +187,44 @@ def few_labels_markdown(result: FewLabelResult, cfg: Mapping | None, name: str) 
 
 
 def _stress_lines(result: FewLabelResult) -> list[str]:
-    """The heavy-tail stress set's rows (every budget, strategy, estimator, `t` intervals)."""
-    from werest.evaluation.few_labels import STRESS_DOMAIN
+    """The stress sets' rows (every budget, strategy, estimator, `t` intervals)."""
+    from werest.evaluation.few_labels import STRESS_DOMAIN, TAIL_DOMAIN
 
-    rows = result.per_domain[
-        (result.per_domain["domain"] == STRESS_DOMAIN) & (result.per_domain["method"] == "t")
-    ]
-    if rows.empty:
-        return []
-    return [
-        "## Heavy-tail stress set",
-        "",
-        f"A stress copy of every dataset of at least 200 utterances: on "
-        f"{100 * result.settings.stress:g} % of its utterances one system in four loops (100 "
-        f"insertions), on another {100 * result.settings.stress:g} % one system in four "
-        "returns nothing; agreement sees both, so the predictions follow "
-        "(`werest.evaluation.few_labels.stressed_frames`). Not in the overall means above. "
-        "`t` intervals; `draws_holding`: the share of draws whose intervals hold at least "
-        "80 % of the dataset's systems.",
-        "",
-        markdown_table(_rounded(rows.drop(columns=["domain", "method"]))),
-        "",
-    ]
+    s = result.settings
+    about = {
+        STRESS_DOMAIN: (
+            "Heavy-tail stress set",
+            f"A stress copy of every dataset of at least 200 utterances: on {100 * s.stress:g} % "
+            "of its utterances one system in four loops (100 insertions), on another "
+            f"{100 * s.stress:g} % one system in four returns nothing; agreement sees both, so "
+            "the predictions follow (`werest.evaluation.few_labels.stressed_frames`).",
+        ),
+        TAIL_DOMAIN: (
+            "Long-tail stress set",
+            f"A stress copy of every dataset of at least 200 utterances: {100 * s.tail:g} % of "
+            "its utterances are long hallucinated ones carrying "
+            f"{100 * s.tail_errors:g} % of the errors of one system in two; agreement sees "
+            "between half and all of each one's extra errors "
+            "(`werest.evaluation.few_labels.tail_frames`).",
+        ),
+    }
+    lines = []
+    for domain, (title, text) in about.items():
+        rows = result.per_domain[
+            (result.per_domain["domain"] == domain) & (result.per_domain["method"] == "t")
+        ]
+        if rows.empty:
+            continue
+        lines += [
+            f"## {title}",
+            "",
+            f"{text} Not in the overall means above. `t` intervals; `draws_holding`: the share "
+            "of draws whose intervals hold at least 80 % of the dataset's systems.",
+            "",
+            markdown_table(_rounded(rows.drop(columns=["domain", "method"]))),
+            "",
+        ]
+    return lines
 
 
 def _best_lines(result: FewLabelResult) -> list[str]:

@@ -369,11 +369,15 @@ def test_cli_empty_table(tmp_path, capsys):
     assert not (tmp_path / "s.csv").exists()
 
 
-def test_the_interval_to_expect_from_labels_alone_by_hand():
-    from werest.estimation.sampling import expected_half_width
+def test_the_interval_to_expect_by_hand():
+    from werest.estimation.sampling import (
+        PROMISE_OVERDISPERSION,
+        PROMISE_SPREAD,
+        expected_half_width,
+    )
 
     # one system, N = 4, predicted errors 1, 2, 3, 4 over 10 words each: θ = 0.25, residuals
-    # ±1.5, ±0.5, variance 5/3; n = 2: √(0.5 · (5/3) / 2) / 10 = 0.064550, t(0.975, 1) = 12.706
+    # ±1.5, ±0.5, variance 5/3; n = 2: √((c² · 5/3 + κ · 0.25 · 10) / 2) / 10 · t(0.975, 1)
     estimated = pd.DataFrame(
         {
             "dataset": "d",
@@ -385,7 +389,8 @@ def test_the_interval_to_expect_from_labels_alone_by_hand():
         }
     )
     half = expected_half_width(estimated, 2)
-    assert half["d"] == pytest.approx(12.7062 * np.sqrt(5 / 12) / 10, rel=1e-4)
+    variance = PROMISE_SPREAD**2 * 5 / 3 + PROMISE_OVERDISPERSION * 0.25 * 10
+    assert half["d"] == pytest.approx(12.7062 * np.sqrt(variance / 2) / 10, rel=1e-4)
     assert expected_half_width(estimated, 4)["d"] == 0.0  # a census: no sampling error
 
 

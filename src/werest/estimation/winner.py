@@ -438,7 +438,7 @@ def pair_bounds(
         inf = np.full(terms.x.shape[1], np.inf)
         return -inf, inf
     if bounds == "asymptotic":
-        return asymptotic_bounds(terms.x, 2 * np.asarray(alpha))
+        return asymptotic_bounds(terms.x, np.asarray(alpha))  # two-sided at α: α/2 a side
     lower = eb_lower_bounds(terms.x, terms.c, terms.slope, terms.offset, alpha)[-1]
     upper = -eb_lower_bounds(-terms.x, terms.c, terms.slope, -terms.offset, alpha)[-1]
     return lower, upper

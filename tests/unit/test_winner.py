@@ -247,3 +247,15 @@ def test_the_leaderboard_leads_with_the_contenders(tmp_path, capsys):
     assert markdown.index("## Which system is best") < markdown.index("## Ranking")
     page = (tmp_path / "b" / "leaderboard.html").read_text()
     assert page.index('class="contenders"') < page.index("<nav>")
+
+
+def test_the_shipped_share_is_the_one_the_experiment_calibrated():
+    """SHORTLIST_SHARE is what `werest evaluate experiment=winner` calibrated on every shared
+    dataset (experiments/results/winner.md says it), never a number typed in by hand."""
+    import re
+
+    from tests.conftest import REPO
+
+    report = (REPO / "experiments" / "results" / "winner.md").read_text(encoding="utf-8")
+    found = re.search(r"Calibrated on every dataset, the share is ([0-9.]+)", report)
+    assert found and float(found.group(1)) == W.SHORTLIST_SHARE

@@ -843,13 +843,19 @@ def winner_entries(
     the estimate's rows, for the designs of ``active`` sheets."""
     from werest.estimation.labels import distinct_labels, labelled_scores
 
-    contenders = shortlist(records)
-    mark_contenders(records, contenders)
-    zero_label = {}
-    for record in records:
+    zero_label: dict[str, dict[str, float]] = {}
+    for record in records:  # labels= replaced estimated_wer: the shortlist is the zero-label one
         zero_label.setdefault(record["dataset"], {})[record["system"]] = record.get(
             "zero_label_wer", record["estimated_wer"]
         )
+    contenders = shortlist(
+        [
+            {"dataset": dataset, "system": system, "estimated_wer": value}
+            for dataset, systems in zero_label.items()
+            for system, value in systems.items()
+        ]
+    )
+    mark_contenders(records, contenders)
     if labels is None:  # the shortlist alone: nothing to align
         return [
             zero_label_entry(dataset, zero_label[dataset], contenders[dataset], settings)

@@ -37,7 +37,7 @@ from werest.evaluation.fairness import FairnessSettings
 from werest.formatting import markdown_table
 from werest.ingest.importers import import_table
 from werest.partition.leaderboard import build
-from werest.report.leaderboard import estimated, fairness_audits, labelled
+from werest.ranking.leaderboard import estimated, fairness_audits, labelled
 from werest.report.webpage import screenshot
 from werest.stats import Bootstrap
 

@@ -184,7 +184,7 @@ def leaderboard(
 ):
     """Every system ranked by label-free WER, as ``werest leaderboard`` (no files written).
 
-    Returns a :class:`werest.report.leaderboard.Leaderboard`: ``.board`` (one row per system),
+    Returns a :class:`werest.ranking.leaderboard.Leaderboard`: ``.board`` (one row per system),
     ``.datasets``, ``.pairs`` (paired tests of neighbours) and, with ``fairness=True`` and
     demographic columns, ``.fairness``.
     """

@@ -16,7 +16,7 @@ from werest.evaluation.fairness import FairnessSettings
 from werest.ingest.table import read_table
 from werest.partition.engine import run_locally
 from werest.partition.leaderboard import build, leaderboard_input
-from werest.report.leaderboard import Leaderboard, select_datasets
+from werest.ranking.leaderboard import Leaderboard, select_datasets
 from werest.stats import Bootstrap
 
 BOOT = Bootstrap(200, 0.95, 0)

@@ -28,8 +28,8 @@ from werest.estimation.labels import LabelSettings, check_bootstrap_memory, read
 from werest.evaluation.fairness import FairnessSettings
 from werest.io import atomic_path, check_output, staged_output
 from werest.partition.leaderboard import leaderboard_input
-from werest.report.leaderboard import Leaderboard, select_datasets
-from werest.report.leaderboard_labels import label_leaderboard
+from werest.ranking.leaderboard import Leaderboard, select_datasets
+from werest.ranking.leaderboard_labels import label_leaderboard
 from werest.report.leaderboard_report import format_board, markdown_report, plot_board
 from werest.report.webpage import write_page
 from werest.stats import Bootstrap

@@ -99,9 +99,8 @@ def run(settings: SampleSettings) -> pd.DataFrame:
             sheet.to_csv(tmp, index=False)
         save_config(settings, out)
     sheets = f"'labels=[{_label_list(settings.labels)},{settings.out}]'"
-    hint = (
-        f"fill the empty references, then: werest estimate input={settings.input} "
-        + (sheets if settings.labels else f"labels={settings.out}")
+    hint = f"fill the empty references, then: werest estimate input={settings.input} " + (
+        sheets if settings.labels else f"labels={settings.out}"
     )
     print_blocks(
         format_winner(decisions) if decisions else None,

@@ -20,7 +20,7 @@ when the input has references), ``DIR/resources.json`` (the run's CPU %, memory 
 
 A corpus estimate weights utterances by their proxy's length n (``proxy_words``):
 Σ(predicted WER · n) / Σ n. With the predictions equal to each utterance's pWER, that is raw
-corpus pWER (:func:`estimated_sample`).
+corpus pWER (:func:`werest.estimation.corpus.estimated_sample`).
 
 This module holds the stage's pieces; its one orchestrator, in memory (the table as one
 partition) and in partitions alike, is :func:`werest.partition.estimate.estimate_input`.
@@ -37,7 +37,9 @@ import numpy as np
 import pandas as pd
 
 from werest import logs
+from werest.codes import row_codes
 from werest.errors import ConfigError, InputError, unknown_name
+from werest.estimation.corpus import estimated_sample
 from werest.estimation.guards import (
     PAIR_ROWS,
 )
@@ -55,11 +57,11 @@ from werest.features.inputs import (
 )
 from werest.features.proxy import Ranking, choose_proxies, consensus_order, references_ranking
 from werest.formatting import percent, percent_interval
-from werest.ingest.table import KEY, UTTERANCE, row_codes
+from werest.ingest.table import KEY, UTTERANCE
 from werest.io import atomic_path, shipped, write_csv, write_json
 from werest.model.files import Models, TrainedModel, load_model
 from werest.model.intervals import calibrated_interval, pair_interval
-from werest.stats import RateSample, bootstrap_ci
+from werest.stats import bootstrap_ci
 from werest.text import (
     NO_NORMALISATION,
     Normaliser,
@@ -398,24 +400,6 @@ def summarise(
             record["n_labelled"] = int(truth.loc[(dataset, system), "n"])
         records.append(record)
     return records
-
-
-def estimated_sample(done: pd.DataFrame, column: str = "predicted_wer") -> RateSample:
-    """The corpus estimate's terms, the one place its formula is written: each estimated
-    utterance weighs its proxy's length (:func:`corpus_length`, at least 1), so the corpus
-    estimate is Σ(pred · n) / Σ n (:meth:`RateSample.rate`) as a true corpus WER is
-    Σ errors / Σ words, and the bootstraps resample these terms. With every prediction equal
-    to the utterance's pWER this is exactly raw corpus pWER, Σ errors against the proxy /
-    Σ proxy words: the anchor the model's corrections start from
-    (:class:`werest.model.regressor.AnchoredWerRegressor`)."""
-    weight = done[corpus_length(column)].clip(lower=1).to_numpy(dtype=float)
-    return RateSample(done[column].to_numpy(dtype=float) * weight, weight)
-
-
-def corpus_length(column: str) -> str:
-    """The proxy length that weighs ``column``'s utterances in a corpus estimate:
-    ``proxy_chars`` for ``predicted_cer``, ``proxy_words`` for any other prediction."""
-    return "proxy_chars" if column == "predicted_cer" else "proxy_words"
 
 
 def scored_rows(

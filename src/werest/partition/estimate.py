@@ -59,12 +59,12 @@ from pathlib import Path
 import pandas as pd
 
 from werest.errors import ConfigError, unknown_name
+from werest.estimation.corpus import corpus_length
 from werest.estimation.estimate import (
     REFERENCE_RANKING,
     UTTERANCE,
     check_normaliser,
     choose_ranking,
-    corpus_length,
     estimate_utterances,
     nothing_estimated,
     readable_utterances,
@@ -204,7 +204,7 @@ def estimate_partition(
 
 def compact_columns(predicted: list[str]) -> list[str]:
     """:data:`COMPACT`, the proxy lengths that weigh the ``predicted`` columns in a corpus
-    estimate (:func:`werest.estimation.estimate.corpus_length`: ``proxy_chars`` for a CER model) and
+    estimate (:func:`werest.estimation.corpus.corpus_length`: ``proxy_chars`` for a CER model) and
     the predictions."""
     lengths = {corpus_length(column) for column in predicted} - set(COMPACT)
     return [*COMPACT, *sorted(lengths), *predicted]

@@ -15,10 +15,11 @@ from werest.cli.config import load_settings
 from werest.cli.main import main
 from werest.demo import demo_table_path
 from werest.errors import ConfigError
-from werest.estimation.estimate import choose_ranking, default_model_path, load_models
+from werest.estimation.estimate import choose_ranking
 from werest.estimation.guards import sample_keys
 from werest.features.proxy import consensus_order
 from werest.ingest.table import read_table, write_table
+from werest.model.files import default_model_path, load_models
 from werest.text import Normaliser
 
 WORDS = [

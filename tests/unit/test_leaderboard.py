@@ -11,8 +11,8 @@ import pytest
 from tests.conftest import shared_path
 from werest.cli.main import main
 from werest.errors import ConfigError
-from werest.estimation.estimate import load_models
 from werest.evaluation.fairness import FairnessSettings
+from werest.model.files import load_models
 from werest.partition.leaderboard import build
 from werest.ranking.leaderboard import select_datasets
 from werest.stats import (

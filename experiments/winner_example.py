@@ -145,8 +145,6 @@ def write(args, rounds: list[dict], first: str, last: str, scores: pd.DataFrame)
         "rows of the sheet (from the shared references).",
         "",
         "<!-- winner-example-short:start -->",
-        *commands,
-        "",
         block(last),
         "",
         f"{rounds[-1]['labels used']} transcribed utterances. " + truth_line,

@@ -32,11 +32,15 @@ the user stops. The contenders only steer the draws and the split of α.
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+log = logging.getLogger(__name__)
 
 #: The decision's error level: at most this share of stops name a system more than
 #: ``tie_margin`` worse than the true best.
@@ -127,13 +131,15 @@ def build_contests(
     *,
     contenders: dict[str, list[str]] | None = None,
     zero_label: dict[str, dict[str, float]] | None = None,
+    cache_dir=None,
+    n_jobs: int = 1,
 ) -> dict[str, Contest]:
     """One :class:`Contest` per dataset of a transcripts table with two or more systems,
-    its hypotheses normalised as ``werest score`` normalises them."""
-    from werest.text import normalised_columns
+    its hypotheses normalised as ``werest score`` normalises them (kept by content in
+    ``cache_dir``, when set, for the label loop's next round)."""
     from werest.text.scoring import dataset_units, scoring_units
 
-    text = normalised_columns(table, normaliser, ("hypothesis",))["hypothesis"]
+    text = normalised_hypotheses(table, normaliser, cache_dir, n_jobs=n_jobs)
     rows = table[["dataset", "utt_id", "system"]].assign(text=text.to_numpy())
     units = dataset_units(scoring_units(table, normaliser), table["dataset"])
     out = {}
@@ -162,6 +168,42 @@ def build_contests(
             zero_label=dict((zero_label or {}).get(dataset, {})),
         )
     return out
+
+
+def normalised_hypotheses(table: pd.DataFrame, normaliser, cache_dir=None, *, n_jobs: int = 1):
+    """The table's hypotheses normalised (:func:`werest.text.normalised_columns`), read from
+    ``cache_dir`` when the same table and normaliser were normalised before."""
+    import hashlib
+
+    from werest.text import normalised_columns
+
+    def normalise():
+        return normalised_columns(table, normaliser, ("hypothesis",), n_jobs=n_jobs)["hypothesis"]
+
+    if cache_dir is None:
+        return normalise()
+    columns = [c for c in ("dataset", "utt_id", "system", "hypothesis", "language") if c in table]
+    digest = hashlib.sha256(
+        pd.util.hash_pandas_object(table[columns], index=False).to_numpy().tobytes()
+    )
+    digest.update(f"{normaliser}|{','.join(columns)}".encode())
+    path = Path(cache_dir) / f"texts-{digest.hexdigest()[:32]}.parquet"
+    try:
+        stored = pd.read_parquet(path)["text"]
+        if len(stored) == len(table):
+            return pd.Series(stored.to_numpy(), index=table.index, dtype="str")
+    except (OSError, ValueError, KeyError):
+        pass
+    text = normalise()
+    try:
+        from werest.io import atomic_path
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(path) as tmp:
+            pd.DataFrame({"text": text.to_numpy()}).to_parquet(tmp)
+    except (OSError, ValueError) as error:
+        log.info("normalised hypotheses not cached (%s)", error)
+    return text
 
 
 # --------------------------------------------------------------------------- the shortlist
@@ -438,7 +480,7 @@ def pair_bounds(
         inf = np.full(terms.x.shape[1], np.inf)
         return -inf, inf
     if bounds == "asymptotic":
-        return asymptotic_bounds(terms.x, 2 * np.asarray(alpha))
+        return asymptotic_bounds(terms.x, np.asarray(alpha))  # two-sided at α: α/2 a side
     lower = eb_lower_bounds(terms.x, terms.c, terms.slope, terms.offset, alpha)[-1]
     upper = -eb_lower_bounds(-terms.x, terms.c, terms.slope, -terms.offset, alpha)[-1]
     return lower, upper
@@ -792,6 +834,8 @@ def winner_entries(
     *,
     settings: WinnerSettings = WinnerSettings(),
     utterances: pd.DataFrame | None = None,
+    cache_dir=None,
+    n_jobs: int = 1,
 ) -> list[dict]:
     """``winner.json``: per dataset of two systems or more, the zero-label shortlist (the
     records get ``contender``) and, with ``labels`` (:func:`werest.estimation.labels.
@@ -806,10 +850,23 @@ def winner_entries(
         zero_label.setdefault(record["dataset"], {})[record["system"]] = record.get(
             "zero_label_wer", record["estimated_wer"]
         )
-    contests = build_contests(table, normaliser, contenders=contenders, zero_label=zero_label)
+    if labels is None:  # the shortlist alone: nothing to align
+        return [
+            zero_label_entry(dataset, zero_label[dataset], contenders[dataset], settings)
+            for dataset in sorted(zero_label)
+            if len(zero_label[dataset]) >= 2
+        ]
+    contests = build_contests(
+        table,
+        normaliser,
+        contenders=contenders,
+        zero_label=zero_label,
+        cache_dir=cache_dir,
+        n_jobs=n_jobs,
+    )
     scores = (
         labelled_scores(table, distinct_labels(labels), normaliser)
-        if labels is not None and len(labels)
+        if len(labels)
         else pd.DataFrame(columns=["dataset", "utt_id", "system", "word_errors", "ref_words"])
     )
     entries = []
@@ -829,6 +886,38 @@ def winner_entries(
         )
         entries.append({**decision.as_dict(), "notes": notes})
     return entries
+
+
+def zero_label_entry(
+    dataset: str, estimates: dict[str, float], contenders: list[str], settings: WinnerSettings
+) -> dict:
+    """A dataset's ``winner.json`` entry before any label: undecided, the shortlist, the
+    leader (the lowest zero-label estimate among the contenders) and the next contender's
+    estimated difference (points)."""
+    ranked = sorted(
+        (s for s in estimates if s in contenders and np.isfinite(estimates[s])),
+        key=lambda s: (estimates[s], s),
+    )
+    leader = ranked[0] if ranked else sorted(contenders)[0]
+    runner = ranked[1] if len(ranked) > 1 else None
+    difference = 100 * (estimates[runner] - estimates[leader]) if runner else None
+    return Decision(
+        dataset=dataset,
+        status=UNDECIDED,
+        leader=leader,
+        winner=None,
+        tied=[],
+        contenders=list(contenders),
+        runner_up=runner,
+        difference=float("nan") if difference is None else difference,
+        low=float("nan"),
+        high=float("nan"),
+        labels_used=0,
+        draws=0,
+        tie_margin=settings.tie_margin,
+        labels_to_go=None,
+        open=[s for s in sorted(estimates) if s != leader],
+    ).as_dict() | {"notes": []}
 
 
 def _active_design(
@@ -904,6 +993,8 @@ def winner_draw(
     seed: int = 0,
     settings: WinnerSettings = WinnerSettings(),
     utterances: pd.DataFrame | None = None,
+    cache_dir=None,
+    n_jobs: int = 1,
 ) -> tuple[pd.DataFrame, list[dict]]:
     """``werest sample strategy=winner``: per dataset of two systems or more, the next
     ``budget`` draws (:func:`winner_sheet`) given the sheets labelled so far, and every
@@ -916,7 +1007,14 @@ def winner_draw(
     zero_label = {}
     for record in records:
         zero_label.setdefault(record["dataset"], {})[record["system"]] = record["estimated_wer"]
-    contests = build_contests(table, normaliser, contenders=contenders, zero_label=zero_label)
+    contests = build_contests(
+        table,
+        normaliser,
+        contenders=contenders,
+        zero_label=zero_label,
+        cache_dir=cache_dir,
+        n_jobs=n_jobs,
+    )
     scores = (
         labelled_scores(table, distinct_labels(labels), normaliser)
         if labels is not None

@@ -58,7 +58,12 @@ def run(settings: SampleSettings) -> pd.DataFrame:
         table = read_table(settings.input, numeric=input_features(models))
         _check_systems(table, strategy, settings.input)
         estimated, records, _ = estimate_table(
-            table, models, target=None, n_jobs=settings.n_jobs, source=settings.input
+            table,
+            models,
+            target=None,
+            n_jobs=settings.n_jobs,
+            source=settings.input,
+            cache_dir=settings.cache_dir,
         )
     labels = read_labels(settings.labels, table, settings.input) if settings.labels else None
     if strategy == "winner":
@@ -71,6 +76,8 @@ def run(settings: SampleSettings) -> pd.DataFrame:
             seed=settings.seed,
             settings=winner,
             utterances=estimated,
+            cache_dir=settings.cache_dir,
+            n_jobs=settings.n_jobs,
         )
         rows = rows.merge(utterance_list(table), on=UTTERANCE, how="left").assign(
             strategy="winner",

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from werest.errors import ConfigError, InputError
-from werest.estimation.estimate import estimated_sample
+from werest.estimation.corpus import estimated_sample
 from werest.estimation.ppi import (
     METHODS,
     DatasetDraws,
@@ -312,7 +312,7 @@ def labelled_scores(
 def prediction_rows(utterances: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
     """:data:`werest.estimation.ppi.FRAME_COLUMNS` rows: each estimated row's predicted errors and
     words,
-    the corpus estimate's own terms (:func:`werest.estimation.estimate.estimated_sample`), with its
+    the corpus estimate's own terms (:func:`werest.estimation.corpus.estimated_sample`), with its
     labelled truth (``word_errors``, ``ref_words`` of ``scores``) where there is one."""
     done = utterances[utterances["status"] == STATUS_OK]
     sample = estimated_sample(done)

@@ -59,21 +59,15 @@ from pathlib import Path
 import pandas as pd
 
 from werest.errors import ConfigError, unknown_name
+from werest.estimation.corpus import corpus_length, scored_rows, truth_from_sums, truth_sums
 from werest.estimation.estimate import (
     REFERENCE_RANKING,
-    UTTERANCE,
     check_normaliser,
     choose_ranking,
-    corpus_length,
     estimate_utterances,
     nothing_estimated,
-    readable_utterances,
     resolve_targets,
-    scored_rows,
     summarise,
-    truth_from_sums,
-    truth_sums,
-    write_summary,
 )
 from werest.estimation.guards import (
     attach_warnings,
@@ -85,8 +79,10 @@ from werest.estimation.guards import (
     utterance_counts,
     warnings_from_counts,
 )
+from werest.estimation.outputs import readable_utterances, write_summary
 from werest.features.agreement import CONTEXT_FEATURES, STATUS_OK
 from werest.features.proxy import Ranking
+from werest.ingest.table import UTTERANCE
 from werest.io import atomic_path, write_csv
 from werest.model.files import Models
 from werest.partition.engine import (
@@ -204,7 +200,7 @@ def estimate_partition(
 
 def compact_columns(predicted: list[str]) -> list[str]:
     """:data:`COMPACT`, the proxy lengths that weigh the ``predicted`` columns in a corpus
-    estimate (:func:`werest.estimation.estimate.corpus_length`: ``proxy_chars`` for a CER model) and
+    estimate (:func:`werest.estimation.corpus.corpus_length`: ``proxy_chars`` for a CER model) and
     the predictions."""
     lengths = {corpus_length(column) for column in predicted} - set(COMPACT)
     return [*COMPACT, *sorted(lengths), *predicted]

@@ -24,16 +24,7 @@ from werest.cli.commands._common import (
 )
 from werest.cli.schema import EstimateSettings
 from werest.errors import ConfigError
-from werest.estimation.estimate import (
-    evidence_line,
-    format_pairs,
-    format_summary,
-    input_features,
-    load_models,
-    write_outputs,
-    write_summary,
-    zero_label_pairs,
-)
+from werest.estimation.estimate import input_features, zero_label_pairs
 from werest.estimation.guards import attach_warnings, format_warnings
 from werest.estimation.labels import (
     LabelSettings,
@@ -42,6 +33,7 @@ from werest.estimation.labels import (
     format_more_labels,
     read_labels,
 )
+from werest.estimation.outputs import write_outputs, write_summary
 from werest.estimation.winner import (
     WinnerSettings,
     format_winner,
@@ -50,7 +42,9 @@ from werest.estimation.winner import (
     winner_entries,
 )
 from werest.io import atomic_path, check_output, staged_output, write_csv, write_json
+from werest.model.files import load_models
 from werest.partition.estimate import estimate_cached, estimate_input
+from werest.report.estimate_report import evidence_line, format_pairs, format_summary
 from werest.resources import ResourceMonitor, write_resources
 from werest.text import requested_normaliser
 

@@ -30,6 +30,19 @@ def fill(sheet, truth) -> int:
     return int(empty.sum())
 
 
+def decision_after(capsys, calls, sheets, folder) -> tuple[dict, str]:
+    """``werest estimate labels=[sheets]``: its winner.json entry and its console."""
+    status, out, err = run_cli(
+        capsys,
+        "estimate",
+        f"input={calls}",
+        f"labels=[{','.join(map(str, sheets))}]",
+        f"output_dir={folder}",
+    )
+    assert status == 0, err
+    return json.loads((folder / "winner.json").read_text())[0], out
+
+
 def test_the_loop_names_the_best_system_and_reuses_every_label(loop_table, capsys):
     folder, truth = loop_table
     calls = folder / "calls.csv"
@@ -62,15 +75,7 @@ def test_the_loop_names_the_best_system_and_reuses_every_label(loop_table, capsy
         assert (rows.loc[~redrawn, "reference"] == "").all()
         transcribed += fill(sheet, truth)
         sheets.append(sheet)
-        status, out, err = run_cli(
-            capsys,
-            "estimate",
-            f"input={calls}",
-            f"labels=[{','.join(map(str, sheets))}]",
-            f"output_dir={folder / 'e'}",
-        )
-        assert status == 0, err
-        entry = json.loads((folder / "e" / "winner.json").read_text())[0]
+        entry, out = decision_after(capsys, calls, sheets, folder / "e")
         assert entry["labels_used"] == transcribed  # distinct utterances, each once
         if entry["status"] != "undecided":
             break
@@ -145,13 +150,5 @@ def test_a_random_sheet_after_labels_draws_only_unlabelled_utterances(loop_table
     after = pd.read_csv(second, keep_default_na=False, dtype={"utt_id": str})
     assert len(after) == 50 and not before & set(after["utt_id"])
     fill(second, truth)
-    status, _, err = run_cli(
-        capsys,
-        "estimate",
-        f"input={calls}",
-        f"labels=[{first},{second}]",
-        f"output_dir={tmp_path / 'e'}",
-    )
-    assert status == 0, err
-    entry = json.loads((tmp_path / "e" / "winner.json").read_text())[0]
+    entry, _ = decision_after(capsys, calls, [first, second], tmp_path / "e")
     assert entry["labels_used"] == entry["draws"] == 100  # fresh uniform draws, none repeated

@@ -632,6 +632,19 @@ def decide(
     )
 
 
+def decide_as(settings, contest: Contest, batches: list[Batch], errors: np.ndarray) -> Decision:
+    """:func:`decide` with the ``tie_margin``, ``alpha`` and ``bounds`` of ``settings``
+    (:class:`WinnerSettings`, or the experiment's)."""
+    return decide(
+        contest,
+        batches,
+        errors,
+        tie_margin=settings.tie_margin,
+        alpha=settings.alpha,
+        bounds=settings.bounds,
+    )
+
+
 def labels_to_go(terms, lower, upper, point, margin, draws: int, labelled: int) -> int | None:
     """A rough estimate of the further labels a decision needs: the widest open pair's
     half-width shrinks about as √(log t / t); the labels until it is below the larger of
@@ -772,14 +785,7 @@ def winner_sheet(
     start from; no draw when it is already decided or a tie. The rivals are the contenders
     the leader has not yet been separated from (or tied with); once none is left, every
     other system not yet separated."""
-    decision = decide(
-        contest,
-        batches,
-        errors,
-        tie_margin=settings.tie_margin,
-        alpha=settings.alpha,
-        bounds=settings.bounds,
-    )
+    decision = decide_as(settings, contest, batches, errors)
     columns = ["utt_id", "draws", "expected_draws", "selection_probability"]
     if decision.status != UNDECIDED:
         return pd.DataFrame(columns=columns), decision
@@ -826,6 +832,65 @@ def mark_contenders(records: list[dict], contenders: dict[str, list[str]]) -> No
         record["contender"] = record["system"] in contenders.get(record["dataset"], ())
 
 
+def zero_label_estimates(records: list[dict]) -> dict[str, dict[str, float]]:
+    """Per dataset and system, the zero-label estimate (``zero_label_wer`` once ``labels=``
+    replaced ``estimated_wer``): what the shortlist, the α split and the first leader read."""
+    out: dict[str, dict[str, float]] = {}
+    for record in records:
+        out.setdefault(record["dataset"], {})[record["system"]] = record.get(
+            "zero_label_wer", record["estimated_wer"]
+        )
+    return out
+
+
+def zero_label_shortlist(zero_label: dict[str, dict[str, float]]) -> dict[str, list[str]]:
+    """:func:`shortlist` of :func:`zero_label_estimates`."""
+    return shortlist(
+        [
+            {"dataset": dataset, "system": system, "estimated_wer": value}
+            for dataset, systems in zero_label.items()
+            for system, value in systems.items()
+        ]
+    )
+
+
+def labelled_contests(
+    zero_label: dict[str, dict[str, float]],
+    table: pd.DataFrame,
+    normaliser,
+    labels: pd.DataFrame | None,
+    *,
+    utterances: pd.DataFrame | None = None,
+    cache_dir=None,
+    n_jobs: int = 1,
+):
+    """Per dataset of two systems or more: its contest (the shortlist of ``zero_label``), the
+    batches its sheets support (:func:`sheet_batches`), the true errors on the labelled
+    utterances and the notes on sheets left out. Yields ``(contest, batches, errors, notes)``."""
+    from werest.estimation.labels import distinct_labels, labelled_scores
+
+    contenders = zero_label_shortlist(zero_label)
+    contests = build_contests(
+        table,
+        normaliser,
+        contenders=contenders,
+        zero_label=zero_label,
+        cache_dir=cache_dir,
+        n_jobs=n_jobs,
+    )
+    scores = (
+        labelled_scores(table, distinct_labels(labels), normaliser)
+        if labels is not None and len(labels)
+        else pd.DataFrame(columns=["dataset", "utt_id", "system", "word_errors", "ref_words"])
+    )
+    for name, contest in contests.items():
+        mine = labels[labels["dataset"] == name] if labels is not None else None
+        batches, notes = [], []
+        if mine is not None and len(mine):
+            batches, notes = sheet_batches(contest, mine, _active_design(contest, mine, utterances))
+        yield contest, batches, error_matrix(contest, scores[scores["dataset"] == name]), notes
+
+
 def winner_entries(
     records: list[dict],
     table: pd.DataFrame,
@@ -841,20 +906,8 @@ def winner_entries(
     records get ``contender``) and, with ``labels`` (:func:`werest.estimation.labels.
     read_labels` rows), the decision its sheets support (:func:`decide`); ``utterances``:
     the estimate's rows, for the designs of ``active`` sheets."""
-    from werest.estimation.labels import distinct_labels, labelled_scores
-
-    zero_label: dict[str, dict[str, float]] = {}
-    for record in records:  # labels= replaced estimated_wer: the shortlist is the zero-label one
-        zero_label.setdefault(record["dataset"], {})[record["system"]] = record.get(
-            "zero_label_wer", record["estimated_wer"]
-        )
-    contenders = shortlist(
-        [
-            {"dataset": dataset, "system": system, "estimated_wer": value}
-            for dataset, systems in zero_label.items()
-            for system, value in systems.items()
-        ]
-    )
+    zero_label = zero_label_estimates(records)
+    contenders = zero_label_shortlist(zero_label)
     mark_contenders(records, contenders)
     if labels is None:  # the shortlist alone: nothing to align
         return [
@@ -862,36 +915,19 @@ def winner_entries(
             for dataset in sorted(zero_label)
             if len(zero_label[dataset]) >= 2
         ]
-    contests = build_contests(
+    prepared = labelled_contests(
+        zero_label,
         table,
         normaliser,
-        contenders=contenders,
-        zero_label=zero_label,
+        labels,
+        utterances=utterances,
         cache_dir=cache_dir,
         n_jobs=n_jobs,
     )
-    scores = (
-        labelled_scores(table, distinct_labels(labels), normaliser)
-        if len(labels)
-        else pd.DataFrame(columns=["dataset", "utt_id", "system", "word_errors", "ref_words"])
-    )
-    entries = []
-    for name, contest in contests.items():
-        mine = labels[labels["dataset"] == name] if labels is not None else None
-        batches, notes = ([], [])
-        if mine is not None and len(mine):
-            batches, notes = sheet_batches(contest, mine, _active_design(contest, mine, utterances))
-        errors = error_matrix(contest, scores[scores["dataset"] == name])
-        decision = decide(
-            contest,
-            batches,
-            errors,
-            tie_margin=settings.tie_margin,
-            alpha=settings.alpha,
-            bounds=settings.bounds,
-        )
-        entries.append({**decision.as_dict(), "notes": notes})
-    return entries
+    return [
+        {**decide_as(settings, contest, batches, errors).as_dict(), "notes": notes}
+        for contest, batches, errors, notes in prepared
+    ]
 
 
 def zero_label_entry(
@@ -1006,36 +1042,22 @@ def winner_draw(
     ``budget`` draws (:func:`winner_sheet`) given the sheets labelled so far, and every
     dataset's decision before them. Sheet rows: ``dataset, utt_id, draws, expected_draws,
     selection_probability, leader, rivals, uniform_share``."""
-    from werest.estimation.labels import distinct_labels, labelled_scores
     from werest.estimation.sampling import dataset_rng
 
-    contenders = shortlist(records)
-    zero_label = {}
-    for record in records:
-        zero_label.setdefault(record["dataset"], {})[record["system"]] = record["estimated_wer"]
-    contests = build_contests(
+    prepared = labelled_contests(
+        zero_label_estimates(records),
         table,
         normaliser,
-        contenders=contenders,
-        zero_label=zero_label,
+        labels,
+        utterances=utterances,
         cache_dir=cache_dir,
         n_jobs=n_jobs,
     )
-    scores = (
-        labelled_scores(table, distinct_labels(labels), normaliser)
-        if labels is not None
-        else pd.DataFrame(columns=["dataset", "utt_id", "system", "word_errors", "ref_words"])
-    )
     sheets, decisions = [], []
     number = 0 if labels is None else int(labels["sheet"].max()) + 1
-    for name, contest in contests.items():
-        mine = labels[labels["dataset"] == name] if labels is not None else None
-        batches, notes = ([], [])
-        if mine is not None and len(mine):
-            batches, notes = sheet_batches(contest, mine, _active_design(contest, mine, utterances))
-        errors = error_matrix(contest, scores[scores["dataset"] == name])
-        rng = dataset_rng(seed, f"{name}#{number}")
+    for contest, batches, errors, notes in prepared:
+        rng = dataset_rng(seed, f"{contest.dataset}#{number}")
         sheet, decision = winner_sheet(contest, batches, errors, budget, settings=settings, rng=rng)
         decisions.append({**decision.as_dict(), "notes": notes})
-        sheets.append(sheet.assign(dataset=name, n_utterances=contest.n))
+        sheets.append(sheet.assign(dataset=contest.dataset, n_utterances=contest.n))
     return pd.concat(sheets, ignore_index=True), decisions

@@ -481,6 +481,14 @@ class FewLabels:
             "the best system back (docs/winner.md)"
         ),
     )
+    shared_lambda: bool = setting(
+        LIBRARY,
+        (
+            "one power-tuning λ for every system of a dataset (the median of theirs): the "
+            "estimates stay paired and rank the best system as the labels alone do; false: "
+            "one λ per system"
+        ),
+    )
 
 
 def few_labels_block() -> Any:

@@ -69,7 +69,10 @@ class LabelSettings:
         contradict it (:func:`werest.estimation.ppi.shrink`); the interval is unchanged.
         Off by default: the zero-label estimate is most biased on the best system (agreement
         cannot see that it is better), and shrinking brought that bias back into the
-        labelled estimate (issue 41; experiments/results/few_labels.md, "The best system").
+        labelled estimate (experiments/results/few_labels.md, "The best system").
+    shared_lambda : one λ for every system of a dataset, the median of their tuned ones
+        (:func:`werest.estimation.ppi.point_estimates`): the estimates stay paired, and rank
+        the best system as often as the labels alone do.
     """
 
     interval: str = "t"
@@ -78,6 +81,7 @@ class LabelSettings:
     n_resamples: int = 2000
     recalibrate: bool = True
     shrink: bool = False
+    shared_lambda: bool = True
 
     def __post_init__(self) -> None:
         if self.interval not in METHODS:
@@ -381,6 +385,7 @@ def dataset_estimates(
                 n_resamples=settings.n_resamples,
                 seed=seed,
                 shrink_to_prior=settings.shrink and not census,  # a census is the truth
+                shared_lambda=settings.shared_lambda,
             ),
         )
     return out

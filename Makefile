@@ -130,6 +130,7 @@ test: $(VENV)/.test
 # ../shared, no browser); `make test` runs both tiers.
 $(VENV)/.check: $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet -e ".[check]"
+	$(MAKE) --no-print-directory $(VENV)/.confseq
 	touch $@
 
 check: $(VENV)/.check

@@ -32,12 +32,12 @@ from pathlib import Path
 import pandas as pd
 
 from werest.cli.commands.leaderboard import write_outputs
-from werest.estimation.estimate import load_models
 from werest.evaluation.fairness import FairnessSettings
 from werest.formatting import markdown_table
 from werest.ingest.importers import import_table
+from werest.model.files import load_models
 from werest.partition.leaderboard import build
-from werest.report.leaderboard import estimated, fairness_audits, labelled
+from werest.ranking.leaderboard import estimated, fairness_audits, labelled
 from werest.report.webpage import screenshot
 from werest.stats import Bootstrap
 

@@ -11,7 +11,7 @@ The same as
         output_dir=experiments/results/leaderboard_mubench
 
 plus the latency table of every system (all locales pooled, and per locale) from the imported
-``latency_ms`` (werest.stats.latency on werest.report.leaderboard.timed). Writes
+``latency_ms`` (werest.stats.latency on werest.ranking.leaderboard.timed). Writes
 ``experiments/results/latency_mubench.md`` and the page's screenshot ``screenshot.png``.
 """
 
@@ -25,7 +25,7 @@ from werest.cli.main import main as werest
 from werest.formatting import markdown_table
 from werest.ingest.importers import import_table
 from werest.ingest.table import write_table
-from werest.report.leaderboard import timed
+from werest.ranking.leaderboard import timed
 from werest.report.webpage import screenshot
 from werest.stats import latency
 

@@ -101,7 +101,7 @@ def main(reuse: bool = False) -> None:
             "## Systems not run on every dataset (ranked on common ground)",
             "",
             "Each is ranked by its macro WER over every dataset, its missing cells filled by the "
-            "multiplicative dataset × system fit (`werest.report.leaderboard.filled_macro`); the "
+            "multiplicative dataset × system fit (`werest.ranking.leaderboard.filled_macro`); the "
             "truth "
             "is filled the same way from the true cells. Bar: none ranks above a "
             "system run on all datasets unless the fit says it is better.",

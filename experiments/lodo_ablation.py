@@ -23,7 +23,7 @@ import pandas as pd
 
 from werest.cli.commands._common import build
 from werest.cli.config import load_settings
-from werest.estimation.estimate import estimated_sample
+from werest.estimation.corpus import estimated_sample
 from werest.evaluation.lodo import (
     cross_conformal,
     domain_summary,

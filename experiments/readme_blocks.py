@@ -86,11 +86,18 @@ BLOCKS: dict[str, tuple[str, list[str] | None, str]] = {
     ),
     "winner-bars": (
         "winner.md",
-        ["## The bars", "## Every arm, over the datasets"],
+        ["## The bars"],
         "From [`winner.md`](experiments/results/winner.md), written by `werest evaluate "
-        "experiment=winner`; every dataset and the limit of any design are there.",
+        "experiment=winner`; every arm, every dataset and the limit of any design are there.",
+    ),
+    "winner-arms": (
+        "winner.md",
+        ["## The bars", "## Every arm, over the datasets", "## The limit of any design"],
+        "From [`winner.md`](experiments/results/winner.md), written by `werest evaluate "
+        "experiment=winner`.",
     ),
     "winner-example": ("winner_example.md", None, ""),
+    "winner-example-short": ("winner_example.md", None, ""),
     "audio-default": (
         "audio_default.md",
         ["## Decision", "## Cost"],

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from werest.cli.config import load_settings
-from werest.estimation.estimate import estimated_sample
+from werest.estimation.corpus import estimated_sample
 from werest.features.agreement import agreement_features
 from werest.features.proxy import Ranking, choose_proxies, rank_on
 from werest.ingest.importers import import_table

@@ -8,7 +8,7 @@ their references (what a user has), and runs the loop of docs/winner.md through 
 references, filled in by the script), ``werest estimate labels=[...]``, until
 ``winner.json`` says ``decided`` or ``tie``. Writes ``experiments/results/winner_example.md``:
 the commands, the first and last console blocks, and one row per round (labels, status,
-leader, difference and interval, seconds of each command).
+leader, difference and interval; a round's seconds: ``bench_winner_round.py``).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def main() -> None:
         for number in range(args.rounds):
             sheet = f"s{number}.csv"
             given = [f"labels=[{','.join(sheets)}]"] if sheets else []
-            _, sample_seconds = werest(
+            werest(
                 "sample",
                 "input=calls.parquet",
                 "strategy=winner",
@@ -83,7 +83,7 @@ def main() -> None:
             )
             transcribed = fill(work / sheet, truth)
             sheets.append(sheet)
-            shown, estimate_seconds = werest(
+            shown, _ = werest(
                 "estimate",
                 "input=calls.parquet",
                 f"labels=[{','.join(sheets)}]",
@@ -103,8 +103,6 @@ def main() -> None:
                     "difference": entry["difference"],
                     "low": entry["low"],
                     "high": entry["high"],
-                    "sample s": round(sample_seconds, 1),
-                    "estimate s": round(estimate_seconds, 1),
                 }
             )
             if entry["status"] != "undecided":
@@ -145,8 +143,6 @@ def write(args, rounds: list[dict], first: str, last: str, scores: pd.DataFrame)
         "rows of the sheet (from the shared references).",
         "",
         "<!-- winner-example-short:start -->",
-        *commands,
-        "",
         block(last),
         "",
         f"{rounds[-1]['labels used']} transcribed utterances. " + truth_line,

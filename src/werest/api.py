@@ -50,7 +50,7 @@ class Estimates:
     pairs: pd.DataFrame | None = None
 
     def __repr__(self) -> str:
-        from werest.estimation.estimate import format_summary
+        from werest.report.estimate_report import format_summary
 
         lines = [format_summary(self.summary.to_dict("records"), self.pairs is not None)]
         lines += [f"warning: {w['dataset']}: {w['message']}" for w in self.warnings]
@@ -60,7 +60,7 @@ class Estimates:
 def load_model(path: str | Path | None = None, *, trust_model: bool = False) -> TrainedModel:
     """A model file (``.skops`` with its ``.json`` card) checked as the commands check it
     (docs/model_files.md); ``path`` None is the shipped default model."""
-    from werest.estimation.estimate import default_model_path
+    from werest.model.files import default_model_path
     from werest.model.files import load_model as load
 
     return load(path or default_model_path(), trust_model=trust_model)
@@ -184,7 +184,7 @@ def leaderboard(
 ):
     """Every system ranked by label-free WER, as ``werest leaderboard`` (no files written).
 
-    Returns a :class:`werest.report.leaderboard.Leaderboard`: ``.board`` (one row per system),
+    Returns a :class:`werest.ranking.leaderboard.Leaderboard`: ``.board`` (one row per system),
     ``.datasets``, ``.pairs`` (paired tests of neighbours) and, with ``fairness=True`` and
     demographic columns, ``.fairness``.
     """

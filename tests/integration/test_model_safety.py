@@ -122,7 +122,7 @@ def test_loading_a_model_does_not_import_torch_and_torch_still_imports_after():
     pytest.importorskip("torch", reason="torch is not installed (the sonar extra)")
     script = (
         "import sys\n"
-        "from werest.estimation.estimate import default_model_path\n"
+        "from werest.model.files import default_model_path\n"
         "from werest.model.files import load_model\n"
         "model = load_model(default_model_path())\n"
         "assert model.feature_names\n"
@@ -137,7 +137,7 @@ def test_loading_a_model_does_not_import_torch_and_torch_still_imports_after():
 
 
 def test_the_shipped_model_is_skops_and_matches_its_card():
-    from werest.estimation.estimate import default_model_path
+    from werest.model.files import default_model_path
 
     path = default_model_path()
     assert path.suffix == ".skops" and zipfile.is_zipfile(path)

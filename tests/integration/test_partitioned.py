@@ -11,10 +11,10 @@ import pytest
 
 from werest.cli.main import main
 from werest.demo import demo_table_path
-from werest.estimation.estimate import default_model_path, write_outputs
+from werest.estimation.outputs import write_outputs
 from werest.features.agreement import CONTEXT_FEATURES
 from werest.ingest.table import read_table
-from werest.model.files import Models, load_model
+from werest.model.files import Models, default_model_path, load_model
 from werest.partition import engine as partitioned
 from werest.partition.engine import MIN_PARTITIONS, automatic_partitions, partition_of
 from werest.partition.estimate import estimate_input, estimate_table

@@ -11,12 +11,12 @@ from tests.integration.test_partitioned import read_table_folder, shared_hive_fo
 from tests.unit.test_leaderboard import toy_table
 from werest.cli.main import main
 from werest.demo import demo_table_path
-from werest.estimation.estimate import load_models
 from werest.evaluation.fairness import FairnessSettings
 from werest.ingest.table import read_table
+from werest.model.files import load_models
 from werest.partition.engine import run_locally
 from werest.partition.leaderboard import build, leaderboard_input
-from werest.report.leaderboard import Leaderboard, select_datasets
+from werest.ranking.leaderboard import Leaderboard, select_datasets
 from werest.stats import Bootstrap
 
 BOOT = Bootstrap(200, 0.95, 0)

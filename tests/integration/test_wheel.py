@@ -71,7 +71,7 @@ def test_the_wheel_runs_the_demo_in_a_fresh_venv(tmp_path):
     found = _run(
         python,
         "-c",
-        "from werest.io import shipped; from werest.estimation.estimate import default_model_path;"
+        "from werest.io import shipped; from werest.model.files import default_model_path;"
         "print(shipped('conf')); print(default_model_path())",
         env=env,
         cwd=tmp_path,

@@ -9,7 +9,7 @@ import pytest
 
 import werest
 from werest.demo import demo_table_path
-from werest.estimation.estimate import estimated_sample
+from werest.estimation.corpus import estimated_sample
 from werest.features.hallucination import (
     letter_script,
     pair_signals,

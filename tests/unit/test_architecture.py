@@ -21,18 +21,24 @@ CLI_LAYER = ("werest.cli",)
 #: the stages in data-flow order: a module may import its own stage and earlier ones only
 STAGES = (
     ("base", ("werest.errors", "werest.io", "werest.logs", "werest.resources",
-              "werest.formatting", "werest.build", "werest.stats", "werest.demo")),
+              "werest.formatting", "werest.build", "werest.stats", "werest.demo",
+              "werest.codes")),
     ("ingest", ("werest.ingest",)),
     ("text", ("werest.text",)),
     ("features", ("werest.features",)),
     ("model", ("werest.model",)),
     ("estimation", ("werest.estimation",)),
     ("evaluation", ("werest.evaluation",)),
-    ("report", ("werest.report",)),
+    ("ranking", ("werest.ranking",)),
     ("partition", ("werest.partition",)),
+    ("report", ("werest.report",)),
     ("api", ("werest.api", "werest")),
     ("cli", ("werest.cli",)),
 )  # fmt: skip
+#: the commands: on the command line (cli) and as functions on DataFrames (api)
+COMMANDS = ("api", "cli")
+#: the longest chain of imports (in files) the house may have (issue 43 found 12, then 13)
+LONGEST_CHAIN = 11
 
 
 def stage_of(name: str) -> int:
@@ -233,6 +239,47 @@ def test_the_private_import_check_sees_one(tmp_path):
     assert private_imports(sample) == ["werest.ingest.table._hidden"]
 
 
+def test_report_is_imported_by_the_commands_only():
+    """report/ only presents: the statistics it shows are computed below (ranking/,
+    estimation/, evaluation/), so no stage below the commands imports it (docs/architecture.md).
+    """
+    importers = sorted(
+        f"{name} ({STAGES[stage_of(name)][0]})"
+        for name, deps in graph().items()
+        if STAGES[stage_of(name)][0] not in ("report", *COMMANDS)
+        for dep in deps
+        if STAGES[stage_of(dep)][0] == "report"
+    )
+    assert importers == []
+
+
+def longest_chain(edges: dict[str, set[str]]) -> list[str]:
+    """The longest chain of imports ``a -> b -> ...`` (``edges`` has no cycle), as its
+    modules; the first of the longest in name order."""
+    memo: dict[str, list[str]] = {}
+
+    def chain(node: str) -> list[str]:
+        if node not in memo:
+            below = [chain(dep) for dep in sorted(edges.get(node, ()))]
+            memo[node] = [node, *max(below, key=len, default=[])]
+        return memo[node]
+
+    return max((chain(node) for node in sorted(edges)), key=len)
+
+
+def test_the_longest_chain_finder():
+    edges = {"a": {"b", "c"}, "b": {"d"}, "c": set(), "d": set(), "e": {"a"}}
+    assert longest_chain(edges) == ["e", "a", "b", "d"]
+
+
+def test_the_longest_import_chain_is_short():
+    """A change deep down (the errors, the table's schema) reaches every module above it
+    through at most ``LONGEST_CHAIN`` files; ``python -m tests.unit.test_architecture``
+    prints the longest chain."""
+    chain = longest_chain(graph())
+    assert len(chain) <= LONGEST_CHAIN, " -> ".join(chain)
+
+
 def test_the_partition_engine_knows_no_stage():
     """werest.partition.engine spills, reads and places partitions for every stage: it imports
     only the base, ingest (the table's schema) and text (the normalisation cache), never a
@@ -242,3 +289,9 @@ def test_the_partition_engine_knows_no_stage():
     assert stages <= allowed, stages
     score = {STAGES[stage_of(dep)][0] for dep in graph()["werest.partition.score"]}
     assert "estimation" not in score and "model" not in score
+
+
+if __name__ == "__main__":
+    found = longest_chain(graph())
+    print(f"longest import chain: {len(found)} files")
+    print("\n".join(f"  {name}" for name in found))

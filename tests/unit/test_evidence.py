@@ -7,7 +7,8 @@ import pandas as pd
 
 from tests.helpers import run_cli
 from werest.demo import demo_table_path
-from werest.estimation.estimate import evidence_line, load_models
+from werest.model.files import load_models
+from werest.report.estimate_report import evidence_line
 
 
 def test_the_default_model_rests_on_text_and_points_to_the_audio_model(tmp_path, capsys):

@@ -15,10 +15,11 @@ from werest.cli.config import load_settings
 from werest.cli.main import main
 from werest.demo import demo_table_path
 from werest.errors import ConfigError
-from werest.estimation.estimate import choose_ranking, default_model_path, load_models
+from werest.estimation.estimate import choose_ranking
 from werest.estimation.guards import sample_keys
 from werest.features.proxy import consensus_order
 from werest.ingest.table import read_table, write_table
+from werest.model.files import default_model_path, load_models
 from werest.text import Normaliser
 
 WORDS = [
@@ -234,3 +235,79 @@ def test_the_sample_of_parts_is_the_sample_of_the_whole(seed):
     other = sample_keys(keys, per_dataset=100, seed=seed + 1)
     big = whole["dataset"] == "big"
     assert set(other.loc[other["dataset"] == "big", "utt_id"]) != set(whole.loc[big, "utt_id"])
+
+
+def _good_systems(n: int = 200, seed: int = 1) -> pd.DataFrame:
+    """Three distinct good systems (1, 2 and 3 % word errors, independent), as on a clean
+    benchmark where every pair differs by a few points: the relative near-duplicate warning
+    cannot single a pair out there. Errors are substituted words, which every normaliser
+    leaves as they are."""
+    rng = np.random.default_rng(seed)
+
+    def said(words: list[str], rate: float) -> str:
+        return " ".join(w if rng.random() >= rate else str(rng.choice(WORDS)) for w in words)
+
+    rows = []
+    for i in range(n):
+        words = list(rng.choice(WORDS, size=12))
+        for system, rate in (("best", 0.01), ("good", 0.02), ("fair", 0.03)):
+            rows.append(("d", f"u{i:03d}", system, said(words, rate), " ".join(words)))
+    return pd.DataFrame(rows, columns=["dataset", "utt_id", "system", "hypothesis", "reference"])
+
+
+def _with_copy(table: pd.DataFrame, share: float = 0.01) -> pd.DataFrame:
+    """``table`` and ``good-v2``: good's outputs with ``share`` of its utterances changed
+    (fair's hypothesis there), as two hosted builds of one model."""
+    copy = table[table["system"] == "good"].assign(system="good-v2").reset_index(drop=True)
+    fair = table[table["system"] == "fair"].set_index("utt_id")["hypothesis"]
+    changed = copy.sample(frac=share, random_state=0).index
+    copy.loc[changed, "hypothesis"] = fair.loc[copy.loc[changed, "utt_id"]].to_numpy()
+    return pd.concat([table, copy], ignore_index=True)
+
+
+def _notes(table: pd.DataFrame) -> list[dict]:
+    from werest.estimation.guards import guard_warnings, sample_pairs
+
+    pairs = sample_pairs(table, normaliser=Normaliser("none"))
+    rows = table.assign(status="ok", proxy="x", proxy_words=12, est_ref_words=12)
+    return [w for w in guard_warnings(table, rows, pairs) if "near-duplicates" in w["message"]]
+
+
+def test_near_identical_outputs_are_noted_where_the_relative_guard_is_silent():
+    """A copy of a system with 1 % of its utterances changed differs from it by far under
+    1 % of its words: noted, with both names; distinct good systems (2–5 % apart) are not."""
+    assert _notes(_good_systems()) == []
+    (note,) = _notes(_with_copy(_good_systems()))
+    assert note["systems"] == ["good", "good-v2"]
+    assert note["message"].startswith("good and good-v2 are near-duplicates: their outputs ")
+    assert "on 200 sampled utterances (under 1 %)" in note["message"]
+
+
+def test_hosted_copies_of_one_model_are_one_note():
+    """Three near-identical systems are one note naming all three, not three pairwise ones."""
+    table = _with_copy(_good_systems())
+    third = table[table["system"] == "good"].assign(system="good-v3")
+    (note,) = _notes(pd.concat([table, third], ignore_index=True))
+    assert note["systems"] == ["good", "good-v2", "good-v3"]
+    assert note["message"].startswith("good, good-v2 and good-v3 are near-duplicates")
+    assert "differ pairwise by 0.00–" in note["message"]
+
+
+def test_few_shared_utterances_are_no_evidence_of_a_copy():
+    from werest.estimation.guards import NEAR_IDENTICAL_SHARED
+
+    assert _notes(_with_copy(_good_systems(n=NEAR_IDENTICAL_SHARED - 1), share=0.0)) == []
+
+
+def test_the_near_duplicate_note_reaches_summary_json_and_the_leaderboard(tmp_path, capsys):
+    write_table(_with_copy(_good_systems()), tmp_path / "t.csv")
+    assert main(["estimate", f"input={tmp_path / 't.csv'}", f"output_dir={tmp_path / 'e'}"]) == 0
+    assert "warning: d: good and good-v2 are near-duplicates" in capsys.readouterr().out
+    records = json.loads((tmp_path / "e" / "summary.json").read_text())
+    noted = {r["system"] for r in records if any("near-duplicates" in w for w in r["warnings"])}
+    assert noted == {"good", "good-v2"}
+    args = ["leaderboard", f"input={tmp_path / 't.csv'}", f"output_dir={tmp_path / 'lb'}"]
+    assert main([*args, "fairness.enabled=false"]) == 0
+    assert "warning: d: good and good-v2 are near-duplicates" in capsys.readouterr().out
+    markdown = (tmp_path / "lb" / "leaderboard.md").read_text()
+    assert "good and good-v2 are near-duplicates" in markdown

@@ -11,10 +11,10 @@ import pytest
 from tests.conftest import shared_path
 from werest.cli.main import main
 from werest.errors import ConfigError
-from werest.estimation.estimate import load_models
 from werest.evaluation.fairness import FairnessSettings
+from werest.model.files import load_models
 from werest.partition.leaderboard import build
-from werest.report.leaderboard import select_datasets
+from werest.ranking.leaderboard import select_datasets
 from werest.stats import (
     Bootstrap,
     RateSample,
@@ -105,7 +105,7 @@ def test_latency_and_rtfx():
 
 
 def test_round_trip_latency_stands_in_for_processing_time():
-    from werest.report.leaderboard import timed
+    from werest.ranking.leaderboard import timed
 
     rows = pd.DataFrame({"duration": [2.0, 4.0], "latency_ms": [500.0, 1500.0]})
     assert list(timed(rows)["processing_seconds"]) == [0.5, 1.5]
@@ -321,7 +321,7 @@ def test_ranking_on_common_ground():
     rank first; filled by the multiplicative fit, its hard cell is about 3 × 6 % = 18 % (A's
     ratio of hard to easy is 4), so over both datasets C (about 15 %) ranks between A (12.5 %)
     and B (25 %). D shares no dataset with anyone: nothing compares it, it keeps its own."""
-    from werest.report.leaderboard import common_ground, filled_macro
+    from werest.ranking.leaderboard import common_ground, filled_macro
 
     per_dataset = pd.DataFrame(
         [

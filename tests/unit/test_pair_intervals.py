@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers import run_cli
 from werest.demo import demo_table_path
-from werest.estimation.estimate import format_pairs, zero_label_pairs
+from werest.estimation.estimate import zero_label_pairs
 from werest.evaluation.lodo import cross_conformal_pairs, winner_overall, winner_summary
 from werest.model.intervals import (
     PAIR_OFFSET,
@@ -20,6 +20,7 @@ from werest.model.intervals import (
     pair_calibration,
     pair_interval,
 )
+from werest.report.estimate_report import format_pairs
 
 
 def _cells(rows):

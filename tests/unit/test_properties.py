@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from werest.errors import WerestError
-from werest.estimation.estimate import default_model_path, estimate_utterances
+from werest.estimation.estimate import estimate_utterances
 from werest.features.proxy import Ranking
 from werest.ingest.importers import import_table
 from werest.ingest.table import read_table
-from werest.model.files import Models, load_model
+from werest.model.files import Models, default_model_path, load_model
 from werest.model.regressor import StackedWerRegressor
 from werest.text import Normaliser, corpus_rate, count_errors, error_rate, normalise_many
 

@@ -229,3 +229,33 @@ def test_the_shortlist_is_calibrated_without_the_held_out_domain():
         "z": False,
     }
     assert shipped == 0.3  # 0.3 holds two of the three (0.05 and 0.3): 67 % ≥ 60 %
+
+
+def test_the_leaderboard_leads_with_the_contenders(tmp_path, capsys):
+    from tests.helpers import run_cli
+    from werest.demo import demo_table_path
+
+    status, out, err = run_cli(
+        capsys, "leaderboard", f"input={demo_table_path()}", f"output_dir={tmp_path / 'b'}"
+    )
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("Which system is best")
+    # the demo's two datasets: ⌈0.55 · 4⌉ = 3 contenders each, never a single name
+    assert lines[1].startswith("  demo-calls: 3 contenders: ")
+    markdown = (tmp_path / "b" / "leaderboard.md").read_text()
+    assert markdown.index("## Which system is best") < markdown.index("## Ranking")
+    page = (tmp_path / "b" / "leaderboard.html").read_text()
+    assert page.index('class="contenders"') < page.index("<nav>")
+
+
+def test_the_shipped_share_is_the_one_the_experiment_calibrated():
+    """SHORTLIST_SHARE is what `werest evaluate experiment=winner` calibrated on every shared
+    dataset (experiments/results/winner.md says it), never a number typed in by hand."""
+    import re
+
+    from tests.conftest import REPO
+
+    report = (REPO / "experiments" / "results" / "winner.md").read_text(encoding="utf-8")
+    found = re.search(r"Calibrated on every dataset, the share is ([0-9.]+)", report)
+    assert found and float(found.group(1)) == W.SHORTLIST_SHARE

@@ -299,6 +299,17 @@ def chunk_utterances_setting() -> Any:
     return setting(50000, "utterances per processing chunk (memory bound)", minimum=1)
 
 
+def estimate_cache_setting() -> Any:
+    """Where the label loop keeps a table's zero-label estimate between rounds."""
+    return setting(
+        Path(".werest-cache/estimates"),
+        (
+            "the zero-label estimate of a table is kept here by content, so the label loop's "
+            "rounds (labels=, or sample with the model) estimate it once; null: no cache"
+        ),
+    )
+
+
 def embedding_cache_setting() -> Any:
     """Where audio scores and embeddings are kept by content between runs (embed, estimate)."""
     return setting(Path(".werest-cache/embeddings"), "null: no on-disk cache")
@@ -468,6 +479,14 @@ class FewLabels:
             "contradict it (empirical-Bayes weight over the dataset's systems); the interval "
             "stays the prediction-powered one; off: it brought the zero-label estimate's bias on "
             "the best system back (docs/winner.md)"
+        ),
+    )
+    shared_lambda: bool = setting(
+        LIBRARY,
+        (
+            "one power-tuning λ for every system of a dataset (the median of theirs): the "
+            "estimates stay paired and rank the best system as the labels alone do; false: "
+            "one λ per system"
         ),
     )
 
@@ -882,6 +901,7 @@ class EstimateSettings:
     )
     few_labels: FewLabels = few_labels_block()
     winner: Winner = winner_block()
+    cache_dir: Path | None = estimate_cache_setting()
     audio_scoring: AudioScoring = block(
         AudioScoring, "score the hypotheses against the table's audio inline (Whisper)"
     )
@@ -1099,6 +1119,7 @@ class SampleSettings:
         ),
     )
     winner: Winner = winner_block()
+    cache_dir: Path | None = estimate_cache_setting()
     seed: int = setting(0, "with each dataset's name, seeds that dataset's draw", minimum=0)
     uniform_share: float = setting(
         0.5,

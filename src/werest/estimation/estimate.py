@@ -20,7 +20,7 @@ when the input has references), ``DIR/resources.json`` (the run's CPU %, memory 
 
 A corpus estimate weights utterances by their proxy's length n (``proxy_words``):
 Σ(predicted WER · n) / Σ n. With the predictions equal to each utterance's pWER, that is raw
-corpus pWER (:func:`estimated_sample`).
+corpus pWER (:func:`werest.estimation.corpus.estimated_sample`).
 
 This module holds the stage's pieces; its one orchestrator, in memory (the table as one
 partition) and in partitions alike, is :func:`werest.partition.estimate.estimate_input`.
@@ -37,7 +37,9 @@ import numpy as np
 import pandas as pd
 
 from werest import logs
+from werest.codes import row_codes
 from werest.errors import ConfigError, InputError, unknown_name
+from werest.estimation.corpus import estimated_sample, true_wer
 from werest.estimation.guards import (
     PAIR_ROWS,
 )
@@ -54,16 +56,13 @@ from werest.features.inputs import (
     require_inputs,
 )
 from werest.features.proxy import Ranking, choose_proxies, consensus_order, references_ranking
-from werest.formatting import percent, percent_interval
-from werest.ingest.table import KEY, UTTERANCE, row_codes
-from werest.io import atomic_path, shipped, write_csv, write_json
-from werest.model.files import Models, TrainedModel, load_model
+from werest.ingest.table import KEY
+from werest.model.files import Models, TrainedModel
 from werest.model.intervals import calibrated_interval, pair_interval
-from werest.stats import RateSample, bootstrap_ci
+from werest.stats import bootstrap_ci
 from werest.text import (
     NO_NORMALISATION,
     Normaliser,
-    corpus_rate,
     normalised_columns,
 )
 from werest.text.scoring import dataset_units, scoring_units, utterance_order
@@ -79,11 +78,6 @@ PROGRESS_STEPS = 20
 #: the fewest utterances a chunk holds for the progress bar's sake: each chunk costs about
 #: 0.15 s of its own (pandas), so 500 (~0.4 s a step) keeps that under a third of the stage
 STEP_UTTERANCES = 500
-
-
-def default_model_path() -> Path:
-    """The shipped default model, ``models/default.skops`` (:func:`werest.io.shipped`)."""
-    return shipped("models") / "default.skops"
 
 
 def resolve_targets(
@@ -352,10 +346,11 @@ def summarise(
     taken in a canonical order (:func:`utterance_order`), so the sums and the bootstrap do
     not depend on row order or on how the input was partitioned. A partitioned run
     (:mod:`werest.partition.estimate`) passes ``table=None`` with ``truth``
-    (:func:`truth_from_sums`) and ``units`` accumulated over its partitions.
+    (:func:`werest.estimation.corpus.truth_from_sums`) and ``units`` accumulated over its
+    partitions.
     """
     if table is not None:  # else a partitioned run's accumulated truth (None: no reference)
-        truth = _true_wer(table, utterances, normaliser, scored)
+        truth = true_wer(table, utterances, normaliser, scored)
     if units is None:
         units = dataset_units(scoring_units(table, normaliser), table["dataset"])
     records = []
@@ -400,106 +395,6 @@ def summarise(
     return records
 
 
-def estimated_sample(done: pd.DataFrame, column: str = "predicted_wer") -> RateSample:
-    """The corpus estimate's terms, the one place its formula is written: each estimated
-    utterance weighs its proxy's length (:func:`corpus_length`, at least 1), so the corpus
-    estimate is Σ(pred · n) / Σ n (:meth:`RateSample.rate`) as a true corpus WER is
-    Σ errors / Σ words, and the bootstraps resample these terms. With every prediction equal
-    to the utterance's pWER this is exactly raw corpus pWER, Σ errors against the proxy /
-    Σ proxy words: the anchor the model's corrections start from
-    (:class:`werest.model.regressor.AnchoredWerRegressor`)."""
-    weight = done[corpus_length(column)].clip(lower=1).to_numpy(dtype=float)
-    return RateSample(done[column].to_numpy(dtype=float) * weight, weight)
-
-
-def corpus_length(column: str) -> str:
-    """The proxy length that weighs ``column``'s utterances in a corpus estimate:
-    ``proxy_chars`` for ``predicted_cer``, ``proxy_words`` for any other prediction."""
-    return "proxy_chars" if column == "predicted_cer" else "proxy_words"
-
-
-def scored_rows(
-    table: pd.DataFrame, utterances: pd.DataFrame, normaliser: Normaliser
-) -> pd.DataFrame | None:
-    """True per-utterance counts (:func:`werest.text.scoring.score_utterances`) of the estimated
-    rows that have a reference, with the reference; None when there is none."""
-    if "reference" not in table.columns or table["reference"].isna().all():
-        return None
-    from werest.text.scoring import score_utterances
-
-    rows = table.merge(utterances[KEY], on=KEY)
-    rows = rows[rows["reference"].notna()].reset_index(drop=True)
-    if rows.empty:
-        return None
-    return score_utterances(rows, normaliser).assign(reference=rows["reference"].to_numpy())
-
-
-def _true_wer(
-    table: pd.DataFrame,
-    utterances: pd.DataFrame,
-    normaliser: Normaliser,
-    scored: pd.DataFrame | None = None,
-):
-    """True corpus WER of the estimated rows, where the input has references."""
-    if scored is None:
-        scored = scored_rows(table, utterances, normaliser)
-    if scored is None:
-        return None
-    return truth_from_sums(truth_sums(scored, utterances))
-
-
-def truth_sums(scored: pd.DataFrame, utterances: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per (dataset, system): Σ word errors, Σ reference words and the count of labelled rows;
-    integer sums, so partitions add up to exactly the whole table's. With ``utterances``, only
-    the rows estimated there (status ok) count: a true WER beside an estimate is measured on
-    exactly the utterances estimated."""
-    if utterances is not None:
-        scored = scored.merge(utterances.loc[utterances["status"] == STATUS_OK, KEY], on=KEY)
-    grouped = scored.groupby(["dataset", "system"])
-    return grouped[["word_errors", "ref_words"]].sum().assign(n=grouped.size())
-
-
-def truth_from_sums(sums: pd.DataFrame) -> pd.DataFrame:
-    """The true corpus WER (``wer``, ``n``) from :func:`truth_sums`."""
-    pairs = zip(sums["word_errors"], sums["ref_words"], strict=True)
-    wer = [corpus_rate([errors], [words]) for errors, words in pairs]
-    return pd.DataFrame({"wer": wer, "n": sums["n"]}, index=sums.index)
-
-
-def format_summary(records: list[dict], labelled: bool = False) -> str:
-    """The summary as a readable table (percentages); ``labelled`` (a ``labels=`` run) adds
-    each row's method, its labels and the labels-only estimate."""
-    rows = []
-    for r in records:
-        row = {
-            "dataset": r["dataset"],
-            "system": r["system"],
-            "proxies": _proxies(r),
-            "estimated/utts": f"{r['n_estimated']}/{r['n_utterances']}",
-            "est. WER %": percent(r["estimated_wer"])
-            + (" (chars)" if r.get("unit") == "character" else ""),
-            "95% interval": percent_interval(r.get("interval_low"), r.get("interval_high"))
-            if "interval_low" in r
-            else "",
-            "sampling CI": percent_interval(r["ci_low"], r["ci_high"])
-            if r["ci_low"] is not None
-            else "",
-        }
-        if labelled:  # labels= (werest.estimation.labels): prediction-powered rows say so
-            row["method"] = r["method"]
-            row["labels (effective)"] = _labels_used(r)
-            row["labels only %"] = (
-                f"{percent(r['classical_wer'])} "
-                f"{percent_interval(r['classical_low'], r['classical_high'])}"
-                if r["method"] == "ppi"
-                else ""
-            )
-        if "wer" in r:
-            row["true WER %"] = percent(r["wer"])
-        rows.append(row)
-    return pd.DataFrame(rows).to_string(index=False)
-
-
 #: the columns of a zero-label ``pairs.csv`` (a ``labels=`` run writes the labelled ones)
 PAIR_COLUMNS = ["dataset", "system_a", "system_b", "difference", "low", "high", "verdict"]
 
@@ -542,106 +437,6 @@ def zero_label_pairs(records: list[dict], calibration: dict | None) -> pd.DataFr
     return pd.DataFrame(
         rows,
         columns=columns + (["true_difference"] if rows and "true_difference" in rows[0] else []),
-    )
-
-
-def _signed(rate: float) -> str:
-    """A difference of rates in signed points, 2 decimals (never ``-0.00``)."""
-    points = round(100 * rate, 2)
-    return f"{points + 0.0:+.2f}"  # + 0.0 turns -0.0 into 0.0
-
-
-def format_pairs(pairs: pd.DataFrame) -> str:
-    """The console's lines on differences: each dataset's neighbours in the estimated order,
-    with the zero-label interval of their difference and what it says."""
-    lines = [
-        "Neighbours (A − B in WER points, 95 % interval calibrated leave one domain out on "
-        "differences; a verdict only where it excludes 0):"
-    ]
-    for dataset, rows in pairs.groupby("dataset", sort=True):
-        order = rows.drop_duplicates("system_a")["system_a"].tolist()
-        for a in order:
-            neighbour = rows[rows["system_a"] == a].head(1)
-            if neighbour.empty:
-                continue
-            r = neighbour.iloc[0]
-            said = {
-                "A better": f"{r['system_a']} is better than {r['system_b']}",
-                "B better": f"{r['system_b']} is better than {r['system_a']}",
-            }.get(r["verdict"], r["verdict"])
-            points = (_signed(r["difference"]), _signed(r["low"]), _signed(r["high"]))
-            lines.append(
-                f"  {dataset}: {r['system_a']} − {r['system_b']} "
-                f"{points[0]} [{points[1]}, {points[2]}]: {said}"
-            )
-    return "\n".join(lines)
-
-
-def _labels_used(record: dict) -> str:
-    """A prediction-powered row's labelled utterances and the labels-only count it is worth."""
-    if record["method"] != "ppi":
-        return str(record.get("n_labelled", 0))
-    return f"{record['n_labelled']} (≈{record['effective_labels']:.0f})"
-
-
-def _proxies(record: dict) -> str:
-    """Every proxy of a summary record, with its utterance count when there are several."""
-    proxies = record.get("proxies") or {}
-    if len(proxies) <= 1:
-        return record.get("proxy") or ""
-    return ", ".join(f"{name} {count}" for name, count in proxies.items())
-
-
-def readable_utterances(
-    utterances: pd.DataFrame,
-    table: pd.DataFrame,
-    normaliser: Normaliser,
-    scored: pd.DataFrame | None = None,
-) -> pd.DataFrame:
-    """The estimated rows with what a person needs to check them: the target's and the
-    proxy's hypothesis as written, and where the input has a reference, the reference and the
-    true utterance WER with its S/D/I (``wer, substitutions, deletions, insertions,
-    ref_words``; under the model's normaliser, as ``werest score`` counts them)."""
-    text = table[[*KEY, "hypothesis"]]
-    out = utterances.merge(text, on=KEY, how="left")
-    proxy_text = text.rename(columns={"system": "proxy", "hypothesis": "proxy_hypothesis"})
-    out = out.merge(proxy_text, on=[*UTTERANCE, "proxy"], how="left")
-    predicted = [c for c in out.columns if c.startswith("predicted_")]
-    columns = [*KEY, "proxy", "status", *predicted, "hypothesis", "proxy_hypothesis"]
-    if scored is None:
-        scored = scored_rows(table, utterances, normaliser)
-    if scored is not None:
-        truth = ["reference", "wer", "substitutions", "deletions", "insertions", "ref_words"]
-        out = out.merge(scored[[*KEY, *truth]], on=KEY, how="left")
-        columns += truth
-    rest = [c for c in out.columns if c not in columns]
-    return out[columns + rest]
-
-
-def write_outputs(utterances: pd.DataFrame, records: list[dict], output_dir: Path) -> None:
-    """utterances.csv and summary.json, atomically."""
-    with logs.stage("write"):
-        with atomic_path(output_dir / "utterances.csv") as tmp:
-            write_csv(utterances, tmp)
-        write_summary(records, output_dir)
-
-
-def write_summary(records: list[dict], output_dir: Path) -> None:
-    """summary.json, atomically."""
-    write_json(records, output_dir / "summary.json")
-
-
-def load_models(
-    model_path: str | Path | None = None,
-    cer_model_path: str | Path | None = None,
-    *,
-    trust_model: bool = False,
-) -> Models:
-    """The WER model (``model_path``: a file or a shipped model's name; default: the shipped
-    ``default``) and an optional CER one."""
-    return Models(
-        load_model(model_path or default_model_path(), trust_model=trust_model),
-        load_model(cer_model_path, trust_model=trust_model) if cer_model_path else None,
     )
 
 
@@ -695,25 +490,6 @@ def input_features(models: Models) -> tuple[str, ...]:
 
     needed = input_columns(models.feature_names)
     return tuple(dict.fromkeys([*needed, "similarity", "audio_duration", *LIKELIHOOD_FEATURES]))
-
-
-def evidence_line(models: Models, has_audio: bool) -> str:
-    """The console's line saying which evidence the estimates rest on: text agreement always,
-    and the audio evidence the model reads (Whisper likelihood ``wl_*``, SONAR
-    ``similarity``). When the table has audio the model does not use, how to use it."""
-    needed = input_columns(models.feature_names)
-    kinds = ["text agreement with a proxy (pWER, pCER)"]
-    if any(name.startswith("wl_") for name in needed):
-        kinds.append("the audio's likelihood of each hypothesis (Whisper, wl_*)")
-    if any(name.startswith("similarity") for name in needed):
-        kinds.append("speech-text similarity (SONAR)")
-    line = "evidence: " + "; ".join(kinds)
-    if has_audio and len(kinds) == 1:
-        line += (
-            ". The table has audio this model does not use: `werest estimate input=T "
-            "model_path=audio audio_scoring.enabled=true` scores it with Whisper (docs/audio.md)"
-        )
-    return line
 
 
 def nothing_estimated(utterances: pd.DataFrame, path) -> InputError:

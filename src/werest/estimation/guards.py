@@ -8,7 +8,10 @@ mislead without any error being raised:
   confidently wrong (``experiments/results/two_systems.md``);
 * **near-duplicate systems** (two builds of one model, a system and its quantised copy): each
   agrees with the other far more than any other pair does, each becomes the other's proxy and
-  its estimate collapses towards 0 (29 % true, 9.7 % estimated in one case);
+  its estimate collapses towards 0 (29 % true, 9.7 % estimated in one case); and, whatever
+  the other pairs do, two systems whose outputs differ by under ``NEAR_IDENTICAL`` (1 %) of
+  their words on the sample are noted as near-duplicates: their two estimates are one
+  measurement, and their difference is no ranking;
 * **a proxy with many empty or very short outputs** (a service that returned nothing, a
   truncating one): pWER against it counts the target's correct words as insertions;
 * **different utterance sets**: a system without a hypothesis for some utterances (not run
@@ -41,6 +44,14 @@ SAMPLE_PER_DATASET = 1000
 #: of the dataset's other pairs, and at least ``DUPLICATE_GAP`` below it.
 DUPLICATE_RATIO = 0.25
 DUPLICATE_GAP = 0.05
+#: a pair whose word distance (Σ edits / Σ the longer word count, the pairwise WER between
+#: them) on the sample is below this is noted as near-duplicates whatever the other pairs do:
+#: a copy of a system with 1 % of its utterances changed is well below it, two distinct
+#: systems are not (independent errors add up: two 1 %-WER systems differ by ~2 %) ...
+NEAR_IDENTICAL = 0.01
+#: ... when they share at least this many sampled utterances (fewer cannot tell a copy from
+#: two good systems on a handful of short utterances)
+NEAR_IDENTICAL_SHARED = 20
 #: a proxy output is "short" below this share of the other systems' median word count.
 SHORT_RATIO = 0.5
 #: warn when at least this share of a target's rows have an empty or short proxy output.
@@ -152,7 +163,9 @@ def warnings_from_counts(
             continue
         if len(systems) == 2:
             warnings.append(_two_systems(dataset, sorted(systems), evidence))
-        warnings += _near_duplicates(dataset, pairs[pairs["dataset"] == dataset])
+        duplicates = _near_duplicates(dataset, pairs[pairs["dataset"] == dataset])
+        warnings += duplicates
+        warnings += _near_identical(dataset, pairs[pairs["dataset"] == dataset], duplicates)
     warnings += _short_proxies(utterances)
     warnings += _different_sets(counts, targets)
     warnings += _silent_systems(counts, targets)
@@ -248,6 +261,78 @@ def _near_duplicates(dataset: str, pairs: pd.DataFrame) -> list[dict]:
             }
         )
     return found
+
+
+def _near_identical(dataset: str, pairs: pd.DataFrame, flagged: list[dict]) -> list[dict]:
+    """Groups of systems whose outputs agree on almost every utterance: linked by pairs whose
+    word distance is below :data:`NEAR_IDENTICAL` on at least :data:`NEAR_IDENTICAL_SHARED`
+    shared utterances of the sample (``pairs``: :func:`sample_pairs`' rows of one dataset),
+    one note per group (several hosted copies of one model are one note, not one per pair);
+    pairs :func:`_near_duplicates` already warned about (``flagged``) are left out."""
+    if pairs.empty:
+        return []
+    warned = {frozenset(w["systems"]) for w in flagged}
+    distances = pair_distances_of(pairs).reset_index()
+    close = distances[
+        (distances["system"] < distances["other"])
+        & (distances["distance"] < NEAR_IDENTICAL)
+        & (distances["shared"] >= NEAR_IDENTICAL_SHARED)
+    ]
+    links = [
+        (a, b, value, int(shared))
+        for a, b, value, shared in close[["system", "other", "distance", "shared"]].itertuples(
+            index=False
+        )
+        if frozenset((a, b)) not in warned
+    ]
+    return [_near_identical_note(dataset, group) for group in _linked_groups(links)]
+
+
+def _linked_groups(links: list[tuple]) -> list[list[tuple]]:
+    """The links ``(a, b, ...)`` grouped by the connected systems they join, in order of each
+    group's first link."""
+    group_of: dict[str, int] = {}
+    groups: list[list[tuple]] = []
+    for link in links:
+        a, b = link[0], link[1]
+        ids = sorted({group_of[s] for s in (a, b) if s in group_of})
+        if not ids:
+            groups.append([])
+            ids = [len(groups) - 1]
+        keep = ids[0]
+        for other in ids[1:]:  # the link joins two groups
+            groups[keep] += groups[other]
+            groups[other] = []
+            group_of.update({s: keep for s in group_of if group_of[s] == other})
+        groups[keep].append(link)
+        group_of[a] = group_of[b] = keep
+    return [group for group in groups if group]
+
+
+def _near_identical_note(dataset: str, links: list[tuple]) -> dict:
+    """The note on one group of :func:`_near_identical` systems (``links``: its pairs)."""
+    systems = sorted({s for a, b, _, _ in links for s in (a, b)})
+    values = [value for _, _, value, _ in links]
+    sampled = plural(min(n for _, _, _, n in links), "sampled utterance")
+    if len(systems) == 2:
+        names = f"{systems[0]} and {systems[1]}"
+        differ = f"differ by {100 * values[0]:.2f} % of their words on {sampled}"
+    else:
+        names = ", ".join(systems[:-1]) + f" and {systems[-1]}"
+        differ = (
+            f"differ pairwise by {100 * min(values):.2f}–{100 * max(values):.2f} % of their "
+            f"words on at least {sampled}"
+        )
+    return {
+        "dataset": dataset,
+        "systems": systems,
+        "message": (
+            f"{names} are near-duplicates: their outputs {differ} (under "
+            f"{100 * NEAR_IDENTICAL:.0f} %), so their estimates are one measurement and the "
+            "differences between them rank nothing; where one is another's proxy, its "
+            "estimate is too low: keep one, or set proxy= or system_order= to another system"
+        ),
+    }
 
 
 def _distance_matrix(pairs: pd.DataFrame) -> pd.DataFrame | None:

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from werest.errors import ConfigError, InputError
-from werest.estimation.estimate import estimated_sample
+from werest.estimation.corpus import estimated_sample
 from werest.estimation.ppi import (
     METHODS,
     DatasetDraws,
@@ -69,7 +69,10 @@ class LabelSettings:
         contradict it (:func:`werest.estimation.ppi.shrink`); the interval is unchanged.
         Off by default: the zero-label estimate is most biased on the best system (agreement
         cannot see that it is better), and shrinking brought that bias back into the
-        labelled estimate (issue 41; experiments/results/few_labels.md, "The best system").
+        labelled estimate (experiments/results/few_labels.md, "The best system").
+    shared_lambda : one λ for every system of a dataset, the median of their tuned ones
+        (:func:`werest.estimation.ppi.point_estimates`): the estimates stay paired, and rank
+        the best system as often as the labels alone do.
     """
 
     interval: str = "t"
@@ -78,6 +81,7 @@ class LabelSettings:
     n_resamples: int = 2000
     recalibrate: bool = True
     shrink: bool = False
+    shared_lambda: bool = True
 
     def __post_init__(self) -> None:
         if self.interval not in METHODS:
@@ -374,7 +378,7 @@ def labelled_scores(
 def prediction_rows(utterances: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
     """:data:`werest.estimation.ppi.FRAME_COLUMNS` rows: each estimated row's predicted errors and
     words,
-    the corpus estimate's own terms (:func:`werest.estimation.estimate.estimated_sample`), with its
+    the corpus estimate's own terms (:func:`werest.estimation.corpus.estimated_sample`), with its
     labelled truth (``word_errors``, ``ref_words`` of ``scores``) where there is one."""
     done = utterances[utterances["status"] == STATUS_OK]
     sample = estimated_sample(done)
@@ -446,6 +450,7 @@ def dataset_estimates(
             n_resamples=settings.n_resamples,
             seed=seed,
             shrink_to_prior=settings.shrink and not census,  # a census is the truth
+            shared_lambda=settings.shared_lambda,
         )
         tail = frame.tail().any(axis=1)
         estimates.tail_counts = (int(tail.sum()), int(tail[np.unique(draw_rows)].sum()))

@@ -243,12 +243,19 @@ def _tuned_lambda(
 
 
 def point_estimates(
-    d: DatasetDraws, counts: np.ndarray | None = None, lam: float | None = None
+    d: DatasetDraws,
+    counts: np.ndarray | None = None,
+    lam: float | None = None,
+    *,
+    shared: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(θ̂, λ), each (K, S), for the multiplicities ``counts`` (K, m; default: each draw once).
 
     ``lam`` fixes λ (0: classical; 1: PPI); None tunes it as ``ppi_py`` does: from the λ = 1
-    estimate."""
+    estimate, per system, or with ``shared`` one λ for every system of the dataset (the
+    median of theirs): every system's estimate then corrects its predictions by the same
+    share, so the systems' estimates stay as paired as the labels themselves, which is what
+    ranks them (:data:`werest.estimation.labels.LabelSettings`)."""
     if counts is None:
         counts = np.ones((1, d.m))
     moments = _moments(d, counts)
@@ -259,6 +266,8 @@ def point_estimates(
     first = _theta(d, moments, np.ones(shape))
     m = counts.sum(axis=1)[:, None]
     lams = _tuned_lambda(d, moments, m, np.nan_to_num(first))
+    if shared:
+        lams = np.broadcast_to(np.median(lams, axis=1, keepdims=True), lams.shape).copy()
     return _theta(d, moments, lams), lams
 
 
@@ -336,6 +345,7 @@ def estimate_draws(
     seed: int = 0,
     floor: bool = True,
     shrink_to_prior: bool = True,
+    shared_lambda: bool = False,
 ) -> Estimates:
     """Both estimates of every system of ``d`` with ``level`` intervals (``method``: see the
     module docstring). The effective labels are m · se²(classical) / se²(PPI): the labels a
@@ -347,11 +357,12 @@ def estimate_draws(
     utterances with many errors were not drawn, and the interval ends below the truth.
 
     ``shrink_to_prior``: the point estimate leans on the zero-label one where the labels do
-    not contradict it (:func:`shrink`); the interval stays the prediction-powered one."""
+    not contradict it (:func:`shrink`); the interval stays the prediction-powered one.
+    ``shared_lambda``: one λ for every system (:func:`point_estimates`)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     trusted = d.trusting_tail()
-    theta, lam = (v[0] for v in point_estimates(trusted))
+    theta, lam = (v[0] for v in point_estimates(trusted, shared=shared_lambda))
     classical = _theta(d, _moments(d, np.ones((1, d.m))), np.zeros((1, len(d.systems))))[0]
     se = raw_se = linearised_se(trusted, theta, lam, extra=unobserved_tail_variance(d))
     se_seen = linearised_se(trusted, theta, lam)  # without the unseen tail's term
@@ -369,7 +380,7 @@ def estimate_draws(
     low_c, high_c = classical - q * se_c, classical + q * se_c
     if method == "bootstrap":  # the percentile interval, never narrower than the floor's
         counts = resample_counts(d.m, n_resamples, seed)
-        boot = point_estimates(trusted, counts)[0]
+        boot = point_estimates(trusted, counts, shared=shared_lambda)[0]
         boot_c = _theta(d, _moments(d, counts), np.zeros_like(boot))
         alpha = (1 - level) / 2
         b_low, b_high = np.nanquantile(boot, [alpha, 1 - alpha], axis=0)

@@ -32,11 +32,15 @@ the user stops. The contenders only steer the draws and the split of α.
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+log = logging.getLogger(__name__)
 
 #: The decision's error level: at most this share of stops name a system more than
 #: ``tie_margin`` worse than the true best.
@@ -127,13 +131,15 @@ def build_contests(
     *,
     contenders: dict[str, list[str]] | None = None,
     zero_label: dict[str, dict[str, float]] | None = None,
+    cache_dir=None,
+    n_jobs: int = 1,
 ) -> dict[str, Contest]:
     """One :class:`Contest` per dataset of a transcripts table with two or more systems,
-    its hypotheses normalised as ``werest score`` normalises them."""
-    from werest.text import normalised_columns
+    its hypotheses normalised as ``werest score`` normalises them (kept by content in
+    ``cache_dir``, when set, for the label loop's next round)."""
     from werest.text.scoring import dataset_units, scoring_units
 
-    text = normalised_columns(table, normaliser, ("hypothesis",))["hypothesis"]
+    text = normalised_hypotheses(table, normaliser, cache_dir, n_jobs=n_jobs)
     rows = table[["dataset", "utt_id", "system"]].assign(text=text.to_numpy())
     units = dataset_units(scoring_units(table, normaliser), table["dataset"])
     out = {}
@@ -162,6 +168,42 @@ def build_contests(
             zero_label=dict((zero_label or {}).get(dataset, {})),
         )
     return out
+
+
+def normalised_hypotheses(table: pd.DataFrame, normaliser, cache_dir=None, *, n_jobs: int = 1):
+    """The table's hypotheses normalised (:func:`werest.text.normalised_columns`), read from
+    ``cache_dir`` when the same table and normaliser were normalised before."""
+    import hashlib
+
+    from werest.text import normalised_columns
+
+    def normalise():
+        return normalised_columns(table, normaliser, ("hypothesis",), n_jobs=n_jobs)["hypothesis"]
+
+    if cache_dir is None:
+        return normalise()
+    columns = [c for c in ("dataset", "utt_id", "system", "hypothesis", "language") if c in table]
+    digest = hashlib.sha256(
+        pd.util.hash_pandas_object(table[columns], index=False).to_numpy().tobytes()
+    )
+    digest.update(f"{normaliser}|{','.join(columns)}".encode())
+    path = Path(cache_dir) / f"texts-{digest.hexdigest()[:32]}.parquet"
+    try:
+        stored = pd.read_parquet(path)["text"]
+        if len(stored) == len(table):
+            return pd.Series(stored.to_numpy(), index=table.index, dtype="str")
+    except (OSError, ValueError, KeyError):
+        pass
+    text = normalise()
+    try:
+        from werest.io import atomic_path
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(path) as tmp:
+            pd.DataFrame({"text": text.to_numpy()}).to_parquet(tmp)
+    except (OSError, ValueError) as error:
+        log.info("normalised hypotheses not cached (%s)", error)
+    return text
 
 
 # --------------------------------------------------------------------------- the shortlist
@@ -438,7 +480,7 @@ def pair_bounds(
         inf = np.full(terms.x.shape[1], np.inf)
         return -inf, inf
     if bounds == "asymptotic":
-        return asymptotic_bounds(terms.x, 2 * np.asarray(alpha))
+        return asymptotic_bounds(terms.x, np.asarray(alpha))  # two-sided at α: α/2 a side
     lower = eb_lower_bounds(terms.x, terms.c, terms.slope, terms.offset, alpha)[-1]
     upper = -eb_lower_bounds(-terms.x, terms.c, terms.slope, -terms.offset, alpha)[-1]
     return lower, upper
@@ -590,6 +632,19 @@ def decide(
     )
 
 
+def decide_as(settings, contest: Contest, batches: list[Batch], errors: np.ndarray) -> Decision:
+    """:func:`decide` with the ``tie_margin``, ``alpha`` and ``bounds`` of ``settings``
+    (:class:`WinnerSettings`, or the experiment's)."""
+    return decide(
+        contest,
+        batches,
+        errors,
+        tie_margin=settings.tie_margin,
+        alpha=settings.alpha,
+        bounds=settings.bounds,
+    )
+
+
 def labels_to_go(terms, lower, upper, point, margin, draws: int, labelled: int) -> int | None:
     """A rough estimate of the further labels a decision needs: the widest open pair's
     half-width shrinks about as √(log t / t); the labels until it is below the larger of
@@ -730,14 +785,7 @@ def winner_sheet(
     start from; no draw when it is already decided or a tie. The rivals are the contenders
     the leader has not yet been separated from (or tied with); once none is left, every
     other system not yet separated."""
-    decision = decide(
-        contest,
-        batches,
-        errors,
-        tie_margin=settings.tie_margin,
-        alpha=settings.alpha,
-        bounds=settings.bounds,
-    )
+    decision = decide_as(settings, contest, batches, errors)
     columns = ["utt_id", "draws", "expected_draws", "selection_probability"]
     if decision.status != UNDECIDED:
         return pd.DataFrame(columns=columns), decision
@@ -784,6 +832,65 @@ def mark_contenders(records: list[dict], contenders: dict[str, list[str]]) -> No
         record["contender"] = record["system"] in contenders.get(record["dataset"], ())
 
 
+def zero_label_estimates(records: list[dict]) -> dict[str, dict[str, float]]:
+    """Per dataset and system, the zero-label estimate (``zero_label_wer`` once ``labels=``
+    replaced ``estimated_wer``): what the shortlist, the α split and the first leader read."""
+    out: dict[str, dict[str, float]] = {}
+    for record in records:
+        out.setdefault(record["dataset"], {})[record["system"]] = record.get(
+            "zero_label_wer", record["estimated_wer"]
+        )
+    return out
+
+
+def zero_label_shortlist(zero_label: dict[str, dict[str, float]]) -> dict[str, list[str]]:
+    """:func:`shortlist` of :func:`zero_label_estimates`."""
+    return shortlist(
+        [
+            {"dataset": dataset, "system": system, "estimated_wer": value}
+            for dataset, systems in zero_label.items()
+            for system, value in systems.items()
+        ]
+    )
+
+
+def labelled_contests(
+    zero_label: dict[str, dict[str, float]],
+    table: pd.DataFrame,
+    normaliser,
+    labels: pd.DataFrame | None,
+    *,
+    utterances: pd.DataFrame | None = None,
+    cache_dir=None,
+    n_jobs: int = 1,
+):
+    """Per dataset of two systems or more: its contest (the shortlist of ``zero_label``), the
+    batches its sheets support (:func:`sheet_batches`), the true errors on the labelled
+    utterances and the notes on sheets left out. Yields ``(contest, batches, errors, notes)``."""
+    from werest.estimation.labels import distinct_labels, labelled_scores
+
+    contenders = zero_label_shortlist(zero_label)
+    contests = build_contests(
+        table,
+        normaliser,
+        contenders=contenders,
+        zero_label=zero_label,
+        cache_dir=cache_dir,
+        n_jobs=n_jobs,
+    )
+    scores = (
+        labelled_scores(table, distinct_labels(labels), normaliser)
+        if labels is not None and len(labels)
+        else pd.DataFrame(columns=["dataset", "utt_id", "system", "word_errors", "ref_words"])
+    )
+    for name, contest in contests.items():
+        mine = labels[labels["dataset"] == name] if labels is not None else None
+        batches, notes = [], []
+        if mine is not None and len(mine):
+            batches, notes = sheet_batches(contest, mine, _active_design(contest, mine, utterances))
+        yield contest, batches, error_matrix(contest, scores[scores["dataset"] == name]), notes
+
+
 def winner_entries(
     records: list[dict],
     table: pd.DataFrame,
@@ -792,43 +899,67 @@ def winner_entries(
     *,
     settings: WinnerSettings = WinnerSettings(),
     utterances: pd.DataFrame | None = None,
+    cache_dir=None,
+    n_jobs: int = 1,
 ) -> list[dict]:
     """``winner.json``: per dataset of two systems or more, the zero-label shortlist (the
     records get ``contender``) and, with ``labels`` (:func:`werest.estimation.labels.
     read_labels` rows), the decision its sheets support (:func:`decide`); ``utterances``:
     the estimate's rows, for the designs of ``active`` sheets."""
-    from werest.estimation.labels import distinct_labels, labelled_scores
-
-    contenders = shortlist(records)
+    zero_label = zero_label_estimates(records)
+    contenders = zero_label_shortlist(zero_label)
     mark_contenders(records, contenders)
-    zero_label = {}
-    for record in records:
-        zero_label.setdefault(record["dataset"], {})[record["system"]] = record.get(
-            "zero_label_wer", record["estimated_wer"]
-        )
-    contests = build_contests(table, normaliser, contenders=contenders, zero_label=zero_label)
-    scores = (
-        labelled_scores(table, distinct_labels(labels), normaliser)
-        if labels is not None and len(labels)
-        else pd.DataFrame(columns=["dataset", "utt_id", "system", "word_errors", "ref_words"])
+    if labels is None:  # the shortlist alone: nothing to align
+        return [
+            zero_label_entry(dataset, zero_label[dataset], contenders[dataset], settings)
+            for dataset in sorted(zero_label)
+            if len(zero_label[dataset]) >= 2
+        ]
+    prepared = labelled_contests(
+        zero_label,
+        table,
+        normaliser,
+        labels,
+        utterances=utterances,
+        cache_dir=cache_dir,
+        n_jobs=n_jobs,
     )
-    entries = []
-    for name, contest in contests.items():
-        mine = labels[labels["dataset"] == name] if labels is not None else None
-        batches, notes = ([], [])
-        if mine is not None and len(mine):
-            batches, notes = sheet_batches(contest, mine, _active_design(contest, mine, utterances))
-        errors = error_matrix(contest, scores[scores["dataset"] == name])
-        decision = decide(
-            contest,
-            batches,
-            errors,
-            tie_margin=settings.tie_margin,
-            alpha=settings.alpha,
-            bounds=settings.bounds,
-        )
-        entries.append({**decision.as_dict(), "notes": notes})
-    return entries
+    return [
+        {**decide_as(settings, contest, batches, errors).as_dict(), "notes": notes}
+        for contest, batches, errors, notes in prepared
+    ]
+
+
+def zero_label_entry(
+    dataset: str, estimates: dict[str, float], contenders: list[str], settings: WinnerSettings
+) -> dict:
+    """A dataset's ``winner.json`` entry before any label: undecided, the shortlist, the
+    leader (the lowest zero-label estimate among the contenders) and the next contender's
+    estimated difference (points)."""
+    ranked = sorted(
+        (s for s in estimates if s in contenders and np.isfinite(estimates[s])),
+        key=lambda s: (estimates[s], s),
+    )
+    leader = ranked[0] if ranked else sorted(contenders)[0]
+    runner = ranked[1] if len(ranked) > 1 else None
+    difference = 100 * (estimates[runner] - estimates[leader]) if runner else None
+    return Decision(
+        dataset=dataset,
+        status=UNDECIDED,
+        leader=leader,
+        winner=None,
+        tied=[],
+        contenders=list(contenders),
+        runner_up=runner,
+        difference=float("nan") if difference is None else difference,
+        low=float("nan"),
+        high=float("nan"),
+        labels_used=0,
+        draws=0,
+        tie_margin=settings.tie_margin,
+        labels_to_go=None,
+        open=[s for s in sorted(estimates) if s != leader],
+    ).as_dict() | {"notes": []}
 
 
 def _active_design(
@@ -904,34 +1035,29 @@ def winner_draw(
     seed: int = 0,
     settings: WinnerSettings = WinnerSettings(),
     utterances: pd.DataFrame | None = None,
+    cache_dir=None,
+    n_jobs: int = 1,
 ) -> tuple[pd.DataFrame, list[dict]]:
     """``werest sample strategy=winner``: per dataset of two systems or more, the next
     ``budget`` draws (:func:`winner_sheet`) given the sheets labelled so far, and every
     dataset's decision before them. Sheet rows: ``dataset, utt_id, draws, expected_draws,
     selection_probability, leader, rivals, uniform_share``."""
-    from werest.estimation.labels import distinct_labels, labelled_scores
     from werest.estimation.sampling import dataset_rng
 
-    contenders = shortlist(records)
-    zero_label = {}
-    for record in records:
-        zero_label.setdefault(record["dataset"], {})[record["system"]] = record["estimated_wer"]
-    contests = build_contests(table, normaliser, contenders=contenders, zero_label=zero_label)
-    scores = (
-        labelled_scores(table, distinct_labels(labels), normaliser)
-        if labels is not None
-        else pd.DataFrame(columns=["dataset", "utt_id", "system", "word_errors", "ref_words"])
+    prepared = labelled_contests(
+        zero_label_estimates(records),
+        table,
+        normaliser,
+        labels,
+        utterances=utterances,
+        cache_dir=cache_dir,
+        n_jobs=n_jobs,
     )
     sheets, decisions = [], []
     number = 0 if labels is None else int(labels["sheet"].max()) + 1
-    for name, contest in contests.items():
-        mine = labels[labels["dataset"] == name] if labels is not None else None
-        batches, notes = ([], [])
-        if mine is not None and len(mine):
-            batches, notes = sheet_batches(contest, mine, _active_design(contest, mine, utterances))
-        errors = error_matrix(contest, scores[scores["dataset"] == name])
-        rng = dataset_rng(seed, f"{name}#{number}")
+    for contest, batches, errors, notes in prepared:
+        rng = dataset_rng(seed, f"{contest.dataset}#{number}")
         sheet, decision = winner_sheet(contest, batches, errors, budget, settings=settings, rng=rng)
         decisions.append({**decision.as_dict(), "notes": notes})
-        sheets.append(sheet.assign(dataset=name, n_utterances=contest.n))
+        sheets.append(sheet.assign(dataset=contest.dataset, n_utterances=contest.n))
     return pd.concat(sheets, ignore_index=True), decisions

@@ -242,6 +242,7 @@ def simulate(
                     )
                     est = estimate_draws(
                         draws,
+                        shared_lambda=LabelSettings().shared_lambda,
                         method="bootstrap",
                         level=settings.level,
                         n_resamples=settings.n_resamples,

@@ -18,7 +18,7 @@ configured ``features``), the baselines ``raw_pwer`` (pWER as the estimate; the 
 estimate is the corpus pWER) and ``train_mean`` (the mean training label), and the ablation
 feature sets (``ablation.feature_sets`` with ``ablation.model``). A learned method's corpus
 estimate weights utterances by the proxy's length ``n = proxy_words`` (clipped at 1):
-Σ(pred · n) / Σ n (:func:`werest.estimation.estimate.estimated_sample`).
+Σ(pred · n) / Σ n (:func:`werest.estimation.corpus.estimated_sample`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from scipy import stats
 
 from werest import logs
 from werest.errors import ConfigError, InputError
-from werest.estimation.estimate import estimated_sample
+from werest.estimation.corpus import estimated_sample
 from werest.features.proxy import rank_on
 from werest.model.training import fit_model, training_frame
 from werest.stats import bootstrap_ci
@@ -429,7 +429,7 @@ def corpus_estimate(method: Method, frame: pd.DataFrame) -> tuple[np.ndarray, np
     """Numerator and denominator terms per row of the method's corpus estimate.
 
     ``raw_pwer``: pWER errors over proxy words (the corpus pWER); every other method:
-    prediction · n over n (n: proxy words, :func:`werest.estimation.estimate.estimated_sample`).
+    prediction · n over n (n: proxy words, :func:`werest.estimation.corpus.estimated_sample`).
     """
     if method.kind == RAW_PWER:
         errors = frame[["pwer_sub", "pwer_del", "pwer_ins"]].sum(axis=1).to_numpy(dtype=float)

@@ -40,7 +40,7 @@ from werest.estimation.winner import (
     WINNER_UNIFORM_SHARE,
     Batch,
     Contest,
-    decide,
+    decide_as,
     next_batch,
     shortlist,
 )
@@ -182,14 +182,7 @@ def simulate_users(
         batches: list[Batch] = []
         labelled = np.zeros(contest.n, dtype=bool)
         while True:
-            decision = decide(
-                contest,
-                batches,
-                errors,
-                tie_margin=settings.tie_margin,
-                alpha=settings.alpha,
-                bounds=settings.bounds,
-            )
+            decision = decide_as(settings, contest, batches, errors)
             used = int(labelled.sum())
             if decision.status != UNDECIDED or used >= settings.max_labels or used >= contest.n:
                 break

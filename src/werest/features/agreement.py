@@ -33,8 +33,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from werest.codes import row_codes
 from werest.features.hallucination import HALLUCINATION_FEATURES, pair_signals
-from werest.ingest.table import KEY, UTTERANCE, row_codes
+from werest.ingest.table import KEY, UTTERANCE
 from werest.text import AUTO, Normaliser, coded_distances, count_errors, normalised_columns
 
 log = logging.getLogger(__name__)
@@ -104,7 +105,7 @@ class Panel:
     def positions(self, systems: pd.Series, utterances: np.ndarray) -> np.ndarray:
         """Each row's rank among its utterance's systems (0 = best), by ``order``; systems
         ``order`` does not hold come after, by name. ``utterances``: each row's utterance
-        code (:func:`werest.ingest.table.row_codes`)."""
+        code (:func:`werest.codes.row_codes`)."""
         known = {name: i for i, name in enumerate(self.order)}
         extra = sorted(set(systems) - set(known))
         rank = systems.map(known | {n: len(known) + i for i, n in enumerate(extra)})

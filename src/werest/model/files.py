@@ -707,3 +707,22 @@ def _tree_is_sound(tree, n_features: int) -> bool:
         ((left > ids) & (left < len(inner)) & (right > ids) & (right < len(inner))).all()
         and ((feature >= 0) & (feature < n_features)).all()
     )
+
+
+def default_model_path() -> Path:
+    """The shipped default model, ``models/default.skops`` (:func:`werest.io.shipped`)."""
+    return shipped("models") / "default.skops"
+
+
+def load_models(
+    model_path: str | Path | None = None,
+    cer_model_path: str | Path | None = None,
+    *,
+    trust_model: bool = False,
+) -> Models:
+    """The WER model (``model_path``: a file or a shipped model's name; default: the shipped
+    ``default``) and an optional CER one."""
+    return Models(
+        load_model(model_path or default_model_path(), trust_model=trust_model),
+        load_model(cer_model_path, trust_model=trust_model) if cer_model_path else None,
+    )

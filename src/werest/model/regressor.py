@@ -277,7 +277,7 @@ class AnchoredWerRegressor(RegressorMixin, BaseEstimator):
 
     Nothing caps the prediction at 1: insertions are unbounded, and so is a corpus WER. With
     ``anchor="pwer"`` and ``weight="proxy_words"``, a corpus estimate whose corrections are
-    all 0 equals raw corpus pWER (:func:`werest.estimation.estimate.estimated_sample`).
+    all 0 equals raw corpus pWER (:func:`werest.estimation.corpus.estimated_sample`).
 
     Parameters
     ----------

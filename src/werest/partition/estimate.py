@@ -59,21 +59,15 @@ from pathlib import Path
 import pandas as pd
 
 from werest.errors import ConfigError, unknown_name
+from werest.estimation.corpus import corpus_length, scored_rows, truth_from_sums, truth_sums
 from werest.estimation.estimate import (
     REFERENCE_RANKING,
-    UTTERANCE,
     check_normaliser,
     choose_ranking,
-    corpus_length,
     estimate_utterances,
     nothing_estimated,
-    readable_utterances,
     resolve_targets,
-    scored_rows,
     summarise,
-    truth_from_sums,
-    truth_sums,
-    write_summary,
 )
 from werest.estimation.guards import (
     attach_warnings,
@@ -85,8 +79,10 @@ from werest.estimation.guards import (
     utterance_counts,
     warnings_from_counts,
 )
+from werest.estimation.outputs import readable_utterances, write_summary
 from werest.features.agreement import CONTEXT_FEATURES, STATUS_OK
 from werest.features.proxy import Ranking
+from werest.ingest.table import UTTERANCE
 from werest.io import atomic_path, write_csv
 from werest.model.files import Models
 from werest.partition.engine import (
@@ -204,7 +200,7 @@ def estimate_partition(
 
 def compact_columns(predicted: list[str]) -> list[str]:
     """:data:`COMPACT`, the proxy lengths that weigh the ``predicted`` columns in a corpus
-    estimate (:func:`werest.estimation.estimate.corpus_length`: ``proxy_chars`` for a CER model) and
+    estimate (:func:`werest.estimation.corpus.corpus_length`: ``proxy_chars`` for a CER model) and
     the predictions."""
     lengths = {corpus_length(column) for column in predicted} - set(COMPACT)
     return [*COMPACT, *sorted(lengths), *predicted]
@@ -341,13 +337,19 @@ def estimate_input(
 
 
 def estimate_table(
-    table: pd.DataFrame, models: Models, *, source: str | Path | None = None, **settings
+    table: pd.DataFrame,
+    models: Models,
+    *,
+    source: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    **settings,
 ) -> tuple[pd.DataFrame, list[dict], list[dict]]:
     """:func:`estimate_input` of a validated table (its one partition, in memory):
     (utterance rows, summary records, warnings). ``source`` names the input in errors;
-    ``settings`` are :func:`estimate_input`'s. No file is written
-    (:mod:`werest.cli.commands.estimate` writes them)."""
-    run = estimate_input(table, models, name=source, **settings)
+    ``cache_dir`` keeps the run by content (:func:`estimate_cached`); ``settings`` are
+    :func:`estimate_input`'s. No file is written (:mod:`werest.cli.commands.estimate` writes
+    them)."""
+    run = estimate_cached(table, models, cache_dir=cache_dir, name=source, **settings)
     return run.utterances, run.records, run.warnings
 
 
@@ -470,3 +472,91 @@ def total_counts(results: list[PartitionResult]) -> pd.DataFrame:
     totals = [r.counts.drop_duplicates("dataset").set_index("dataset")["total"] for r in results]
     total = pd.concat(totals).groupby(level=0).sum()
     return per_system.assign(total=per_system["dataset"].map(total).to_numpy())
+
+
+#: what a cached run's key leaves out: settings that change how, not what, is computed
+UNKEYED = ("n_jobs", "run_partitions", "name", "chunk_rows", "work_dir", "n_partitions")
+
+
+def estimate_cached(
+    table: pd.DataFrame,
+    models: Models,
+    output_dir: str | Path | None = None,
+    *,
+    cache_dir: str | Path | None = None,
+    **settings,
+) -> EstimateRun:
+    """:func:`estimate_input` of a table in memory, kept by content in ``cache_dir`` (None: no
+    cache): the same table, models and settings give back the stored records, warnings and
+    utterance rows, so each round of the label loop (``werest sample`` then ``werest
+    estimate labels=``) estimates the table once. A stored run that cannot be read is
+    recomputed."""
+    if cache_dir is None:
+        return estimate_input(table, models, output_dir, **settings)
+    folder = Path(cache_dir) / run_key(table, models, settings)
+    if (folder / "records.json").exists():
+        try:
+            return _cached_run(folder, len(table))
+        except (OSError, ValueError) as error:
+            log.info("estimate cache %s unreadable (%s): recomputed", folder, error)
+    run = estimate_input(table, models, output_dir, **settings)
+    _store(run, folder)
+    return run
+
+
+def run_key(table: pd.DataFrame, models: Models, settings: dict) -> str:
+    """A content hash of what an in-memory estimate depends on: the table's rows, each
+    model's file (its card's sha256), the settings that change results and werest's version."""
+    import hashlib
+    import json
+
+    from werest import __version__
+
+    digest = hashlib.sha256()
+    digest.update(pd.util.hash_pandas_object(table, index=False).to_numpy().tobytes())
+    digest.update(",".join(map(str, table.columns)).encode())
+    for target, model in models:
+        card = model.info.get("sha256") or json.dumps(model.info, sort_keys=True, default=str)
+        digest.update(f"{target}:{card}".encode())
+    import inspect
+
+    defaults = {
+        name: parameter.default
+        for name, parameter in inspect.signature(estimate_input).parameters.items()
+        if parameter.default is not inspect.Parameter.empty
+    }
+    kept = {k: v for k, v in (defaults | settings).items() if k not in UNKEYED}
+    digest.update(json.dumps(kept, sort_keys=True, default=str).encode())
+    digest.update(__version__.encode())
+    return digest.hexdigest()[:32]
+
+
+def _cached_run(folder: Path, n_rows: int) -> EstimateRun:
+    import json
+
+    records = json.loads((folder / "records.json").read_text(encoding="utf-8"))
+    warnings = json.loads((folder / "warnings.json").read_text(encoding="utf-8"))
+    utterances = pd.read_parquet(folder / "utterances.parquet")
+    empty = pd.DataFrame()
+    return EstimateRun(records, warnings, utterances, [], empty, None, n_rows, 1, {"cache": 0.0})
+
+
+def _store(run: EstimateRun, folder: Path) -> None:
+    """The run's records, warnings and rows in ``folder``, put in place whole (a failure to
+    store leaves no cache entry and does not fail the run)."""
+    import shutil
+    import tempfile
+
+    from werest.io import write_json
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=folder.parent))
+    try:
+        run.utterances.to_parquet(staging / "utterances.parquet")
+        write_json(run.warnings, staging / "warnings.json")
+        write_json(run.records, staging / "records.json")
+        staging.rename(folder)
+    except (OSError, ValueError, TypeError) as error:  # pyarrow's errors are ValueErrors
+        log.info("estimate cache not stored (%s)", error)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

@@ -2,10 +2,10 @@
 input in memory (the table as its one partition) or too large for memory (in partitions).
 
 Each partition becomes one compact row per transcript row
-(:func:`werest.report.leaderboard.utterance_rows`: the estimate, the true counts where there
+(:func:`werest.ranking.leaderboard.utterance_rows`: the estimate, the true counts where there
 is a reference, timings, language and demographic columns as categories, a 64-bit utterance
 hash instead of the id), and every table is computed from those rows
-(:func:`werest.report.leaderboard.assemble`), on the engine of :mod:`werest.partition.engine`:
+(:func:`werest.ranking.leaderboard.assemble`), on the engine of :mod:`werest.partition.engine`:
 
 1. **spill** (partitioned only): the input is read chunk by chunk, each chunk's selected datasets
    (``datasets``/``exclude_datasets``) split into utterance-hash partitions;
@@ -14,10 +14,10 @@ hash instead of the id), and every table is computed from those rows
    (:func:`werest.partition.estimate.sample_pairs_partitioned`)
    and so the same label-free proxy order;
 3. **per partition** (:func:`leaderboard_partition`, in child processes or on Dask workers):
-   :func:`~werest.report.leaderboard.utterance_rows` of the partition, and its guards' utterance
+   :func:`~werest.ranking.leaderboard.utterance_rows` of the partition, and its guards' utterance
    counts;
 4. **combine**: the rows concatenated (categories kept) and handed to the same
-   :func:`~werest.report.leaderboard.assemble`, which puts them in the canonical (dataset, system,
+   :func:`~werest.ranking.leaderboard.assemble`, which puts them in the canonical (dataset, system,
    utterance hash) order first. Every sum, bootstrap, paired test, fit and percentile sees
    the arrays the in-memory run sees: the tables are identical, not merely close.
 
@@ -61,7 +61,7 @@ from werest.partition.estimate import (
     sampled_order,
     total_counts,
 )
-from werest.report.leaderboard import (
+from werest.ranking.leaderboard import (
     Leaderboard,
     assemble,
     check_selection,
@@ -101,7 +101,7 @@ class LeaderboardPart:
 def leaderboard_partition(
     folder: Path | pd.DataFrame, output: Path | None, context: LeaderboardContext
 ) -> LeaderboardPart:
-    """:func:`~werest.report.leaderboard.utterance_rows` of one partition. Strings this process
+    """:func:`~werest.ranking.leaderboard.utterance_rows` of one partition. Strings this process
     normalised for an earlier partition are not normalised again."""
     with reusing_normalisation(NORMALISED):
         table = partition_table(folder, context.sources)

@@ -15,7 +15,7 @@ import pandas as pd
 from werest.estimation.guards import format_warnings
 from werest.formatting import markdown_table, number, p_value, percent, percent_interval, plural
 from werest.io import save_figure
-from werest.report.leaderboard import Leaderboard
+from werest.ranking.leaderboard import Leaderboard
 
 
 def board_view(board: pd.DataFrame) -> pd.DataFrame:
@@ -46,7 +46,7 @@ def board_view(board: pd.DataFrame) -> pd.DataFrame:
         view.insert(5, "filled cells", board["filled_cells"])
         if "true_wer_all" in board:
             view["true WER % (all datasets)"] = board["true_wer_all"].map(percent)
-    if "method" in board:  # labels= (werest.report.leaderboard_labels.label_leaderboard)
+    if "method" in board:  # labels= (werest.ranking.leaderboard_labels.label_leaderboard)
         view["method"] = board["method"]
         view["labels"] = board["n_labelled"]
     if "true_wer" in board:

@@ -13,7 +13,7 @@ when it has something to show:
   against the truth (hover: system, estimate, interval, truth) and the WER-vs-RTFx Pareto
   view (with timings), and a details table per system (own and common-ground macros, CIs);
 * **Datasets**: one sortable table per dataset;
-* **Paired tests**: the neighbour tests of :func:`werest.report.leaderboard.neighbour_tests`;
+* **Paired tests**: the neighbour tests of :func:`werest.ranking.leaderboard.neighbour_tests`;
 * **Fairness**: a chart of the group effects per category, FAAS per system, per-category
   summaries of the audits and of where the label-free audit differs from the true one (the
   full tables are the ``fairness_*.csv`` files beside the page, linked);
@@ -42,7 +42,7 @@ from werest.formatting import missing, number, percent, percent_interval, plural
 from werest.io import atomic_path
 
 if TYPE_CHECKING:
-    from werest.report.leaderboard import Leaderboard
+    from werest.ranking.leaderboard import Leaderboard
 
 EST_COLOUR = "#2f6fb0"
 TRUE_COLOUR = "#222222"

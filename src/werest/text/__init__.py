@@ -51,8 +51,8 @@ from functools import cache
 import numpy as np
 import pandas as pd
 
+from werest.codes import row_codes
 from werest.errors import ConfigError
-from werest.ingest.table import row_codes
 
 log = logging.getLogger(__name__)
 

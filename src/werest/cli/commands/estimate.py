@@ -10,6 +10,8 @@ per-utterance rows in ``utterances/part-N.csv``.
 
 from __future__ import annotations
 
+from functools import partial
+
 from werest.cli.commands._common import (
     build,
     name_list,
@@ -22,16 +24,7 @@ from werest.cli.commands._common import (
 )
 from werest.cli.schema import EstimateSettings
 from werest.errors import ConfigError
-from werest.estimation.estimate import (
-    evidence_line,
-    format_pairs,
-    format_summary,
-    input_features,
-    load_models,
-    write_outputs,
-    write_summary,
-    zero_label_pairs,
-)
+from werest.estimation.estimate import input_features, zero_label_pairs
 from werest.estimation.guards import attach_warnings, format_warnings
 from werest.estimation.labels import (
     LabelSettings,
@@ -40,6 +33,7 @@ from werest.estimation.labels import (
     format_more_labels,
     read_labels,
 )
+from werest.estimation.outputs import write_outputs, write_summary
 from werest.estimation.winner import (
     WinnerSettings,
     format_winner,
@@ -48,7 +42,9 @@ from werest.estimation.winner import (
     winner_entries,
 )
 from werest.io import atomic_path, check_output, staged_output, write_csv, write_json
-from werest.partition.estimate import estimate_input
+from werest.model.files import load_models
+from werest.partition.estimate import estimate_cached, estimate_input
+from werest.report.estimate_report import evidence_line, format_pairs, format_summary
 from werest.resources import ResourceMonitor, write_resources
 from werest.text import requested_normaliser
 
@@ -88,7 +84,10 @@ def run(settings: EstimateSettings) -> list[dict]:
     # every file goes to a staging folder, put in place as one when the run ends
     with staged_output(folder, owned=OWNED) as staged:
         with ResourceMonitor() as monitor, partition_runner(settings) as runner:
-            result = estimate_input(
+            run = estimate_input
+            if labels is not None and not partitioned_run(settings) and settings.cache_dir:
+                run = partial(estimate_cached, cache_dir=settings.cache_dir)
+            result = run(
                 source,
                 models,
                 staged,
@@ -120,6 +119,8 @@ def run(settings: EstimateSettings) -> list[dict]:
                     labels,
                     settings=build(settings.winner, WinnerSettings),
                     utterances=result.utterances,
+                    cache_dir=settings.cache_dir if labels is not None else None,
+                    n_jobs=settings.n_jobs,
                 )
                 if result.utterances is not None
                 else []

@@ -122,7 +122,7 @@ def _winner(settings: EvaluateSettings) -> WinnerResult:
     shipped model's estimates of ``input``), the labelled contests, the simulated users."""
     experiment = _built(settings.winner, WinnerExperiment, "winner")
     if settings.input:
-        from werest.estimation.estimate import load_models
+        from werest.model.files import load_models
         from werest.partition.estimate import estimate_table
 
         table = read_table(settings.input)

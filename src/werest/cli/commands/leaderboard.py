@@ -22,14 +22,15 @@ from werest.cli.commands._common import (
 )
 from werest.cli.schema import LeaderboardSettings
 from werest.errors import ConfigError
-from werest.estimation.estimate import input_features, load_models
+from werest.estimation.estimate import input_features
 from werest.estimation.guards import format_warnings
 from werest.estimation.labels import LabelSettings, check_bootstrap_memory, read_labels
 from werest.evaluation.fairness import FairnessSettings
 from werest.io import atomic_path, check_output, staged_output
+from werest.model.files import load_models
 from werest.partition.leaderboard import leaderboard_input
-from werest.report.leaderboard import Leaderboard, select_datasets
-from werest.report.leaderboard_labels import label_leaderboard
+from werest.ranking.leaderboard import Leaderboard, select_datasets
+from werest.ranking.leaderboard_labels import label_leaderboard
 from werest.report.leaderboard_report import format_board, markdown_report, plot_board
 from werest.report.webpage import write_page
 from werest.stats import Bootstrap

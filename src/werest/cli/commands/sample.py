@@ -15,7 +15,7 @@ import pandas as pd
 from werest.cli.commands._common import build, print_blocks, save_config
 from werest.cli.schema import SampleSettings
 from werest.errors import InputError
-from werest.estimation.estimate import input_features, load_models
+from werest.estimation.estimate import input_features
 from werest.estimation.labels import read_labels
 from werest.estimation.sampling import (
     as_sheet,
@@ -29,6 +29,7 @@ from werest.estimation.sampling import (
 from werest.estimation.winner import WinnerSettings, format_winner, winner_draw
 from werest.ingest.table import UTTERANCE, read_table
 from werest.io import atomic_path, check_output, staged_output
+from werest.model.files import load_models
 from werest.partition.estimate import estimate_table
 
 
@@ -57,7 +58,12 @@ def run(settings: SampleSettings) -> pd.DataFrame:
         table = read_table(settings.input, numeric=input_features(models))
         _check_systems(table, strategy, settings.input)
         estimated, records, _ = estimate_table(
-            table, models, target=None, n_jobs=settings.n_jobs, source=settings.input
+            table,
+            models,
+            target=None,
+            n_jobs=settings.n_jobs,
+            source=settings.input,
+            cache_dir=settings.cache_dir,
         )
     labels = read_labels(settings.labels, table, settings.input) if settings.labels else None
     if strategy == "winner":
@@ -70,6 +76,8 @@ def run(settings: SampleSettings) -> pd.DataFrame:
             seed=settings.seed,
             settings=winner,
             utterances=estimated,
+            cache_dir=settings.cache_dir,
+            n_jobs=settings.n_jobs,
         )
         rows = rows.merge(utterance_list(table), on=UTTERANCE, how="left").assign(
             strategy="winner",

@@ -53,7 +53,8 @@ import pandas as pd
 
 from werest import logs
 from werest.errors import ConfigError, InputError, unknown_name
-from werest.estimation.estimate import estimate_utterances, estimated_sample
+from werest.estimation.corpus import estimated_sample
+from werest.estimation.estimate import estimate_utterances
 from werest.estimation.guards import warnings_from_counts
 from werest.evaluation.fairness import FairnessSettings, audit, audit_frames, compare_audits
 from werest.features.agreement import STATUS_OK

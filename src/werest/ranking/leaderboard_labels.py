@@ -22,8 +22,8 @@ from werest.estimation.ppi import (
     quantile,
     verdict,
 )
-from werest.report.leaderboard import Leaderboard, common_ground, estimated, neighbour_tests
-from werest.report.leaderboard import labelled as labelled_rows
+from werest.ranking.leaderboard import Leaderboard, common_ground, estimated, neighbour_tests
+from werest.ranking.leaderboard import labelled as labelled_rows
 from werest.stats import Bootstrap, rank_agreement
 from werest.text import Normaliser
 from werest.text.scoring import utterance_order
@@ -39,8 +39,8 @@ def label_leaderboard(
 ) -> None:
     """``werest leaderboard labels=…``: the per-dataset estimates of labelled datasets become
     prediction-powered, the ranking follows them, and each neighbour pair gets its paired
-    prediction-powered difference with its interval (:class:`werest.report.leaderboard.Leaderboard`,
-    updated in place).
+    prediction-powered difference with its interval
+    (:class:`werest.ranking.leaderboard.Leaderboard`, updated in place).
 
     A system's macro estimate is the mean of its per-dataset ones; its interval is the
     percentile interval of the mean of the datasets' bootstrap resamples when every dataset

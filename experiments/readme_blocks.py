@@ -38,7 +38,7 @@ BLOCKS: dict[str, tuple[str, list[str] | None, str]] = {
     "few-labels-example": ("few_labels_example.md", None, ""),
     "few-labels-stress": (
         "few_labels.md",
-        ["## Heavy-tail stress set"],
+        ["## Heavy-tail stress set", "## Long-tail stress set"],
         "From [`few_labels.md`](experiments/results/few_labels.md), written by "
         "`werest evaluate experiment=few_labels`.",
     ),

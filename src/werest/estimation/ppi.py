@@ -372,8 +372,8 @@ def estimate_draws(
         se, se_c = np.fmax(se, floor_ppi), np.fmax(se_c, floor_c)
     n_labelled = d.n_labelled()
     q = quantile("t" if method == "t" else "normal", level, d.m)
-    tail_widening = q * (se - np.fmax(se_seen, floor_ppi if floor else 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
+        tail_widening = q * (se - np.fmax(se_seen, floor_ppi if floor else 0.0))
         effective = n_labelled * se_c**2 / se**2
     boot = boot_c = None
     low, high = theta - q * se, theta + q * se

@@ -300,7 +300,8 @@ def _rows(est, truth: np.ndarray, level: float, budget: int) -> pd.DataFrame:
                     }
                 )
             )
-    return pd.concat(parts, ignore_index=True)
+    out = pd.concat(parts, ignore_index=True)
+    return out[out["n_labelled"] > 0]  # a system absent from every drawn utterance: no estimate
 
 
 def oracle_scores(frame: DatasetFrame) -> np.ndarray:

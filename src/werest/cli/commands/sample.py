@@ -164,8 +164,7 @@ def format_draw(sheet: pd.DataFrame, widths: pd.Series | None = None) -> str:
         if widths is not None and dataset in widths.index and widths[dataset] > 0:
             line += (
                 f"; expect a 95 % interval of about ±{100 * widths[dataset]:.1f} points from "
-                "these labels with the predictions (within 1.5× in 4 draws of 5 on the "
-                "held-out domains)"
+                "these labels with the predictions (how close it comes: docs/few_labels.md)"
             )
         lines.append(line)
     if widths is None and not (sheet["strategy"] == "winner").all():

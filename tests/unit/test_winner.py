@@ -67,6 +67,14 @@ def test_the_difference_of_two_systems_errors_is_at_most_their_distance(clear_co
 # --------------------------------------------------------------------------- against confseq
 
 
+@pytest.fixture(autouse=True)
+def _confseq_on_numpy_2(monkeypatch):
+    """confseq 0.0.11 (the last release) annotates with ``np.float_``, which NumPy 2 removed:
+    give it the alias so it imports under either NumPy (``make check`` may get NumPy 2)."""
+    if not hasattr(np, "float_"):
+        monkeypatch.setattr(np, "float_", np.float64, raising=False)
+
+
 def test_the_empirical_bernstein_sequence_is_confseqs_predictable_mixture():
     from confseq.betting_strategies import lambda_predmix_eb
     from confseq.predmix import predmix_lower_cs

@@ -98,7 +98,14 @@ def system_files(folder: Path, rows: int) -> list[Path]:
 
 #: the files a whole run of each folder-writing command leaves in its output_dir
 COMMAND_OUTPUTS = {
-    "estimate": {"utterances.csv", "summary.json", "resources.json", "pairs.csv", "config.yaml"},
+    "estimate": {
+        "utterances.csv",
+        "summary.json",
+        "resources.json",
+        "pairs.csv",
+        "config.yaml",
+        "winner.json",
+    },
     "leaderboard": {
         "leaderboard.csv",
         "datasets.csv",

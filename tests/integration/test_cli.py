@@ -276,6 +276,7 @@ def test_demo_prints_a_table(tmp_path):
         "pairs.csv",
         "resources.json",
         "config.yaml",
+        "winner.json",
     }
 
 

@@ -37,8 +37,6 @@ from werest.estimation.outputs import write_outputs, write_summary
 from werest.estimation.winner import (
     WinnerSettings,
     format_winner,
-    mark_contenders,
-    shortlist,
     winner_entries,
 )
 from werest.io import atomic_path, check_output, staged_output, write_csv, write_json
@@ -111,19 +109,15 @@ def run(settings: EstimateSettings) -> list[dict]:
                 )
                 warnings = [*warnings, *labelled.warnings]
                 attach_warnings(records, warnings)
-            winner = (
-                winner_entries(
-                    records,
-                    source,
-                    models.normaliser,
-                    labels,
-                    settings=build(settings.winner, WinnerSettings),
-                    utterances=result.utterances,
-                    cache_dir=settings.cache_dir if labels is not None else None,
-                    n_jobs=settings.n_jobs,
-                )
-                if result.utterances is not None
-                else []
+            winner = winner_entries(  # a partitioned run has no labels: the shortlist alone
+                records,
+                source,
+                models.normaliser,
+                labels,
+                settings=build(settings.winner, WinnerSettings),
+                utterances=result.utterances,
+                cache_dir=settings.cache_dir if labels is not None else None,
+                n_jobs=settings.n_jobs,
             )
         # differences: the labelled ones with labels=, else the zero-label ones
         pairs = (
@@ -135,12 +129,10 @@ def run(settings: EstimateSettings) -> list[dict]:
         if result.utterances is not None:
             write_outputs(result.utterances, records, staged)
         else:  # estimate_input wrote summary.json beside the parts: with the contenders now
-            mark_contenders(records, shortlist(records))
             write_summary(records, staged)
             resources |= {"stage_seconds": result.seconds, "partitions": result.n_partitions}
         write_resources(resources, staged / "resources.json")
-        if winner:
-            write_json(winner, staged / "winner.json")
+        write_json(winner, staged / "winner.json")  # [] where no dataset has two systems
         save_config(settings, staged / "config.yaml")
     has_audio = "audio" in getattr(source, "columns", ())  # a table in memory
     print_blocks(

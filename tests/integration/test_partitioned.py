@@ -161,7 +161,7 @@ def test_the_cli_setting_writes_the_same_summary_and_partitioned_rows(tmp_path, 
     capsys.readouterr()
     assert main(["estimate", f"input={demo}", *overrides]) == 0
     out = capsys.readouterr().out
-    assert f"wrote 5 files in {tmp_path / 'part'}" in out  # utterances/ among them
+    assert f"wrote 6 files in {tmp_path / 'part'}" in out  # utterances/, winner.json among them
     mem, part = tmp_path / "mem" / "summary.json", tmp_path / "part" / "summary.json"
     assert part.read_bytes() == mem.read_bytes()
     assert len(list((tmp_path / "part" / "utterances").glob("part-*.csv"))) == 4

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -42,3 +45,27 @@ def thennal10_table():
     from werest.ingest.importers import import_table
 
     return import_table("thennal10", [shared_path("thennal10")])
+
+
+@pytest.fixture
+def immutable():
+    """``immutable(path)`` sets the immutable flag (chattr +i), cleared again at teardown
+    whatever happens. Needs root (CAP_LINUX_IMMUTABLE) and chattr, on a file system with the
+    flag; else the test skips, saying which."""
+    if os.geteuid() != 0:
+        pytest.skip("chattr +i needs root (CAP_LINUX_IMMUTABLE)")
+    if shutil.which("chattr") is None:
+        pytest.skip("chattr is not installed")
+    locked: list[Path] = []
+
+    def lock(path: Path) -> None:
+        done = subprocess.run(["chattr", "+i", str(path)], capture_output=True, text=True)
+        if done.returncode != 0:
+            pytest.skip(f"no immutable flag on this file system: {done.stderr.strip()}")
+        locked.append(path)
+
+    try:
+        yield lock
+    finally:
+        for path in reversed(locked):
+            subprocess.run(["chattr", "-i", str(path)], check=False)

@@ -7,8 +7,6 @@ rename or remove it), so those tests need root and chattr and are skipped otherw
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -36,28 +34,6 @@ def one_line_error(done: subprocess.CompletedProcess, command: str) -> str:
 
 def listing(folder: Path) -> set[str]:
     return {str(p.relative_to(folder)) for p in folder.rglob("*")}
-
-
-@pytest.fixture
-def immutable():
-    """``immutable(path)``: chattr +i, cleared at teardown whatever happens."""
-    if os.geteuid() != 0:
-        pytest.skip("chattr +i needs root (CAP_LINUX_IMMUTABLE)")
-    if shutil.which("chattr") is None:
-        pytest.skip("chattr is not installed")
-    locked: list[Path] = []
-
-    def lock(path: Path) -> None:
-        done = subprocess.run(["chattr", "+i", str(path)], capture_output=True, text=True)
-        if done.returncode != 0:
-            pytest.skip(f"no immutable flag on this file system: {done.stderr.strip()}")
-        locked.append(path)
-
-    try:
-        yield lock
-    finally:
-        for path in reversed(locked):
-            subprocess.run(["chattr", "-i", str(path)], check=False)
 
 
 def demo_with_null_system(folder: Path, null: set[str]) -> Path:

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import importlib
 import os
-import shutil
 import signal
-import subprocess
 
 import pytest
 
@@ -214,29 +212,6 @@ def test_the_working_folder_and_a_linked_folder_stay_where_they_are(tmp_path, mo
 # --------------------------------------------------------------------------- cannot replace
 # An immutable file or folder (chattr +i) cannot be renamed or removed, even by root: the
 # output is refused before any work, and the renames at the end never start half-way.
-
-
-@pytest.fixture
-def immutable():
-    """``immutable(path)`` sets the immutable flag (chattr +i); cleared again at teardown.
-    Needs root (CAP_LINUX_IMMUTABLE) and chattr, on a file system with the flag."""
-    if os.geteuid() != 0:
-        pytest.skip("chattr +i needs root")
-    if shutil.which("chattr") is None:
-        pytest.skip("chattr is not installed")
-    locked: list = []
-
-    def lock(path):
-        done = subprocess.run(["chattr", "+i", str(path)], capture_output=True, text=True)
-        if done.returncode != 0:
-            pytest.skip(f"this file system has no immutable flag: {done.stderr.strip()}")
-        locked.append(path)
-
-    try:
-        yield lock
-    finally:
-        for path in reversed(locked):
-            subprocess.run(["chattr", "-i", str(path)], check=False)
 
 
 def test_an_immutable_output_folder_is_refused_before_the_block_runs(tmp_path, immutable):

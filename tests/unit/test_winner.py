@@ -14,7 +14,7 @@ from werest.evaluation.winner import (
     WinnerExperiment,
     best_rank_shares,
     calibrate_shortlist,
-    labelled_contests,
+    scored_contests,
     simulate_users,
 )
 from werest.text import as_normaliser
@@ -46,7 +46,7 @@ def synthetic_table(error_rates, n=300, seed=0, dataset="d") -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def clear_contest():
     """Three systems at 2 %, 12 % and 20 % substitution rates."""
-    contests, errors, truth = labelled_contests(
+    contests, errors, truth = scored_contests(
         synthetic_table([0.02, 0.12, 0.20]), as_normaliser("whisper_basic")
     )
     return contests["d"], errors["d"], truth["d"]
@@ -155,7 +155,7 @@ def test_a_census_decides_from_the_truth(clear_contest):
 
 @pytest.mark.parametrize("bounds", W.BOUNDS)
 def test_users_of_the_winner_design_name_the_best_with_fewer_labels_than_uniform(bounds):
-    contests, errors, truths = labelled_contests(
+    contests, errors, truths = scored_contests(
         synthetic_table([0.04, 0.08, 0.25], n=600, seed=5), as_normaliser("whisper_basic")
     )
     contest, errors, truth = contests["d"], errors["d"], truths["d"]
@@ -171,7 +171,7 @@ def test_users_of_the_winner_design_name_the_best_with_fewer_labels_than_uniform
 def test_two_identical_systems_are_a_tie_without_a_label_spent_on_them():
     table = synthetic_table([0.05, 0.05, 0.3], n=200, seed=4)
     twin = table[table["system"] == "s0"].assign(system="s0-copy")
-    contests, errors, truth = labelled_contests(
+    contests, errors, truth = scored_contests(
         pd.concat([table, twin], ignore_index=True), as_normaliser("whisper_basic")
     )
     contest = contests["d"]

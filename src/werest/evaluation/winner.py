@@ -316,7 +316,7 @@ def evaluate_winner(
     )
 
 
-def labelled_contests(
+def scored_contests(
     table: pd.DataFrame, normaliser
 ) -> tuple[dict[str, Contest], dict[str, np.ndarray], dict[str, np.ndarray]]:
     """The contests of a labelled transcripts table (every dataset of two systems or more),

@@ -34,7 +34,7 @@ from werest.evaluation.winner import (
     WinnerExperiment,
     WinnerResult,
     evaluate_winner,
-    labelled_contests,
+    scored_contests,
 )
 from werest.ingest.table import read_table
 from werest.io import atomic_path, check_output, staged_output
@@ -145,7 +145,7 @@ def _winner(settings: EvaluateSettings) -> WinnerResult:
             )
         cells = pd.read_csv(settings.cells).rename(columns={"awer": "estimated_wer"})
         table = labelled_table(settings, [])
-    contests, errors, truth = labelled_contests(table, normaliser_setting(settings))
+    contests, errors, truth = scored_contests(table, normaliser_setting(settings))
     return evaluate_winner(contests, errors, truth, cells, experiment, n_jobs=settings.n_jobs)
 
 

@@ -6,12 +6,15 @@ On the mu-bench en-US phone calls (``../shared/data/mubench``; CC BY-NC 4.0, non
 
 1. ``werest import mubench`` the shared folder; keep en-US and drop its references (the
    user's table has none);
-2. ``werest sample … budget=50 strategy=active`` writes the labelling sheet;
+2. ``werest sample … budget=20 strategy=active`` writes a pilot sheet, with the interval to
+   expect from the predictions alone;
 3. the sheet is filled from the shared references by the short script shown in docs/few_labels.md
    (a person would transcribe the audio);
-4. ``werest estimate … labels=to_label.csv`` gives every system's prediction-powered WER and
-   its interval, with the labels-only estimate beside it;
-5. ``werest score`` on the full table gives the true WER, which the run never saw.
+4. ``werest sample … labels=pilot.csv budget=30`` writes the next sheet, with the interval to
+   expect from all 50 labels measured on the pilot; it is filled the same way;
+5. ``werest estimate … labels=[pilot.csv,more.csv]`` gives every system's prediction-powered
+   WER and its interval, with the labels-only estimate beside it;
+6. ``werest score`` on the full table gives the true WER, which the run never saw.
 
 Writes ``experiments/results/few_labels_example.md``; ``python experiments/readme_blocks.py``
 copies its block (between ``<!-- few-labels-example:start -->`` and ``...:end -->``) into
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -35,14 +39,16 @@ START, END = "<!-- few-labels-example:start -->", "<!-- few-labels-example:end -
 
 #: The filling script of docs/few_labels.md, run here exactly as shown.
 FILL = """\
+import sys
+
 import pandas as pd
 
-sheet = pd.read_csv("to_label.csv")
+sheet = pd.read_csv(sys.argv[1])
 truth = pd.read_parquet("full.parquet").drop_duplicates(["dataset", "utt_id"])
 sheet = sheet.drop(columns="reference").merge(
     truth[["dataset", "utt_id", "reference"]], on=["dataset", "utt_id"], how="left"
 )
-sheet.to_csv("to_label.csv", index=False)
+sheet.to_csv(sys.argv[1], index=False)
 """
 
 
@@ -67,11 +73,14 @@ def main() -> None:
     calls.to_parquet(work / "full.parquet")
     calls.drop(columns="reference").to_parquet(work / "calls.parquet")
 
-    sample = ["sample", "input=calls.parquet", "budget=50", "strategy=active", "out=to_label.csv"]
-    sample_out = werest(*sample, cwd=work)
+    pilot = ["sample", "input=calls.parquet", "budget=20", "strategy=active", "out=pilot.csv"]
+    pilot_out = werest(*pilot, cwd=work)
     (work / "fill.py").write_text(FILL, encoding="utf-8")
-    subprocess.run([sys.executable, "fill.py"], cwd=work, check=True)
-    estimate = ["estimate", "input=calls.parquet", "labels=to_label.csv", "output_dir=est"]
+    subprocess.run([sys.executable, "fill.py", "pilot.csv"], cwd=work, check=True)
+    more = ["sample", "input=calls.parquet", "labels=pilot.csv", "budget=30", "out=more.csv"]
+    more_out = werest(*more, cwd=work)
+    subprocess.run([sys.executable, "fill.py", "more.csv"], cwd=work, check=True)
+    estimate = ["estimate", "input=calls.parquet", "labels=[pilot.csv,more.csv]", "output_dir=est"]
     estimate_out = werest(*estimate, cwd=work)
     werest("score", "input=full.parquet", "output_dir=score", cwd=work)
 
@@ -98,35 +107,52 @@ def main() -> None:
     frame = pd.DataFrame(rows)
     pairs = pd.read_csv(work / "est" / "pairs.csv")
     separated = pairs[pairs["verdict"] != "not separable"]
+    realised = 50 * pd.DataFrame(records).eval("interval_high - interval_low")  # points
+    promised = re.search(r"about ±([0-9.]+) points", more_out)
     block = "\n".join(
         [
             START,
             "```bash",
             "werest import mubench ../shared/data/mubench --out all.parquet",
             "# calls.parquet: the en-US rows without their references (full.parquet keeps them)",
-            "werest " + " ".join(sample),
+            "werest " + " ".join(pilot),
             "```",
             "",
             "```text",
-            sample_out.strip(),
+            _sheet_lines(pilot_out),
             "```",
             "",
-            f"A person would now transcribe the {len(pd.read_csv(work / 'to_label.csv'))} "
-            "listed clips (50 draws with replacement); here the sheet is filled from the "
-            "shared references (`fill.py`):",
+            f"A person would now transcribe the {len(pd.read_csv(work / 'pilot.csv'))} "
+            "listed clips (20 draws with replacement); here the sheet is filled from the "
+            "shared references (`python fill.py pilot.csv`):",
             "",
             "```python",
             FILL.rstrip(),
             "```",
             "",
+            "The next sheet, drawn the same way; its promise for all 50 labels is measured on "
+            "the pilot's:",
+            "",
             "```bash",
-            "werest " + " ".join(estimate),
+            "werest " + " ".join(more),
+            "```",
+            "",
+            "```text",
+            _sheet_lines(more_out),
+            "```",
+            "",
+            "```bash",
+            "python fill.py more.csv",
+            "werest " + " ".join(f"'{a}'" if "[" in a else a for a in estimate),
             "```",
             "",
             "Every system's WER (the true WER from `werest score` on `full.parquet`, which the "
             "estimate never saw):",
             "",
             _markdown(frame),
+            "",
+            f"The intervals' median half-width: ±{realised.median():.1f} points; promised after "
+            f"the pilot: ±{promised.group(1) if promised else '?'} points.",
             "",
             f"`est/pairs.csv` holds the {len(pairs)} paired differences; "
             f"{len(separated)} are separable at 95 % "
@@ -144,6 +170,12 @@ def main() -> None:
         encoding="utf-8",
     )
     print(frame.to_string(index=False))
+
+
+def _sheet_lines(printed: str) -> str:
+    """The lines ``werest sample`` printed, without the "wrote ..." line (the files differ by
+    machine only in their folder)."""
+    return "\n".join(x for x in printed.strip().splitlines() if not x.startswith("wrote "))
 
 
 def _with_interval(value: float, low: float, high: float) -> str:

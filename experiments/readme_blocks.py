@@ -36,6 +36,12 @@ BLOCKS: dict[str, tuple[str, list[str] | None, str]] = {
         "is there.",
     ),
     "few-labels-example": ("few_labels_example.md", None, ""),
+    "few-labels-bars": (
+        "few_labels.md",
+        ["## The bars at n = 50"],
+        "From [`few_labels.md`](experiments/results/few_labels.md), written by "
+        "`werest evaluate experiment=few_labels`.",
+    ),
     "few-labels-stress": (
         "few_labels.md",
         ["## Heavy-tail stress set", "## Long-tail stress set"],

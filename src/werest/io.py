@@ -109,6 +109,18 @@ def recorded_writes() -> Iterator[list[Path]]:
         _RECORDERS.remove(written)
 
 
+@contextmanager
+def unrecorded() -> Iterator[None]:
+    """Writes inside the block are not the run's outputs (a cache): :func:`recorded_writes`
+    does not list them."""
+    saved = _RECORDERS[:]
+    _RECORDERS.clear()
+    try:
+        yield
+    finally:
+        _RECORDERS[:] = saved
+
+
 def _relocate_records(old_root: Path, new_root: Path) -> None:
     """The recorded files under ``old_root`` (a staging folder) named as put in place under
     ``new_root``; without a recorder, nothing."""

@@ -74,6 +74,13 @@ def test_a_draw_that_misses_the_tail_gets_a_wider_interval_and_a_warning():
     assert "strategy=active" in warning["message"] and "150 labels" in warning["message"]
     est = estimate_draws(held, method="t")
     assert missed_tail_warning("d", held, est, np.ones(4, dtype=bool)) is None
+    # the bootstrap's resamples of a draw without the tail cannot see it either: its
+    # percentile interval gets the same term on each side
+    boot = estimate_draws(missed, method="bootstrap", n_resamples=200, shrink_to_prior=False)
+    low, high = np.nanquantile(boot.boot[:, 2], [0.025, 0.975])
+    assert boot.tail_widening[2] > 0.005
+    assert boot.ppi_low[2] <= low - boot.tail_widening[2] + 1e-12
+    assert boot.ppi_high[2] >= high + boot.tail_widening[2] - 1e-12
 
 
 def test_random_draws_of_the_long_tail_hold():
@@ -113,3 +120,29 @@ def test_the_promise_is_measured_per_draw():
     summary = summarise_draws(pd.DataFrame(rows))
     # 0.03/0.021 = 1.43 and 1.0 kept; 0.6 (< 1/1.5) and 2.5 not
     assert summary["promise_kept"].iat[0] == pytest.approx(0.5)
+
+
+def test_a_few_draws_with_long_proxies_cannot_take_the_denominator_to_zero(monkeypatch):
+    """10 labels whose proxies are 6× their references (the corpus's are not): at λ = 1 the
+    estimated mean reference length, Σ r̂ / N + mean (r − r̂), is below 0. λ is capped so it
+    stays at least half the labels' own (``DENOMINATOR_FLOOR``), and the interval stays
+    finite and sane; without the cap the same draws give no estimate at all."""
+    from dataclasses import replace
+
+    from werest.estimation import ppi
+
+    frame = _frame(n=500)
+    drawn = np.arange(10)
+    long = frame.pred_words.copy()
+    long[drawn] *= 6.0
+    frame = replace(frame, pred_words=long)
+    draws = frame.draws(drawn, np.ones(10), frame.population())
+    labels_own = draws.words.mean(axis=0)  # offset 0: the labels' own mean reference length
+    assert (draws.pop["r"] / draws.n_frame + labels_own - draws.pred_words.mean(axis=0) < 0).all()
+    est = ppi.estimate_draws(draws, method="t", shared_lambda=True)
+    _, den = ppi.influence_terms(draws.trusting_tail(), est.ppi, est.lam)
+    assert (den >= ppi.DENOMINATOR_FLOOR * labels_own - 1e-9).all()
+    assert np.isfinite(est.ppi).all() and ((est.ppi_high - est.ppi_low) < 1.0).all()
+    monkeypatch.setattr(ppi, "DENOMINATOR_FLOOR", -np.inf)  # no cap
+    uncapped = ppi.estimate_draws(draws, method="t", shared_lambda=True)
+    assert not np.isfinite(uncapped.ppi_high - uncapped.ppi_low).all()

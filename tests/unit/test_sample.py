@@ -377,7 +377,8 @@ def test_the_interval_to_expect_by_hand():
     )
 
     # one system, N = 4, predicted errors 1, 2, 3, 4 over 10 words each: θ = 0.25, residuals
-    # ±1.5, ±0.5, variance 5/3; n = 2: √((c² · 5/3 + κ · 0.25 · 10) / 2) / 10 · t(0.975, 1)
+    # ±1.5, ±0.5, variance 5/3; n = 2 of 4 at random: √((c² · 5/3 + κ · 0.25 · 10) / 2) / 10
+    # · t(0.975, 1) (no finite-population factor: the interval it promises has none)
     estimated = pd.DataFrame(
         {
             "dataset": "d",
@@ -392,6 +393,23 @@ def test_the_interval_to_expect_by_hand():
     variance = PROMISE_SPREAD**2 * 5 / 3 + PROMISE_OVERDISPERSION * 0.25 * 10
     assert half["d"] == pytest.approx(12.7062 * np.sqrt(variance / 2) / 10, rel=1e-4)
     assert expected_half_width(estimated, 4)["d"] == 0.0  # a census: no sampling error
+    # two draws with replacement at p = 0.1, 0.2, 0.3, 0.4 (active: weights 1 / (4 p)): each
+    # term z² = c² · residual² + κ · 0.25 · 10, V = Σ z² / (16 p) / 2
+    p = pd.Series(
+        [0.1, 0.2, 0.3, 0.4], index=pd.MultiIndex.from_frame(estimated[["dataset", "utt_id"]])
+    )
+    z2 = PROMISE_SPREAD**2 * np.array([2.25, 0.25, 0.25, 2.25]) + PROMISE_OVERDISPERSION * 2.5
+    by_hand = 12.7062 * np.sqrt((z2 / (16 * p.to_numpy())).sum() / 2) / 10
+    assert expected_half_width(estimated, 2, probabilities=p)["d"] == pytest.approx(
+        by_hand, rel=1e-4
+    )
+    # drawing the large residuals more often promises a narrower interval than drawing them less
+    small = pd.Series([0.4, 0.1, 0.1, 0.4], index=p.index)
+    large = pd.Series([0.1, 0.4, 0.4, 0.1], index=p.index)
+    assert (
+        expected_half_width(estimated, 2, probabilities=small)["d"]
+        < expected_half_width(estimated, 2, probabilities=large)["d"]
+    )
 
 
 def test_sample_says_the_interval_to_expect(tmp_path, capsys):
@@ -400,10 +418,53 @@ def test_sample_says_the_interval_to_expect(tmp_path, capsys):
         ["sample", f"input={demo_table_path()}", "budget=3", "strategy=active", f"out={out}"]
     )
     assert status == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
     assert "expect a 95 % interval of about ±" in printed
+    # the estimate it ran is cached (.werest-cache), but the run's outputs are the sheet only
+    wrote = [x for x in (captured.out + captured.err).splitlines() if x.startswith("wrote ")]
+    assert wrote == [f"wrote {out}, {out}.config.yaml"]
     main(["sample", f"input={demo_table_path()}", "budget=3", "strategy=random", f"out={out}"])
     assert "needs the model's predictions" in capsys.readouterr().out
+
+
+def test_a_pilot_of_labels_sets_the_promise_by_hand():
+    from scipy import stats
+
+    from werest.estimation.sampling import pilot_half_width
+
+    se = np.array([0.01, 0.02, 0.03])
+    # 10 labels in, 50 to be: the pilot's median half-width t(49) · 0.02 scaled by √(10/50),
+    # pooled with the prediction-only promise 0.02 as variances weighted 10 : 10
+    measured = stats.t.ppf(0.975, 49) * 0.02 * np.sqrt(10 / 50)
+    by_hand = np.sqrt(0.5 * measured**2 + 0.5 * 0.02**2)
+    assert pilot_half_width(se, 10, 50, 0.02) == pytest.approx(by_hand, rel=1e-12)
+    # a larger pilot weighs more: 40 labels in, weights 40 : 10
+    measured = stats.t.ppf(0.975, 49) * 0.02 * np.sqrt(40 / 50)
+    by_hand = np.sqrt(0.8 * measured**2 + 0.2 * 0.02**2)
+    assert pilot_half_width(se, 40, 50, 0.02) == pytest.approx(by_hand, rel=1e-12)
+    # residuals twice as wide measured: a wider promise; nothing measured: the prior
+    assert pilot_half_width(2 * se, 10, 50, 0.02) > pilot_half_width(se, 10, 50, 0.02)
+    assert pilot_half_width(np.array([np.nan]), 10, 50, 0.02) == 0.02
+
+
+def test_sample_with_labels_promises_from_what_the_labels_measured(tmp_path, capsys):
+    demo = demo_table_path()
+    pilot = tmp_path / "pilot.csv"
+    assert main(["sample", f"input={demo}", "budget=2", "strategy=active", f"out={pilot}"]) == 0
+    assert "from the predictions alone" in capsys.readouterr().out
+    sheet = pd.read_csv(pilot)
+    truth = read_table(demo).drop_duplicates(["dataset", "utt_id"]).set_index(["dataset", "utt_id"])
+    sheet["reference"] = truth.loc[
+        list(zip(sheet["dataset"], sheet["utt_id"], strict=True)), "reference"
+    ].to_numpy()
+    sheet.to_csv(pilot, index=False)
+    out = tmp_path / "next.csv"
+    assert main(["sample", f"input={demo}", f"labels={pilot}", "budget=2", f"out={out}"]) == 0
+    printed = capsys.readouterr().out
+    for dataset, rows in sheet.groupby("dataset"):
+        line = next(x for x in printed.splitlines() if x.startswith(f"{dataset}:"))
+        assert f"measured on the {int(rows['draws'].sum())} labelled draws already in" in line
 
 
 def test_the_default_draw_is_active_with_two_systems_and_random_with_one(tmp_path, capsys):
@@ -417,3 +478,25 @@ def test_the_default_draw_is_active_with_two_systems_and_random_with_one(tmp_pat
     assert main(["sample", f"input={path}", "budget=3", f"out={out}"]) == 0
     assert set(pd.read_csv(out)["strategy"]) == {"random"}
     capsys.readouterr()
+
+
+def test_a_later_sheet_is_drawn_independently_of_the_first():
+    """With the same seed, sheet 1 draws from a generator of its own: the same generator
+    redraws every one of an active sheet 0's utterances (a multinomial of 30 after one of 20
+    from the same state), and the sheets together would not be the design they record.
+    Independent draws of 20 and 30 of 1,000 share about 20 · 30 / 1,000 = 0.6 utterances."""
+    from werest.estimation.sampling import draw_sample
+
+    utterances = pd.DataFrame({"dataset": "d", "utt_id": [f"u{i:04d}" for i in range(1000)]})
+    scores = pd.Series(
+        np.linspace(1, 5, 1000), index=pd.MultiIndex.from_frame(utterances), name="score"
+    )
+    for strategy in ("random", "active"):
+        first = draw_sample(utterances, 20, strategy, seed=0, scores=scores)
+        same = draw_sample(utterances, 30, strategy, seed=0, scores=scores)
+        later = draw_sample(utterances, 30, strategy, seed=0, scores=scores, sheet_number=1)
+        if strategy == "active":  # the trap
+            assert set(first["utt_id"]) <= set(same["utt_id"])
+        assert len(set(first["utt_id"]) & set(later["utt_id"])) <= 4
+        again = draw_sample(utterances, 30, strategy, seed=0, scores=scores, sheet_number=1)
+        assert again.equals(later)  # still reproducible

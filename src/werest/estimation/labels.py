@@ -458,6 +458,21 @@ def dataset_estimates(
     return out
 
 
+def labelled_estimates(
+    utterances: pd.DataFrame,
+    table: pd.DataFrame,
+    labels: pd.DataFrame,
+    normaliser: Normaliser,
+    settings: LabelSettings,
+    *,
+    seed: int = 0,
+) -> dict[str, tuple[DatasetDraws, Estimates]]:
+    """:func:`dataset_estimates` of the labels (:func:`read_labels`) against the estimated
+    rows ``utterances`` of the transcripts ``table``, each system scored on each label."""
+    scores = labelled_scores(table, distinct_labels(labels), normaliser)
+    return dataset_estimates(prediction_rows(utterances, scores), labels, settings, seed=seed)
+
+
 def enough_labels(
     dataset: str, est: Estimates, settings: LabelSettings, warnings: list[dict]
 ) -> np.ndarray:
@@ -489,8 +504,7 @@ def apply_labels(
 ) -> LabelledResult:
     """Turn the summary ``records`` of labelled datasets into prediction-powered ones (see
     the module docstring); returns the paired differences and the warnings."""
-    scores = labelled_scores(table, distinct_labels(labels), normaliser)
-    estimates = dataset_estimates(prediction_rows(utterances, scores), labels, settings, seed=seed)
+    estimates = labelled_estimates(utterances, table, labels, normaliser, settings, seed=seed)
     by_cell = {(r["dataset"], r["system"]): r for r in records}
     for record in records:
         if "wer" in record and record.get("n_labelled") != record["n_estimated"]:

@@ -268,7 +268,28 @@ def point_estimates(
     lams = _tuned_lambda(d, moments, m, np.nan_to_num(first))
     if shared:
         lams = np.broadcast_to(np.median(lams, axis=1, keepdims=True), lams.shape).copy()
+    lams = np.minimum(lams, _denominator_cap(d, moments))
     return _theta(d, moments, lams), lams
+
+
+#: :func:`_denominator_cap`: the least share of the labels' own estimate of the mean
+#: reference length the prediction-powered one may fall to.
+DENOMINATOR_FLOOR = 0.5
+
+
+def _denominator_cap(d: DatasetDraws, mo: dict[str, np.ndarray]) -> np.ndarray:
+    """The largest λ (K, S) that keeps the ratio's denominator, the estimated mean reference
+    length (offset_r + λ Σ r̂) / N + mean w r − λ mean w r̂, at no less than
+    :data:`DENOMINATOR_FLOOR` of the labels' own (offset_r / N + mean w r). It falls with λ
+    only where the drawn proxies are longer than the corpus's on average: with a handful of
+    labels one long drawn proxy can take it to about 0 and the ratio's interval to thousands
+    of points. λ is a data-chosen constant either way (PPI++), so the cap keeps the estimate
+    as unbiased as the tuned λ is; 1 (no cap) where the denominator does not fall."""
+    base = _offset(d, "r") / d.n_frame + mo["r"]
+    slope = mo["pr"] - d.pop["r"] / d.n_frame  # how much the denominator loses per unit of λ
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cap = (1 - DENOMINATOR_FLOOR) * base / slope
+    return np.where(slope > 0, np.clip(np.nan_to_num(cap, nan=0.0), 0.0, 1.0), 1.0)
 
 
 def linearised_se(
@@ -378,13 +399,17 @@ def estimate_draws(
     boot = boot_c = None
     low, high = theta - q * se, theta + q * se
     low_c, high_c = classical - q * se_c, classical + q * se_c
-    if method == "bootstrap":  # the percentile interval, never narrower than the floor's
+    if method == "bootstrap":  # the percentile interval, widened by the unseen tail's term
+        # (the resamples of a draw that missed the tail cannot see it either) and never
+        # narrower than the floor's
         counts = resample_counts(d.m, n_resamples, seed)
         boot = point_estimates(trusted, counts, shared=shared_lambda)[0]
         boot_c = _theta(d, _moments(d, counts), np.zeros_like(boot))
         alpha = (1 - level) / 2
         b_low, b_high = np.nanquantile(boot, [alpha, 1 - alpha], axis=0)
         c_low, c_high = np.nanquantile(boot_c, [alpha, 1 - alpha], axis=0)
+        widen = np.clip(np.nan_to_num(tail_widening), 0.0, None)  # the unseen tail's term
+        b_low, b_high = b_low - widen, b_high + widen
         if floor:
             b_low, b_high = (
                 np.fmin(b_low, theta - q * floor_ppi),

@@ -149,25 +149,58 @@ def labelling_scores(estimated: pd.DataFrame, floor: float = ACTIVE_FLOOR) -> pd
     return np.sqrt(squares.groupby(level=UTTERANCE, sort=True).mean()).rename("score")
 
 
-def expected_half_width(estimated: pd.DataFrame, budget: int, level: float = 0.95) -> pd.Series:
+def expected_half_width(
+    estimated: pd.DataFrame,
+    budget: int,
+    level: float = 0.95,
+    probabilities: pd.Series | None = None,
+    pilot: dict[str, tuple[int, np.ndarray]] | None = None,
+) -> pd.Series:
     """Per dataset, the half-width (a fraction) of the 95 % interval ``werest estimate
-    labels=…`` is expected to give from ``budget`` labels: :func:`promised_half_width` of the
-    dataset's predictions (ê = predicted WER × n̂, r̂ = n̂: the corpus estimate's terms). A
-    dataset of at most ``budget`` utterances is taken whole: 0."""
+    labels=…`` is expected to give from ``budget`` more labels: :func:`promised_half_width` of
+    the dataset's predictions (ê = predicted WER × n̂, r̂ = n̂: the corpus estimate's terms)
+    under the sheet's design: ``probabilities`` (indexed by ``(dataset, utt_id)``: each
+    utterance's probability per draw, :func:`draw_probabilities`) for draws with
+    replacement, None for a simple random sample. ``pilot``: dataset → (labelled draws m,
+    their standard errors per system) of the labels already in; the promise for its m +
+    ``budget`` labels is then :func:`pilot_half_width`. A dataset of at most ``budget``
+    utterances is taken whole: 0."""
     done = _usable(estimated)
     words = np.maximum(done["proxy_words"].to_numpy(dtype=float), 1.0)
     frame = done[[*UTTERANCE, "system"]].assign(
         e=done["predicted_wer"].to_numpy(dtype=float) * words, r=words
     )
     out = {}
+    pilot = pilot or {}
     for dataset, rows in frame.groupby("dataset", sort=True):
+        labelled, se = pilot.get(dataset, (0, None))
+        total = budget + labelled
         wide = rows.pivot_table(index="utt_id", columns="system", values=["e", "r"])
         e = wide["e"].to_numpy(dtype=float)
-        present = np.isfinite(e)
-        out[dataset] = promised_half_width(
-            np.nan_to_num(e), np.nan_to_num(wide["r"].to_numpy(dtype=float)), present, budget, level
+        p = None
+        if probabilities is not None:
+            p = probabilities.loc[dataset].reindex(wide.index.astype(str)).to_numpy(dtype=float)
+        out[dataset] = prior = promised_half_width(
+            np.nan_to_num(e),
+            np.nan_to_num(wide["r"].to_numpy(dtype=float)),
+            np.isfinite(e),
+            total,
+            level,
+            probabilities=p,
         )
+        if labelled and prior > 0:
+            out[dataset] = pilot_half_width(se, labelled, total, prior, level)
     return pd.Series(out, name="half_width", dtype=float)
+
+
+def draw_probabilities(scores: pd.Series, uniform_share: float) -> pd.Series:
+    """``active``'s per-draw probabilities of the scored utterances (:func:`labelling_scores`),
+    dataset by dataset (:func:`active_probabilities`), indexed as ``scores``."""
+    parts = [
+        pd.Series(active_probabilities(s.to_numpy(dtype=float), uniform_share), index=s.index)
+        for _, s in scores.groupby(level="dataset", sort=True)
+    ]
+    return pd.concat(parts) if parts else scores.iloc[:0]
 
 
 #: :func:`promised_half_width`: the share of the predictions' own spread a labelled estimate
@@ -186,19 +219,28 @@ def promised_half_width(
     budget: int,
     level: float = 0.95,
     *,
+    probabilities: np.ndarray | None = None,
     spread: float = PROMISE_SPREAD,
     overdispersion: float = PROMISE_OVERDISPERSION,
 ) -> float:
-    """The half-width ``werest sample`` promises for one dataset ((N, S) predictions): the
-    median over its systems of t · √(spread² · Var(ê − θ r̂) + κ · θ · mean r̂) / (√n · mean r̂),
-    θ = Σ ê / Σ r̂ and n = ``budget``: what the prediction-powered interval of n labels is
-    made of, the part of the utterances' spread the predictions do not remove (``spread``
-    of the predictions' own, :data:`PROMISE_SPREAD`) and the count noise of each labelled
-    utterance's errors (Poisson, overdispersed by κ = ``overdispersion``,
-    :data:`PROMISE_OVERDISPERSION`; the same count noise sets the interval's floor,
-    :func:`werest.estimation.ppi.poisson_se`). Both constants were measured on the shared
-    domains held out (``werest evaluate experiment=few_labels``: the promise within 1.5× of
-    the realised half-width). 0 for a census; NaN without a system."""
+    """The half-width ``werest sample`` promises for one dataset ((N, S) predictions), before
+    any label: the median over its systems of t · √V / mean r̂, with V the variance of the
+    mean of n = ``budget`` labelled terms under the sheet's design.
+
+    Each utterance's labelled term is modelled from its predictions: the part of its
+    residual the predictions do not remove, ``spread`` (:data:`PROMISE_SPREAD`) times
+    ĝᵢ − mean ĝ with ĝ = ê − θ r̂ and θ = Σ ê / Σ r̂, and the count noise of its errors
+    (Poisson, overdispersed by κ = ``overdispersion``, :data:`PROMISE_OVERDISPERSION`; the
+    same count noise sets the interval's floor, :func:`werest.estimation.ppi.poisson_se`):
+    zᵢ² = spread² (ĝᵢ − mean ĝ)² + κ θ r̂ᵢ. A simple random sample (``probabilities``
+    None) gives V = (spread² Var(ĝ) + κ θ mean r̂) / n (no finite-population factor: the
+    interval has none); draws with replacement at probabilities pᵢ
+    (``active``, the Horvitz–Thompson weights 1 / (N pᵢ)) give V = Σ zᵢ² / (N² pᵢ) / n,
+    so a design that draws the large residuals more often promises a narrower interval.
+    Both constants were measured on the shared domains held out (``werest evaluate
+    experiment=few_labels``). Nothing before the labels tells how well the predictions
+    follow the truth on this audio: :func:`pilot_half_width` is the promise a first batch
+    of labels measures. 0 for a census; NaN without a system."""
     from scipy import stats
 
     halves = []
@@ -214,10 +256,57 @@ def promised_half_width(
         e, r = pred_errors[mine, k], pred_words[mine, k]
         theta = e.sum() / r.sum()
         residual = e - theta * r
-        variance = spread**2 * residual.var(ddof=1) + overdispersion * theta * r.mean()
-        se = np.sqrt(variance / n) / r.mean()
-        halves.append(float(stats.t.ppf(0.5 + level / 2, max(n - 1, 1)) * se))
+        noise = overdispersion * theta * r
+        if probabilities is None:
+            variance = (spread**2 * residual.var(ddof=1) + noise.mean()) / n
+        else:
+            z2 = spread**2 * (residual - residual.mean()) ** 2 + noise
+            p = np.asarray(probabilities, dtype=float)[mine]
+            p = np.where(np.isfinite(p) & (p > 0), p, np.nan)
+            p = np.nan_to_num(p / np.nansum(p), nan=1.0 / n_frame)
+            variance = float(np.sum(z2 / (n_frame**2 * p))) / n
+        t = stats.t.ppf(0.5 + level / 2, max(n - 1, 1))
+        halves.append(float(t * np.sqrt(variance) / r.mean()))
     return float(np.median(halves)) if halves else float("nan")
+
+
+#: :func:`pilot_half_width`: the labels the prediction-only promise is worth beside a pilot's
+#: measured spread (a pilot of this many labels weighs as much as the prior).
+PILOT_PRIOR_LABELS = 10
+
+
+def pilot_half_width(
+    se: np.ndarray,
+    labelled: int,
+    total: int,
+    prior: float,
+    level: float = 0.95,
+    prior_labels: int = PILOT_PRIOR_LABELS,
+) -> float:
+    """The half-width to expect from ``total`` labels once ``labelled`` of them are in: the
+    pilot's own standard errors ``se`` (S,: :attr:`werest.estimation.ppi.Estimates.se`, its
+    Poisson floor and unseen-tail term included) scale as 1/√labels, so t · se · √(labelled /
+    total), median over the systems, pooled with the prediction-only promise ``prior``
+    (:func:`promised_half_width`) as variances weighted by ``labelled`` and
+    ``prior_labels`` (:data:`PILOT_PRIOR_LABELS`): a pilot of 10 says as much as the
+    predictions alone, one of 40 four times more. What labels narrow depends on how well
+    the predictions follow the truth on this audio, which only labels measure: on the shared
+    domains held out, a pilot of 10 of 50 labels keeps its promise where the prediction-only
+    one cannot (``werest evaluate experiment=few_labels``, docs/few_labels.md)."""
+    from scipy import stats
+
+    if total <= 0 or labelled <= 0:
+        return prior
+    se = np.asarray(se, dtype=float)
+    se = se[np.isfinite(se)]
+    if not len(se):
+        return prior
+    measured = float(np.median(stats.t.ppf(0.5 + level / 2, max(total - 1, 1)) * se))
+    measured *= np.sqrt(labelled / total)
+    if not np.isfinite(prior):
+        return measured
+    weight = labelled / (labelled + prior_labels)
+    return float(np.sqrt(weight * measured**2 + (1 - weight) * prior**2))
 
 
 # --------------------------------------------------------------------------- the draw
@@ -239,6 +328,7 @@ def draw_sample(
     scores: pd.Series | None = None,
     uniform_share: float = 0.5,
     strata: int = 4,
+    sheet_number: int = 0,
 ) -> pd.DataFrame:
     """Draw ``budget`` utterances per dataset for a person to transcribe: the labelling sheet.
 
@@ -257,6 +347,10 @@ def draw_sample(
         evenly (``p_i >= u / N``); 1 is a with-replacement simple random sample.
     strata : ``stratified``: the most score groups; never more than the budget (with a
         group for the unscored utterances counted), so every group gets at least one.
+    sheet_number : how many sheets are labelled already (``werest sample labels=…``): each
+        sheet after the first draws from its own generator, so it is independent of the
+        earlier ones drawn with the same ``seed`` (the same generator would redraw the
+        first sheet's utterances, and the sheets together would not be one design).
 
     Returns
     -------
@@ -297,7 +391,7 @@ def draw_sample(
         frame["score"] = pd.to_numeric(scores.reindex(index), errors="coerce").to_numpy(float)
     parts = []
     for dataset, group in frame.groupby("dataset", sort=True):
-        rng = dataset_rng(seed, str(dataset))
+        rng = dataset_rng(seed, f"{dataset}#{sheet_number}" if sheet_number else str(dataset))
         group = group.reset_index(drop=True)
         if budget >= len(group):
             design = _census(len(group))

@@ -196,10 +196,10 @@ def normalised_hypotheses(table: pd.DataFrame, normaliser, cache_dir=None, *, n_
         pass
     text = normalise()
     try:
-        from werest.io import atomic_path
+        from werest.io import atomic_path, unrecorded
 
         path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(path) as tmp:
+        with unrecorded(), atomic_path(path) as tmp:  # a cache entry, not an output
             pd.DataFrame({"text": text.to_numpy()}).to_parquet(tmp)
     except (OSError, ValueError) as error:
         log.info("normalised hypotheses not cached (%s)", error)

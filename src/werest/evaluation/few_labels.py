@@ -31,6 +31,7 @@ from werest.estimation.sampling import (
     STRATEGIES,
     active_probabilities,
     labelling_scores,
+    pilot_half_width,
     promised_half_width,
 )
 from werest.evaluation.lodo import cross_conformal
@@ -71,6 +72,8 @@ class FewLabelSettings:
     tail : the share of each dataset's utterances in its long-tail stress copy
         (:func:`tail_frames`; 0: none) ...
     tail_errors : ... and the share of the hallucinating systems' errors they carry.
+    pilot : the first labels of each draw taken as a pilot: the promise ``werest sample
+        labels=`` makes from them for the whole budget (:func:`pilot_promise`; 0: none).
     """
 
     budgets: tuple[int, ...] = (10, 25, 50, 100, 200)
@@ -84,6 +87,7 @@ class FewLabelSettings:
     stress: float = 0.0
     tail: float = 0.0
     tail_errors: float = 0.3
+    pilot: int = 20
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "budgets", tuple(int(b) for b in self.budgets))
@@ -227,7 +231,12 @@ def simulate(
                 if budget >= frame.n:
                     continue
                 promise = promised_half_width(
-                    frame.pred_errors, frame.pred_words, frame.present, budget, settings.level
+                    frame.pred_errors,
+                    frame.pred_words,
+                    frame.present,
+                    budget,
+                    settings.level,
+                    probabilities=None if strategy == "random" else probs[strategy],
                 )
                 for draw in range(settings.n_draws):
                     if strategy == "random":
@@ -248,14 +257,47 @@ def simulate(
                         n_resamples=settings.n_resamples,
                         seed=int(rng.integers(2**31)),
                     )
+                    pilot = pilot_promise(frame, picked, weight, budget, promise, settings, draw)
                     rows.append(
                         _rows(est, truth, settings.level, budget).assign(
-                            dataset=dataset, strategy=strategy, draw=draw, promise=promise
+                            dataset=dataset,
+                            strategy=strategy,
+                            draw=draw,
+                            promise=promise,
+                            pilot_promise=pilot,
                         )
                     )
     out = pd.concat(rows, ignore_index=True)
     out["domain"] = out["dataset"].map(domains)
     return out
+
+
+def pilot_promise(
+    frame: DatasetFrame,
+    picked: np.ndarray,
+    weight: np.ndarray,
+    budget: int,
+    prior: float,
+    settings: FewLabelSettings,
+    seed: int,
+) -> float:
+    """The promise ``werest sample labels=pilot budget=n − pilot`` makes for ``budget`` labels
+    once the first ``settings.pilot`` of the draw are in (the user's first sheet; the rest is
+    the next one, drawn as the first was): :func:`werest.estimation.sampling.pilot_half_width`
+    of the pilot's own t interval. NaN when the budget is no larger than the pilot."""
+    size = settings.pilot
+    if not 0 < size < budget:
+        return float("nan")
+    rows, w = picked[:size], weight[:size]
+    draws = (
+        frame.recalibrated_draws(rows, w, seed=seed)
+        if settings.recalibrate
+        else frame.draws(rows, w, frame.population())
+    )
+    est = estimate_draws(
+        draws, shared_lambda=LabelSettings().shared_lambda, method="t", level=settings.level
+    )
+    return pilot_half_width(est.se, size, budget, prior, settings.level)
 
 
 def _rows(est, truth: np.ndarray, level: float, budget: int) -> pd.DataFrame:
@@ -366,13 +408,18 @@ def summarise_draws(draws: pd.DataFrame) -> pd.DataFrame:
     )
     summary["draws_holding"] = by_draw.apply(lambda share: float((share >= DRAW_HOLDS).mean()))
     summary["worst_draw_coverage"] = by_draw.min()
-    if "promise" in frame:
-        ratio = promise_ratios(frame, keys)
-        by_ratio = ratio.groupby(keys, sort=True)
-        summary["promise_kept"] = by_ratio.apply(
-            lambda r: float(((r <= PROMISE_FACTOR) & (r >= 1 / PROMISE_FACTOR)).mean())
+    for name in ("promise", "pilot_promise"):
+        if name not in frame:
+            continue
+        by_ratio = promise_ratios(frame, keys, name).groupby(keys, sort=True)
+        summary[f"{name}_kept"] = by_ratio.apply(
+            lambda r: (
+                float(((r <= PROMISE_FACTOR) & (r >= 1 / PROMISE_FACTOR)).mean())
+                if r.notna().any()
+                else np.nan
+            )
         )
-        summary["promise_ratio"] = by_ratio.median()
+        summary[f"{name}_ratio"] = by_ratio.median()
     return summary.reset_index()
 
 
@@ -380,15 +427,16 @@ def summarise_draws(draws: pd.DataFrame) -> pd.DataFrame:
 PROMISE_FACTOR = 1.5
 
 
-def promise_ratios(frame: pd.DataFrame, keys: list[str]) -> pd.Series:
-    """Per draw (``keys`` + dataset, draw): the promised half-width over the realised one, the
-    median over the dataset's systems of each interval's half-width, as ``werest sample``'s
-    promise is the median over the systems (points as fractions; NaN where nothing was
-    promised)."""
+def promise_ratios(frame: pd.DataFrame, keys: list[str], name: str = "promise") -> pd.Series:
+    """Per draw (``keys`` + dataset, draw): the promised half-width (column ``name``:
+    ``promise`` before any label, ``pilot_promise`` after the pilot) over the realised one,
+    the median over the dataset's systems of each interval's half-width, as ``werest
+    sample``'s promise is the median over the systems (points as fractions; NaN where
+    nothing was promised)."""
     half = (frame["high"] - frame["low"]) / 2
     per = frame.assign(half=half).groupby([*keys, "dataset", "draw"], sort=True)
     realised = per["half"].median()
-    promise = per["promise"].first()
+    promise = per[name].first()
     with np.errstate(divide="ignore", invalid="ignore"):
         return (promise / realised).rename("ratio")
 
@@ -460,7 +508,8 @@ def bars(
     ≥ 90 %, the lowest domain's draws holding ≥ 85 %, the stress sets' (heavy-tail and
     long-tail) draws holding ≥ 85 %, PPI |d| ≤ 0.66 × classical, and ``werest sample``'s
     promise within 1.5× of the realised half-width in ≥ 80 % of the draws of every domain
-    (``min_promise_kept_<strategy>``). ``per_domain``: :func:`summarise_draws` with
+    (``min_promise_kept_<strategy>`` before any label, ``min_pilot_promise_kept_<strategy>``
+    after a pilot of ``few_labels.pilot``). ``per_domain``: :func:`summarise_draws` with
     ``zero_label_error``."""
 
     def pick(strategy: str, estimator: str) -> pd.Series | None:
@@ -503,11 +552,11 @@ def bars(
             excess = real["mean_abs_error"] - real["zero_label_error"]
             out[f"excess_over_zero_label_{strategy}"] = excess.max()
             out[f"excess_domain_{strategy}"] = real.loc[excess.idxmax(), "domain"]
-            if "promise_kept" in real:
-                out[f"min_promise_kept_{strategy}"] = real["promise_kept"].min()
-                out[f"promise_domain_{strategy}"] = real.loc[
-                    real["promise_kept"].idxmin(), "domain"
-                ]
+            for name in ("promise", "pilot_promise"):
+                kept = real.get(f"{name}_kept")
+                if kept is not None and kept.notna().any():
+                    out[f"min_{name}_kept_{strategy}"] = kept.min()
+                    out[f"{name}_domain_{strategy}"] = real.loc[kept.idxmin(), "domain"]
         for prefix, domain in (("stress", STRESS_DOMAIN), ("tail", TAIL_DOMAIN)):
             stress = rows[rows["domain"] == domain]
             if len(stress):

@@ -547,14 +547,15 @@ def _store(run: EstimateRun, folder: Path) -> None:
     import shutil
     import tempfile
 
-    from werest.io import write_json
+    from werest.io import unrecorded, write_json
 
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=folder.parent))
     try:
-        run.utterances.to_parquet(staging / "utterances.parquet")
-        write_json(run.warnings, staging / "warnings.json")
-        write_json(run.records, staging / "records.json")
+        with unrecorded():  # a cache entry, not one of the command's outputs
+            run.utterances.to_parquet(staging / "utterances.parquet")
+            write_json(run.warnings, staging / "warnings.json")
+            write_json(run.records, staging / "records.json")
         staging.rename(folder)
     except (OSError, ValueError, TypeError) as error:  # pyarrow's errors are ValueErrors
         log.info("estimate cache not stored (%s)", error)

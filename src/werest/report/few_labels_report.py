@@ -25,6 +25,7 @@ PERCENT_COLUMNS = (
     "min_draws_holding",
     "worst_draw_coverage",
     "promise_kept",
+    "pilot_promise_kept",
 )
 
 
@@ -69,10 +70,10 @@ def bars_table(result: FewLabelResult) -> pd.DataFrame:
                         if strategy == "random"
                         else check.get("active_over_classical")
                     ),
-                    "promise kept, worst domain (≥ 80 %)": ""
-                    if check.get(f"min_promise_kept_{strategy}") is None
-                    else f"{_pct(check[f'min_promise_kept_{strategy}'])} "
-                    f"({check[f'promise_domain_{strategy}']})",
+                    "promise kept, worst domain (≥ 80 %): before any label": _kept(
+                        check, "promise", strategy
+                    ),
+                    "after a pilot": _kept(check, "pilot_promise", strategy),
                     "worst domain's error above zero-label's (≤ 0.5 points)": ""
                     if excess is None
                     else f"{excess:+.2f} ({check[f'excess_domain_{strategy}']})",
@@ -111,6 +112,12 @@ def headline_table(result: FewLabelResult, method: str = "t") -> pd.DataFrame:
                     row[f"{label}: draws holding"] = f"{100 * r['min_draws_holding']:.0f} %"
         rows.append(row)
     return pd.DataFrame(rows).fillna("")
+
+
+def _kept(check: Mapping, name: str, strategy: str) -> str:
+    """The worst domain's share of draws whose promise (``name``) was kept, with the domain."""
+    value = check.get(f"min_{name}_kept_{strategy}")
+    return "" if value is None else f"{_pct(value)} ({check[f'{name}_domain_{strategy}']})"
 
 
 def _pct(value) -> str:

@@ -16,10 +16,11 @@ from werest.cli.commands._common import build, print_blocks, save_config
 from werest.cli.schema import SampleSettings
 from werest.errors import InputError
 from werest.estimation.estimate import input_features
-from werest.estimation.labels import read_labels
+from werest.estimation.labels import LabelSettings, labelled_estimates, read_labels
 from werest.estimation.sampling import (
     as_sheet,
     check_design,
+    draw_probabilities,
     draw_sample,
     expected_half_width,
     labelling_scores,
@@ -94,13 +95,14 @@ def run(settings: SampleSettings) -> pd.DataFrame:
         if strategy != "random":
             score = mean_predicted_wer if strategy == "stratified" else labelling_scores
             scores = score(estimated)
-        sheet = draw_sample(utterances, scores=scores, **draw)
+        number = 0 if labels is None else int(labels["sheet"].max()) + 1
+        sheet = draw_sample(utterances, scores=scores, sheet_number=number, **draw)
     if labels is not None:
         sheet = _filled(sheet, labels)
     widths = (
         None
         if strategy in ("random", "winner")
-        else expected_half_width(estimated, settings.budget)
+        else _promise(estimated, table, labels, models.normaliser, settings, strategy)
     )
     with staged_output(settings.out, file=True) as out:  # the sheet and its config as one
         with atomic_path(out) as tmp:
@@ -116,6 +118,24 @@ def run(settings: SampleSettings) -> pd.DataFrame:
         hint,
     )
     return sheet
+
+
+def _promise(estimated, table, labels, normaliser, settings: SampleSettings, strategy: str):
+    """The half-width to expect per dataset (:func:`expected_half_width`) under this sheet's
+    design, measured on the labels already in (a pilot) where there are some."""
+    probabilities = None
+    if strategy == "active":
+        probabilities = draw_probabilities(labelling_scores(estimated), settings.uniform_share)
+    pilot = None
+    if labels is not None:
+        measured = labelled_estimates(
+            estimated, table, labels, normaliser, LabelSettings(interval="t")
+        )
+        pilot = {name: (draws.m, est.se) for name, (draws, est) in measured.items()}
+    widths = expected_half_width(
+        estimated, settings.budget, probabilities=probabilities, pilot=pilot
+    )
+    return widths, {name: m for name, (m, _) in (pilot or {}).items()}
 
 
 def _labelled(utterances: pd.DataFrame, labels: pd.DataFrame) -> np.ndarray:
@@ -150,10 +170,11 @@ def _check_systems(table: pd.DataFrame, strategy: str, source) -> None:
         )
 
 
-def format_draw(sheet: pd.DataFrame, widths: pd.Series | None = None) -> str:
+def format_draw(sheet: pd.DataFrame, widths: tuple[pd.Series, dict] | None = None) -> str:
     """One line per dataset: its utterances N, the draws and the distinct utterances drawn,
-    and, with the model's predictions (``widths``: :func:`expected_half_width`), the interval
-    to expect from the labels and the predictions at this budget."""
+    and, with the model's predictions (``widths``: :func:`expected_half_width` and the
+    labelled draws of the datasets whose promise a pilot measured), the interval to expect from the
+    labels and the predictions at this budget."""
     lines = []
     for dataset, rows in sheet.groupby("dataset", sort=True):
         new = int((rows["reference"].astype(str).str.strip() == "").sum())
@@ -161,10 +182,14 @@ def format_draw(sheet: pd.DataFrame, widths: pd.Series | None = None) -> str:
             f"{dataset}: N={int(rows['n_utterances'].iat[0])}, drawn {int(rows['draws'].sum())}, "
             f"distinct {len(rows)}, to transcribe {new} ({rows['strategy'].iat[0]})"
         )
-        if widths is not None and dataset in widths.index and widths[dataset] > 0:
-            line += (
-                f"; expect a 95 % interval of about ±{100 * widths[dataset]:.1f} points from "
-                "these labels with the predictions (how close it comes: docs/few_labels.md)"
+        if widths is not None and dataset in widths[0].index and widths[0][dataset] > 0:
+            half, pilot = 100 * widths[0][dataset], widths[1].get(dataset)
+            line += f"; expect a 95 % interval of about ±{half:.1f} points " + (
+                f"once these are in (measured on the {pilot} labelled draws already in)"
+                if pilot
+                else "from these labels with the predictions (from the predictions alone: "
+                "a pilot of 20 labels, then labels=, measures it on your audio; "
+                "docs/few_labels.md)"
             )
         lines.append(line)
     if widths is None and not (sheet["strategy"] == "winner").all():

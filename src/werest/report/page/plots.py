@@ -47,3 +47,15 @@ def plotly_js() -> str:
     from plotly.offline import get_plotlyjs
 
     return get_plotlyjs()
+
+
+def error_bar(plus, minus, colour: str, thickness: float, width: int) -> dict:
+    """A plotly error bar reaching ``plus`` above and ``minus`` below each point."""
+    return {
+        "type": "data",
+        "array": plus,
+        "arrayminus": minus,
+        "color": colour,
+        "thickness": thickness,
+        "width": width,
+    }

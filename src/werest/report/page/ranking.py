@@ -33,6 +33,10 @@ def _dataset_labels(datasets: Sequence[str]) -> dict[str, str]:
     return {n: (n[len(prefix) :] or n) for n in names}
 
 
+#: table columns and their header titles
+Columns = tuple[dict[str, list], dict[str, str]]
+
+
 def ranking_view(result: Leaderboard) -> tuple[pd.DataFrame, dict[str, str], dict[str, str]]:
     """The ranking table as the page shows it: (cells, header titles, header classes).
 
@@ -41,16 +45,26 @@ def ranking_view(result: Leaderboard) -> tuple[pd.DataFrame, dict[str, str], dic
     exist, RTFx and FAAS where measured, then one WER column per dataset, in percent."""
     board = result.board
     datasets = sorted(result.datasets["dataset"].astype(str).unique())
-    labels = _dataset_labels(datasets)
     cells = result.datasets.assign(dataset=result.datasets["dataset"].astype(str)).set_index(
         ["system", "dataset"]
     )
-    ground = common_ground(board)
-    low, high = interval(board)
     view: dict[str, list] = {}
     titles: dict[str, str] = {}
     view["rank"] = [Cell(str(r), sort=float(r)) for r in board["rank"]]
     view["system"] = [Cell(str(s), title=str(s)) for s in board["system"]]
+    view["datasets"] = _coverage(board, datasets, cells)
+    titles["datasets"] = "How many of the datasets each system was run on"
+    for columns, more_titles in (_estimate_columns(board), _truth_and_speed_columns(board)):
+        view |= columns
+        titles |= more_titles
+    columns, more_titles, classes = _dataset_columns(board, datasets, cells)
+    view |= columns
+    titles |= more_titles
+    return pd.DataFrame(view), titles, classes
+
+
+def _coverage(board: pd.DataFrame, datasets: list[str], cells: pd.DataFrame) -> list[Cell]:
+    """Per system, how many of the datasets it was run on, naming them in the title."""
     covered = []
     for system, count in zip(board["system"], board["datasets"], strict=True):
         have = [d for d in datasets if (system, d) in cells.index]
@@ -59,9 +73,15 @@ def ranking_view(result: Leaderboard) -> tuple[pd.DataFrame, dict[str, str], dic
             f"; not run on {', '.join(lacking)} (filled for the ranking)" if lacking else ""
         )
         covered.append(Cell(f"{count}/{len(datasets)}", sort=float(count), title=title))
-    view["datasets"] = covered
-    titles["datasets"] = "How many of the datasets each system was run on"
-    if ground:
+    return covered
+
+
+def _estimate_columns(board: pd.DataFrame) -> Columns:
+    """The macro WER the ranking follows (on common ground, the own-datasets macro beside
+    it), its 95 % interval, and with labels the method and how many labels."""
+    view: dict[str, list] = {}
+    titles: dict[str, str] = {}
+    if common_ground(board):
         view["est. WER % (all datasets)"] = [pct_cell(v) for v in board["est_wer_all"]]
         titles["est. WER % (all datasets)"] = (
             "The ranking's number: the macro WER over every dataset, the cells of datasets "
@@ -72,6 +92,7 @@ def ranking_view(result: Leaderboard) -> tuple[pd.DataFrame, dict[str, str], dic
     else:
         view["est. WER %"] = [pct_cell(v) for v in board["est_wer"]]
         titles["est. WER %"] = "Estimated macro WER: the mean over the datasets"
+    low, high = interval(board)
     view["95% interval"] = [
         Cell(percent_interval(lo, hi), sort=float(lo)) if np.isfinite(lo) else Cell("—")
         for lo, hi in zip(low, high, strict=True)
@@ -84,47 +105,64 @@ def ranking_view(result: Leaderboard) -> tuple[pd.DataFrame, dict[str, str], dic
         view["method"] = list(board["method"].astype(str))
         view["labels"] = [Cell(str(int(v)), sort=float(v)) for v in board["n_labelled"]]
         titles["labels"] = "Transcribed utterances the prediction-powered estimate rests on"
+    return view, titles
+
+
+def _truth_and_speed_columns(board: pd.DataFrame) -> Columns:
+    """The true macro WER and rank where references exist, RTFx where timed, and FAAS where
+    audited."""
+    view: dict[str, list] = {}
+    titles: dict[str, str] = {}
     if has_truth(board):
-        column = "true WER % (all datasets)" if ground else "true WER %"
+        column = "true WER % (all datasets)" if common_ground(board) else "true WER %"
         view[column] = [pct_cell(v) for v in board[ranking_column(board, "true")]]
         titles[column] = "The true macro WER from the references, averaged like the estimate"
         view["true rank"] = [
             Cell(str(r), sort=float(r)) if not missing(r) else Cell("—") for r in board["true_rank"]
         ]
     if has_timings(board):
-        view["RTFx"] = [
-            Cell(number(v, 1), sort=float(v)) if not missing(v) else Cell("—")
-            for v in board["rtfx"]
-        ]
+        view["RTFx"] = _number_cells(board["rtfx"])
         titles["RTFx"] = "Inverse real-time factor: audio seconds per processing second"
     for column, label in (("est_faas", "FAAS est"), ("true_faas", "FAAS true")):
         if column in board and board[column].notna().any():
-            view[label] = [
-                Cell(number(v, 1), sort=float(v)) if not missing(v) else Cell("—")
-                for v in board[column]
-            ]
+            view[label] = _number_cells(board[column])
             titles[label] = (
                 "Fairness-adjusted ASR score (see Metrics); higher = fairer and more accurate"
             )
-    classes = {}
+    return view, titles
+
+
+def _number_cells(values: pd.Series) -> list[Cell]:
+    """Numbers with one decimal, sorting as numbers; ``—`` where missing."""
+    return [Cell(number(v, 1), sort=float(v)) if not missing(v) else Cell("—") for v in values]
+
+
+def _dataset_columns(
+    board: pd.DataFrame, datasets: list[str], cells: pd.DataFrame
+) -> tuple[dict[str, list], dict[str, str], dict[str, str]]:
+    """One column per dataset (its WER % for each system, ``—`` where not run), with its
+    header title and class."""
+    labels = _dataset_labels(datasets)
+    view: dict[str, list] = {}
+    titles: dict[str, str] = {}
+    classes: dict[str, str] = {}
     for dataset in datasets:
         header = labels[dataset]
-        column = []
-        for system in board["system"]:
-            if (system, dataset) not in cells.index:
-                column.append(
-                    Cell("—", sort=float("nan"), title=f"{system} was not run on {dataset}")
-                )
-                continue
-            row = cells.loc[(system, dataset)]
-            title = f"{system} on {dataset}: {plural(int(row['n']), 'utterance')}"
-            if "true_wer" in row and not missing(row["true_wer"]):
-                title += f", true WER {pct(row['true_wer'])}"
-            column.append(pct_cell(row["est_wer"], title=title))
-        view[header] = column
+        view[header] = [_dataset_cell(cells, system, dataset) for system in board["system"]]
         titles[header] = f"{dataset}: estimated WER %"
         classes[header] = "ds"
-    return pd.DataFrame(view), titles, classes
+    return view, titles, classes
+
+
+def _dataset_cell(cells: pd.DataFrame, system, dataset: str) -> Cell:
+    """A system's WER % on a dataset, its utterances and true WER in the title."""
+    if (system, dataset) not in cells.index:
+        return Cell("—", sort=float("nan"), title=f"{system} was not run on {dataset}")
+    row = cells.loc[(system, dataset)]
+    title = f"{system} on {dataset}: {plural(int(row['n']), 'utterance')}"
+    if "true_wer" in row and not missing(row["true_wer"]):
+        title += f", true WER {pct(row['true_wer'])}"
+    return pct_cell(row["est_wer"], title=title)
 
 
 def details_view(board: pd.DataFrame) -> pd.DataFrame:

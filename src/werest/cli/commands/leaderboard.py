@@ -32,7 +32,7 @@ from werest.partition.leaderboard import leaderboard_input
 from werest.ranking.leaderboard import Leaderboard, select_datasets
 from werest.ranking.leaderboard_labels import label_leaderboard
 from werest.report.leaderboard_report import format_board, markdown_report, plot_board
-from werest.report.webpage import write_page
+from werest.report.page.document import write_page
 from werest.stats import Bootstrap
 from werest.text import requested_normaliser
 

@@ -939,6 +939,30 @@ case(
     ["leaderboard", f"input={D}", "fairness.categories=[dialect]", OUT],
 )
 
+# 8c. a fairness column without a large enough group -------------------------------------------
+
+
+def demo_with_gender(folder: Path) -> Path:
+    """The demo table with a gender column: its datasets (6 and 8 utterances) have no group of
+    fairness.min_group_size (30)."""
+    demo = demo_frame()
+    codes = demo["utt_id"].astype("category").cat.codes
+    return frame_csv(
+        folder, "t.csv", demo.assign(gender=["female" if c % 3 else "male" for c in codes])
+    )
+
+
+case(
+    "leaderboard-fairness-no-group-of-min-size",
+    "small groups",
+    "warn",
+    ["leaderboard", "input=t.csv", OUT, "bootstrap.n_resamples=50"],
+    demo_with_gender,
+    note="no gender group reaches fairness.min_group_size: the audit skipped with a warning "
+    "(was: ValueError No objects to concatenate)",
+    warning="no group reached fairness.min_group_size",
+)
+
 # 9. signals during a run ----------------------------------------------------------------------
 IMPORT_ROWS = 6000
 

@@ -21,11 +21,13 @@ from werest.evaluation.fairness import (
     FairnessSettings,
     audit,
     audit_category,
+    audit_frames,
     compare_audits,
     faas,
     penalised,
     prepare_groups,
     raw_scores,
+    skipped_message,
 )
 
 PLAIN = FairnessSettings(categories=("gender",), min_group_size=1, dispersion="none")
@@ -162,6 +164,28 @@ def test_pooling_leaving_one_group_means_not_audited():
     result = audit(rows, settings)
     assert not result.categories[0].audited
     assert result.categories[0].groups["group"].tolist() == ["a"]
+
+
+def test_a_category_without_a_group_of_min_group_size_is_skipped():
+    """No group (nor their pool) reaches min_group_size: the category is not audited but
+    named in ``skipped`` with its largest group; the audit's tables are empty, not an error."""
+    rows = utterances({"a": [1.0] * 16, "b": [2.0] * 8})
+    settings = FairnessSettings(categories=("gender",), min_group_size=30)
+    result = audit(rows, settings)
+    assert result.categories == [] and result.skipped == {"gender": 16}
+    assert math.isnan(result.overall_score)
+    assert skipped_message("gender", 16, settings) == (
+        "the fairness audit of 'gender' is skipped: no group reached fairness.min_group_size "
+        "(30 utterances; the largest has 16); lower fairness.min_group_size to audit smaller "
+        "groups"
+    )
+    groups, categories = audit_frames(result, "est")
+    assert groups.empty and {"group", "category", "source"} <= set(groups.columns)
+    assert categories.empty and {"category", "note", "source"} <= set(categories.columns)
+    # a category without values is not "skipped": there was nothing to audit
+    unknown = rows.assign(gender=None, age=["x"] * 24)
+    both = FairnessSettings(categories=("gender", "age"), min_group_size=30)
+    assert audit(unknown, both).skipped == {"age": 24}
 
 
 def test_covariate_standardisation_recovers_group_rates_when_balanced():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import math
 
 import numpy as np
@@ -9,6 +10,7 @@ import pandas as pd
 import pytest
 
 from tests.conftest import shared_path
+from tests.helpers import run_cli
 from werest.cli.main import main
 from werest.errors import ConfigError
 from werest.evaluation.fairness import FairnessSettings
@@ -260,6 +262,32 @@ def test_command_refuses_an_unknown_dataset(tmp_path, capsys):
     status = main(["leaderboard", f"input={source}", "datasets=[nope]", f"output_dir={tmp_path}"])
     assert status == 2
     assert "dataset 'nope' is not in the input" in capsys.readouterr().err
+
+
+def test_a_category_without_a_group_of_min_group_size_is_skipped_with_a_warning(tmp_path, capsys):
+    """The toy table's datasets have 24 utterances each (16 female, 8 male): with the default
+    fairness.min_group_size (30) no gender group, nor their pool, is large enough. The
+    leaderboard is written without a fairness audit, and a warning per dataset names the
+    column and the setting (it used to stop with pandas' "No objects to concatenate")."""
+    source = tmp_path / "toy.csv"
+    toy_table().to_csv(source, index=False)
+    out = tmp_path / "board"
+    status, stdout, err = run_cli(
+        capsys, "leaderboard", f"input={source}", f"output_dir={out}", "bootstrap.n_resamples=50"
+    )
+    assert status == 0, err
+    assert "Traceback" not in err
+    expected = (
+        "the fairness audit of 'gender' is skipped: no group reached fairness.min_group_size "
+        "(30 utterances; the largest has 16)"
+    )
+    for dataset in ("toy", "toy-b"):
+        assert f"warning: {dataset}: {expected}" in stdout
+    assert expected in (out / "leaderboard.md").read_text(encoding="utf-8")
+    assert (out / "leaderboard.csv").is_file() and not list(out.glob("fairness_*.csv"))
+    assert "est_faas" not in pd.read_csv(out / "leaderboard.csv").columns
+    page = (out / "leaderboard.html").read_text(encoding="utf-8")
+    assert html.escape(expected) in page and ">Fairness</button>" not in page
 
 
 def test_select_datasets_needs_two_systems():

@@ -57,6 +57,9 @@ Groups and edge cases
   dropped (``small_groups: drop``);
 * a category with one group left is reported (raw score 100, test not run) but *not* audited:
   it is left out of the overall score, since a single group says nothing about disparity;
+* a category with values but no group left (none reaches ``min_group_size``, nor does their
+  pool) is skipped: not among the audit's categories, named in its ``skipped`` with its
+  largest group's size (:func:`skipped_message` says so; ``werest leaderboard`` warns);
 * a group with zero errors has predicted WER 0 and raw score 100 (its GLM coefficient runs to
   −∞; the fit converges with a very negative coefficient and the rate is ~1e-10);
 * when every utterance has zero errors, every WER is 0, scores are 100 and p = 1;
@@ -190,6 +193,8 @@ class FairnessAudit:
     wer: float
     faas: float
     n_utterances: int
+    #: categories with values but no group reaching ``min_group_size``: their largest group
+    skipped: dict[str, int] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- groups
@@ -439,7 +444,13 @@ def audit(rows: pd.DataFrame, settings: FairnessSettings) -> FairnessAudit:
         raise InputError(
             f"no demographic column to audit (looked for {', '.join(settings.categories)})"
         )
-    results = [r for c in present if (r := audit_category(rows, c, settings)) is not None]
+    results, skipped = [], {}
+    for category in present:
+        result = audit_category(rows, category, settings)
+        if result is not None:
+            results.append(result)
+        elif (largest := _largest_group(rows, category)) is not None:
+            skipped[category] = largest
     audited = [r for r in results if r.audited]
     weights = np.array([float(settings.weights.get(r.category, 1.0)) for r in audited])
     overall = (
@@ -450,16 +461,55 @@ def audit(rows: pd.DataFrame, settings: FairnessSettings) -> FairnessAudit:
     in_audit = rows[present].notna().any(axis=1) & (rows["words"] > 0)
     total = float(rows.loc[in_audit, "words"].sum())
     wer = float(rows.loc[in_audit, "errors"].sum()) / total if total > 0 else float("nan")
-    return FairnessAudit(results, overall, wer, faas(overall, wer), int(in_audit.sum()))
+    return FairnessAudit(results, overall, wer, faas(overall, wer), int(in_audit.sum()), skipped)
+
+
+def _largest_group(rows: pd.DataFrame, category: str) -> int | None:
+    """The utterances of the category's largest group (as :func:`prepare_groups` counts them)
+    when a row with words has a value for it; None when none has (nothing to audit)."""
+    labels = rows[category].astype("string").str.strip().replace("", pd.NA)
+    if not (labels.notna() & (rows["words"] > 0)).any():
+        return None
+    return int(labels.value_counts().max())
+
+
+def skipped_message(category: str, largest: int, settings: FairnessSettings) -> str:
+    """Why a category of :attr:`FairnessAudit.skipped` was not audited, naming the setting."""
+    return (
+        f"the fairness audit of {category!r} is skipped: no group reached "
+        f"fairness.min_group_size ({settings.min_group_size} utterances; the largest has "
+        f"{largest}); lower fairness.min_group_size to audit smaller groups"
+    )
 
 
 # --------------------------------------------------------------------------- reports
 
 
+#: the columns of :func:`audit_frames`' tables (an audit without categories gives them empty)
+GROUP_COLUMNS = ("group", "n", "share", "observed_wer", "predicted_wer", "raw_score", "category")
+CATEGORY_COLUMNS = (
+    "category",
+    "groups",
+    "category_score",
+    "test",
+    "statistic",
+    "df",
+    "p_value",
+    "adjusted_score",
+    "audited",
+    "note",
+)
+
+
 def audit_frames(audit_result: FairnessAudit, label: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(groups, categories) tables of one audit, each with a ``source`` column = label."""
-    groups = pd.concat(
-        [r.groups.assign(category=r.category) for r in audit_result.categories], ignore_index=True
+    groups = (
+        pd.concat(
+            [r.groups.assign(category=r.category) for r in audit_result.categories],
+            ignore_index=True,
+        )
+        if audit_result.categories
+        else pd.DataFrame(columns=list(GROUP_COLUMNS))
     )
     categories = pd.DataFrame(
         [
@@ -476,7 +526,8 @@ def audit_frames(audit_result: FairnessAudit, label: str) -> tuple[pd.DataFrame,
                 "note": r.note,
             }
             for r in audit_result.categories
-        ]
+        ],
+        columns=list(CATEGORY_COLUMNS),
     )
     return groups.assign(source=label), categories.assign(source=label)
 

@@ -56,7 +56,13 @@ from werest.errors import ConfigError, InputError, unknown_name
 from werest.estimation.corpus import estimated_sample
 from werest.estimation.estimate import estimate_utterances
 from werest.estimation.guards import warnings_from_counts
-from werest.evaluation.fairness import FairnessSettings, audit, audit_frames, compare_audits
+from werest.evaluation.fairness import (
+    FairnessSettings,
+    audit,
+    audit_frames,
+    compare_audits,
+    skipped_message,
+)
 from werest.features.agreement import STATUS_OK
 from werest.features.inputs import relative_to_proxy
 from werest.ingest.table import KEY
@@ -566,11 +572,18 @@ def audit_rows(
 
 
 def fairness_audits(
-    done: pd.DataFrame, scored: pd.DataFrame | None, settings: FairnessSettings
+    done: pd.DataFrame,
+    scored: pd.DataFrame | None,
+    settings: FairnessSettings,
+    warnings: list[dict] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Audit every (dataset, system) with demographic values, from true and estimated WER
     (``done``/``scored``: :func:`estimated` and :func:`labelled` rows of
-    :func:`utterance_rows`, which carry the demographic columns)."""
+    :func:`utterance_rows`, which carry the demographic columns).
+
+    A category none of whose groups reaches ``min_group_size`` in a dataset is skipped there,
+    with a warning per dataset and category added to ``warnings``; a (dataset, system) with
+    no category left has no audit."""
     categories = [c for c in settings.categories if c in done.columns]
     if not categories:
         return {}
@@ -583,6 +596,7 @@ def fairness_audits(
         )
     est, true = audit_rows(done, scored)
     summary, groups, cats, comparison = [], [], [], []
+    skipped = SkippedCategories()
     for (dataset, system), rows in est.groupby(["dataset", "system"], sort=True):
         if not rows[categories].notna().any().any():
             continue
@@ -590,6 +604,9 @@ def fairness_audits(
         if true is not None:
             mine = true[(true["dataset"] == dataset) & (true["system"] == system)]
             results["true"] = audit(mine, settings)
+        skipped.add(dataset, system, results.values())
+        if not results["est"].categories:  # every category skipped: nothing to report
+            continue
         record = {"dataset": dataset, "system": system}
         for label, result in results.items():
             g, c = audit_frames(result, label)
@@ -608,6 +625,8 @@ def fairness_audits(
                 )
             )
         summary.append(record)
+    if warnings is not None:
+        warnings += skipped.warnings(settings)
     if not summary:
         return {}
     frames = {
@@ -618,6 +637,34 @@ def fairness_audits(
     if comparison:
         frames["comparison"] = pd.concat(comparison, ignore_index=True)
     return frames
+
+
+class SkippedCategories:
+    """The categories :func:`werest.evaluation.fairness.audit` skipped (no group reaching
+    ``min_group_size``), per dataset, and the systems audited there."""
+
+    def __init__(self) -> None:
+        self.systems: dict[str, list[str]] = {}  # dataset -> the systems audited
+        # (dataset, category) -> {system: its largest group}
+        self.largest: dict[tuple[str, str], dict[str, int]] = {}
+
+    def add(self, dataset: str, system: str, audits) -> None:
+        self.systems.setdefault(dataset, []).append(system)
+        for result in audits:
+            for category, largest in result.skipped.items():
+                mine = self.largest.setdefault((dataset, category), {})
+                mine[system] = max(largest, mine.get(system, 0))
+
+    def warnings(self, settings: FairnessSettings) -> list[dict]:
+        """One warning per dataset and category, naming the systems unless all of them."""
+        found = []
+        for (dataset, category), by_system in self.largest.items():
+            systems = sorted(by_system)
+            message = skipped_message(category, max(by_system.values()), settings)
+            if set(systems) != set(self.systems[dataset]):
+                message = f"{', '.join(systems)}: {message}"
+            found.append({"dataset": dataset, "systems": systems, "message": message})
+        return found
 
 
 # --------------------------------------------------------------------------- the command
@@ -677,10 +724,11 @@ def assemble(
     )
     pairs = add_pair_intervals(neighbour_tests(board, done, scored, boot), per_dataset, calibration)
     descriptive = descriptive_table(done, scored, rows, list(board["system"]))
-    audits = fairness_audits(done, scored, fairness) if fairness else {}
+    skipped: list[dict] = []  # fairness categories without a group of min_group_size
+    audits = fairness_audits(done, scored, fairness, skipped) if fairness else {}
     board = add_faas(board, audits)
     lid = lid_report(rows) if has_lid(rows) else None
-    warnings = warnings_from_counts(counts, rows, pairs_sample)
+    warnings = [*warnings_from_counts(counts, rows, pairs_sample), *skipped]
     return Leaderboard(
         board, per_dataset, pairs, descriptive, agreement, audits, lid, rows, warnings
     )

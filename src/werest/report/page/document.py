@@ -52,7 +52,8 @@ def tabs(result: Leaderboard) -> tuple[list[tuple[str, str]], list[str]]:
         "tab-pairs": None if not result.pairs.empty else "fewer than two systems to pair",
         "tab-fairness": None
         if fairness
-        else "no demographic column (gender, age, accent) with groups to audit",
+        else "no demographic column (gender, age, accent) with groups of "
+        "fairness.min_group_size utterances to audit",
         "tab-latency": None
         if has_timings(result.board)
         else "no timings (duration with processing_seconds or latency_ms)",

@@ -939,7 +939,7 @@ case(
     ["leaderboard", f"input={D}", "fairness.categories=[dialect]", OUT],
 )
 
-# 8c. a fairness column without a large enough group -------------------------------------------
+# 8c. a fairness column without a large enough group, labels below min_labels everywhere -------
 
 
 def demo_with_gender(folder: Path) -> Path:
@@ -952,6 +952,13 @@ def demo_with_gender(folder: Path) -> Path:
     )
 
 
+def few_labels_without_references(folder: Path) -> None:
+    """The demo table without references and six labels, fewer than few_labels.min_labels
+    (20) in every dataset."""
+    frame_csv(folder, "t.csv", demo_frame().drop(columns="reference"))
+    labels_file(folder, "none bad")
+
+
 case(
     "leaderboard-fairness-no-group-of-min-size",
     "small groups",
@@ -961,6 +968,16 @@ case(
     note="no gender group reaches fairness.min_group_size: the audit skipped with a warning "
     "(was: ValueError No objects to concatenate)",
     warning="no group reached fairness.min_group_size",
+)
+case(
+    "leaderboard-labels-below-min-labels",
+    "labels",
+    "warn",
+    ["leaderboard", "input=t.csv", "labels=labels.csv", OUT, "bootstrap.n_resamples=50"],
+    few_labels_without_references,
+    note="no dataset reaches few_labels.min_labels: the zero-label leaderboard with a warning "
+    "(was: KeyError 'classical_wer')",
+    warning="few_labels.min_labels",
 )
 
 # 9. signals during a run ----------------------------------------------------------------------

@@ -290,6 +290,43 @@ def test_a_category_without_a_group_of_min_group_size_is_skipped_with_a_warning(
     assert html.escape(expected) in page and ">Fairness</button>" not in page
 
 
+def test_labels_below_min_labels_everywhere_keep_the_zero_label_leaderboard(tmp_path, capsys):
+    """labels= with 12 labels per dataset, fewer than few_labels.min_labels (20) in each: the
+    leaderboard is the zero-label one (its estimates and its neighbour tests), with the
+    warning that says so (it used to stop with KeyError: 'classical_wer' in the report)."""
+    table = toy_table()
+    source, labels = tmp_path / "toy.csv", tmp_path / "labels.csv"
+    table.drop(columns="reference").to_csv(source, index=False)
+    utterances = table[table["system"] == "good"].head(24)  # 12 per dataset
+    utterances[["dataset", "utt_id", "reference"]].to_csv(labels, index=False)
+    out = tmp_path / "board"
+    status, stdout, err = run_cli(
+        capsys,
+        "leaderboard",
+        f"input={source}",
+        f"labels={labels}",
+        f"output_dir={out}",
+        "bootstrap.n_resamples=50",
+        "fairness.enabled=false",
+    )
+    assert status == 0, err
+    assert "Traceback" not in err
+    for dataset in ("toy", "toy-b"):
+        assert (
+            f"warning: {dataset}: fair, good, poor: fewer than 20 labelled utterances: the "
+            "zero-label estimate is kept (few_labels.min_labels)"
+        ) in stdout
+    datasets = pd.read_csv(out / "datasets.csv")
+    assert set(datasets["method"]) == {"zero_label"} and (datasets["n_labelled"] == 12).all()
+    assert (datasets["est_wer"] == datasets["zero_label_wer"]).all()
+    assert datasets["classical_wer"].isna().all()
+    board = pd.read_csv(out / "leaderboard.csv")
+    assert set(board["method"]) == {"zero_label"} and (board["n_labelled"] == 24).all()
+    pairs = pd.read_csv(out / "pairs.csv")  # the zero-label tests, not empty labelled ones
+    assert "verdict" not in pairs and pairs["est_verdict"].notna().all()
+    assert "few_labels.min_labels" in (out / "leaderboard.md").read_text(encoding="utf-8")
+
+
 def test_select_datasets_needs_two_systems():
     table = toy_table(6)
     with pytest.raises(Exception, match="at least two systems"):

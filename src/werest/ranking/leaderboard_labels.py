@@ -46,7 +46,8 @@ def label_leaderboard(
     percentile interval of the mean of the datasets' bootstrap resamples when every dataset
     it has is labelled (``method`` ``ppi``), the label-free CI when none is (``zero_label``),
     and none when only some are (``mixed``). The neighbours' verdict says "A better" only
-    where the paired interval of A − B lies below 0.
+    where the paired interval of A − B lies below 0. When no dataset reaches
+    ``min_labels``, everything stays zero-label (the warnings say so), the neighbour tests too.
     """
     rows = result.utterances
     ordered = labels.assign(utt_id=utterance_order(labels))
@@ -59,6 +60,10 @@ def label_leaderboard(
     per_dataset["zero_label_wer"] = per_dataset["est_wer"]
     per_dataset["method"] = "zero_label"
     per_dataset["n_labelled"] = 0
+    # the labels' own columns exist whether or not a dataset reaches few_labels.min_labels
+    # (the reports read them beside ``method``; NaN where the zero-label estimate is kept)
+    per_dataset["classical_wer"] = np.nan
+    per_dataset["effective_labels"] = np.nan
     labelled: dict[str, dict[str, int]] = {}  # dataset -> {system: its column}, if ppi
     warnings = []
     for dataset, (_, est) in estimates.items():
@@ -91,9 +96,13 @@ def label_leaderboard(
             board.loc[i, columns] = np.nan
     board = common_ground(board, per_dataset)
     board["n_labelled"] = board["n_labelled"].astype(int)
-    pairs = neighbour_tests(board, estimated(rows), labelled_rows(rows), boot)
-    verdicts = [macro.pair(a, b) for a, b in zip(pairs["better"], pairs["worse"], strict=True)]
-    pairs = pd.concat([pairs, pd.DataFrame(verdicts, index=pairs.index)], axis=1)
+    if any(labelled.values()):
+        pairs = neighbour_tests(board, estimated(rows), labelled_rows(rows), boot)
+        verdicts = [macro.pair(a, b) for a, b in zip(pairs["better"], pairs["worse"], strict=True)]
+        pairs = pd.concat([pairs, pd.DataFrame(verdicts, index=pairs.index)], axis=1)
+    else:  # no dataset reached few_labels.min_labels: every estimate, so the order, is the
+        # zero-label one, and so are its neighbour tests (with their calibrated intervals)
+        pairs = result.pairs
     result.board, result.datasets, result.pairs = board, per_dataset, pairs
     if "true_wer_all" in board:
         result.agreement = rank_agreement(

@@ -349,10 +349,11 @@ class Cluster:
 class Partition:
     """Bounded memory (docs/scale.md, werest.partition.estimate): the input read a chunk at a time
     and split into utterance-hash partitions, each processed alone; the outputs are those of an
-    in-memory run."""
+    in-memory run. Builds a :class:`werest.partition.engine.Partitioning`."""
 
+    _target_: str = setting("werest.partition.engine.Partitioning")
     rows: int | None = setting(
-        None,
+        LIBRARY,
         (
             "input rows read at a time; null: automatic (a Parquet folder or a file >= 1 GB, "
             "1,000,000 rows); 0: never"
@@ -360,7 +361,7 @@ class Partition:
         minimum=0,
     )
     count: int | None = setting(
-        None,
+        LIBRARY,
         (
             "utterance-hash partitions, one in memory per worker at a time; null: one per 500,000"
             " input rows, at least 16"
@@ -368,14 +369,14 @@ class Partition:
         minimum=1,
     )
     dir: Path | None = setting(
-        None,
+        LIBRARY,
         (
             "where the input is split (default: beside the command's output; on a cluster, a "
             "folder every worker reads)"
         ),
     )
     per_process: int | None = setting(
-        8,
+        LIBRARY,
         (
             "without a cluster: partitions a child process runs before a fresh one replaces it "
             "(gives its heap back); 0: all in this process"

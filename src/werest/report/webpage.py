@@ -42,7 +42,7 @@ from werest.formatting import missing, number, percent, percent_interval, plural
 from werest.io import atomic_path
 
 if TYPE_CHECKING:
-    from werest.ranking.leaderboard import Leaderboard
+    from werest.ranking.board import Leaderboard
 
 EST_COLOUR = "#2f6fb0"
 TRUE_COLOUR = "#222222"

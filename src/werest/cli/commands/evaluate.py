@@ -123,7 +123,7 @@ def _winner(settings: EvaluateSettings) -> WinnerResult:
     experiment = _built(settings.winner, WinnerExperiment, "winner")
     if settings.input:
         from werest.model.files import load_models
-        from werest.partition.estimate import estimate_table
+        from werest.partition.estimate import EstimateOptions, estimate_table
 
         table = read_table(settings.input)
         if "reference" not in table.columns or table["reference"].isna().all():
@@ -132,9 +132,8 @@ def _winner(settings: EvaluateSettings) -> WinnerResult:
                 path=settings.input,
                 column="reference",
             )
-        _, records, _ = estimate_table(
-            table, load_models(None), target=None, n_jobs=settings.n_jobs, source=settings.input
-        )
+        options = EstimateOptions(n_jobs=settings.n_jobs)  # every system
+        _, records, _ = estimate_table(table, load_models(None), options, source=settings.input)
         cells = pd.DataFrame(records)
         cells = cells.assign(domain=cells["dataset"])
     else:

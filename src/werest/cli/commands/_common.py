@@ -21,10 +21,10 @@ from omegaconf import OmegaConf
 from werest.build import instantiate_checked
 from werest.cli.config import composed, given_values
 from werest.cli.schema import Cluster
-from werest.features.inputs import input_columns, with_feature_table
-from werest.ingest.table import KEY, read_table
+from werest.ingest.table import read_table
 from werest.io import atomic_path
-from werest.model.training import load_sources
+from werest.model.training import TrainingOptions
+from werest.model.training import labelled_table as training_table
 from werest.partition.cluster import dask_client, dask_runner
 from werest.partition.engine import Partitioning, wants_partitions
 from werest.text import Normaliser, as_normaliser
@@ -78,14 +78,22 @@ def name_list(value) -> list[str] | None:
 
 def labelled_table(settings: Any, feature_names: list[str]):
     """The labelled transcripts of ``data`` for ``werest train``/``evaluate``, with the input
-    features of ``feature_names`` joined by key from ``features_table`` when it is set (a
-    feature table of ``werest features`` + ``werest embed``: similarity, likelihoods)."""
-    table = load_sources(settings.data.as_dict())
-    path = settings.features_table
-    if not path:
-        return table
-    features = read_table(path, required=tuple(KEY), numeric=tuple(input_columns(feature_names)))
-    return with_feature_table(table, features, feature_names, source=path)
+    features of ``feature_names`` joined from ``features_table`` when it is set
+    (:func:`werest.model.training.labelled_table`)."""
+    return training_table(settings.data.as_dict(), feature_names, settings.features_table)
+
+
+def training_options(settings: Any) -> TrainingOptions:
+    """The section :func:`werest.model.training.train` and
+    :func:`werest.evaluation.lodo.evaluate_lodo` take, from ``werest train``'s or ``werest
+    evaluate``'s settings of the same names."""
+    return TrainingOptions(
+        normaliser=normaliser_setting(settings),
+        two_system_views=settings.two_system_views,
+        proxies=settings.proxies,
+        seed=settings.seed,
+        n_jobs=settings.n_jobs,
+    )
 
 
 # --------------------------------------------------------------------------- clusters

@@ -17,6 +17,7 @@ from werest.cli.commands._common import (
     normaliser_setting,
     print_blocks,
     save_config,
+    training_options,
 )
 from werest.cli.config import composed
 from werest.cli.schema import EvaluateSettings
@@ -148,28 +149,19 @@ def _winner(settings: EvaluateSettings) -> WinnerResult:
     return evaluate_winner(contests, errors, truth, cells, experiment, n_jobs=settings.n_jobs)
 
 
-def run_lodo(
-    settings: EvaluateSettings, table: pd.DataFrame | None = None, held_out=None
-) -> LodoResult:
-    """Leave one domain out as ``settings`` say, on ``table`` (default: the labelled table
-    of ``settings.data``) and holding out ``held_out`` (default: ``lodo.held_out``)."""
+def run_lodo(settings: EvaluateSettings) -> LodoResult:
+    """Leave one domain out as ``settings`` say, on the labelled table of ``settings.data``."""
     lodo = _lodo_settings(settings)
     bootstrap = build(settings.bootstrap, Bootstrap)
     columns = list(settings.features.columns)
     return evaluate_lodo(
-        labelled_table(settings, columns) if table is None else table,
+        labelled_table(settings, columns),
         settings.data.as_dict(),
         columns,
         settings.model.as_dict(),
-        normaliser=normaliser_setting(settings),
-        two_system_views=settings.two_system_views,
-        interval=lodo.interval,
+        training_options(settings),
+        lodo,
         n_resamples=bootstrap.n_resamples,
-        seed=settings.seed,
-        n_jobs=settings.n_jobs,
-        held_out=lodo.held_out if held_out is None else held_out,
-        proxy_choice=settings.proxies,
-        panel=lodo.panel,
     )
 
 

@@ -1063,8 +1063,9 @@ class EvaluateSettings:
     predictions: Path | None = setting(
         None,
         (
-            "experiment=few_labels: a parquet of held-out predictions, read when it exists, else "
-            "written there"
+            "a parquet of held-out predictions (one row per labelled target utterance): "
+            "experiment=lodo writes them there; experiment=few_labels reads it when it exists, "
+            "else writes it"
         ),
     )
     few_labels: Any | None = setting(

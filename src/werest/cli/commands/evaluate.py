@@ -63,6 +63,8 @@ def run(
         headline = winner_bars(result).to_string(index=False)
     elif settings.protocol == "lodo":
         result = run_lodo(settings)
+        if settings.predictions:  # what experiment=few_labels draws from, kept
+            save_predictions(result.utterances, settings.predictions)
         write = write_lodo_reports
         headline = result.domains.to_string(index=False, float_format=lambda v: f"{v:.4f}")
     else:
@@ -110,12 +112,18 @@ def _few_labels(settings: EvaluateSettings) -> FewLabelResult:
     else:
         utterances = run_lodo(settings).utterances
         if cached:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_path(cached) as tmp:
-                utterances.to_parquet(tmp)
+            save_predictions(utterances, cached)
     if lodo.held_out:
         utterances = utterances[utterances["domain"].isin(lodo.held_out)]
     return evaluate_few_labels(utterances, few, lodo.interval)
+
+
+def save_predictions(utterances: pd.DataFrame, path) -> None:
+    """The held-out predictions of a LODO run (``LodoResult.utterances``) as Parquet, written
+    atomically: ``predictions=`` of ``experiment=lodo`` and ``experiment=few_labels``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        utterances.to_parquet(tmp)
 
 
 def _winner(settings: EvaluateSettings) -> WinnerResult:

@@ -34,15 +34,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from werest.cli.commands.embed import run as embed_run
-from werest.cli.commands.features import run as features_run
-from werest.cli.commands.transcribe import run as transcribe_run
-from werest.cli.config import load_settings
-from werest.cli.main import _quote
 from werest.ingest.importers import import_table
 from werest.ingest.table import read_table, write_table
 from werest.text import corpus_rate
 from werest.text.scoring import score_utterances
+from werest_cli import run, value
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -53,11 +49,7 @@ FEATURE_KEY = ("dataset", "utt_id", "system")
 
 def transcribe(source: Path, out: Path, *overrides: str) -> None:
     """``werest transcribe``, written every 10 clips (an interrupted run keeps them)."""
-    cfg = load_settings(
-        "transcribe",
-        [f"input={_quote(str(source))}", f"out={_quote(str(out))}", "chunk_size=10", *overrides],
-    )
-    transcribe_run(cfg)
+    run("transcribe", f"input={value(source)}", f"out={value(out)}", "chunk_size=10", *overrides)
 
 
 def an4_tables(splits: list[str], train_utterances: int | None = None) -> Path:
@@ -77,7 +69,7 @@ def an4_tables(splits: list[str], train_utterances: int | None = None) -> Path:
         keep = done.merge(table[["dataset", "utt_id"]], on=["dataset", "utt_id"])
         write_table(keep, out)
     etc = SHARED / "an4" / "etc"
-    tuned = [f"asr.lm={_quote(str(etc / 'an4.ug.lm'))}", f"asr.dict={_quote(str(etc / 'an4.dic'))}"]
+    tuned = [f"asr.lm={value(etc / 'an4.ug.lm')}", f"asr.dict={value(etc / 'an4.dic')}"]
     transcribe(utterances, out, "asr=pocketsphinx")
     transcribe(utterances, out, "asr=pocketsphinx_an4", *tuned)
     transcribe(utterances, out, "asr=faster_whisper")
@@ -105,19 +97,15 @@ SCORER = {"model": "base"}
 
 def embed_likelihood(input_path: Path, transcripts: Path, out: Path) -> None:
     """``werest embed embedder=whisper_likelihood`` with the shared cache (a pair scored once)."""
-    embed_run(
-        load_settings(
-            "embed",
-            [
-                "embedder=whisper_likelihood",
-                f"embedder.model={SCORER['model']}",
-                f"input={_quote(str(input_path))}",
-                f"transcripts={_quote(str(transcripts))}",
-                f"out={_quote(str(out))}",
-                "default_language=en",
-                f"cache_dir={_quote(str(OUT / 'cache'))}",
-            ],
-        )
+    run(
+        "embed",
+        "embedder=whisper_likelihood",
+        f"embedder.model={SCORER['model']}",
+        f"input={value(input_path)}",
+        f"transcripts={value(transcripts)}",
+        f"out={value(out)}",
+        "default_language=en",
+        f"cache_dir={value(OUT / 'cache')}",
     )
 
 
@@ -127,11 +115,7 @@ def likelihood(transcripts: Path, name: str) -> tuple[pd.DataFrame, float]:
     Also writes ``<name>_scored.parquet``: the transcripts with each row's wl_* statistics
     (no proxy), the input of ``werest train data=audio_shared features=audio``."""
     features = OUT / f"{name}_features.parquet"
-    features_run(
-        load_settings(
-            "features", [f"input={_quote(str(transcripts))}", f"out={_quote(str(features))}"]
-        )
-    )
+    run("features", f"input={value(transcripts)}", f"out={value(features)}")
     started = time.perf_counter()
     embed_likelihood(features, transcripts, features)
     seconds = time.perf_counter() - started

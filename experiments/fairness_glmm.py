@@ -31,15 +31,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from werest.cli.commands.leaderboard import write_outputs
+import werest
 from werest.evaluation.fairness import FairnessSettings
 from werest.formatting import markdown_table
 from werest.ingest.importers import import_table
-from werest.model.files import load_models
-from werest.partition.leaderboard import build
 from werest.ranking.leaderboard import estimated, fairness_audits, labelled
 from werest.report.webpage import screenshot
-from werest.stats import Bootstrap
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
@@ -53,11 +50,10 @@ ALPHA = 0.05
 
 def leaderboard(table: pd.DataFrame, model: str):
     """The leaderboard (written with its page) and its per-row frame."""
-    models = load_models()
     settings = FairnessSettings(categories=("gender", "age", "accent"), model=model)
-    result = build(table, models, boot=Bootstrap(1000, 0.95, 0), fairness=settings)
-    context = {"title": "AfriSpeech-200 test: label-free werest estimates beside true WER"}
-    write_outputs(result, PAGE, context)
+    result = werest.leaderboard(table, fairness=settings, n_resamples=1000, seed=0)
+    title = "AfriSpeech-200 test: label-free werest estimates beside true WER"
+    werest.write_leaderboard(result, PAGE, title=title, n_resamples=1000, fairness=settings)
     screenshot(PAGE / "leaderboard.html", PAGE / "screenshot.png", 1400, 2000)
     screenshot(PAGE / "leaderboard.html", PAGE / "screenshot_fairness.png", 1400, 2000,
                tab="tab-fairness")  # fmt: skip

@@ -21,10 +21,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from werest.cli.commands._common import build
-from werest.cli.config import load_settings
 from werest.estimation.corpus import estimated_sample
 from werest.evaluation.lodo import (
+    LodoSettings,
     cross_conformal,
     domain_summary,
     fold_training_rows,
@@ -34,6 +33,7 @@ from werest.features.agreement import add_dataset_context, pairwise_agreement, t
 from werest.formatting import markdown_table, percent
 from werest.ingest.table import KEY
 from werest.model.training import (
+    TrainingOptions,
     build_regressor,
     domain_of,
     fit_model,
@@ -43,6 +43,7 @@ from werest.model.training import (
 )
 from werest.text import AUTO
 from werest.text.scoring import utterance_labels
+from werest_cli import config
 
 log = logging.getLogger("lodo_ablation")
 REPO = Path(__file__).resolve().parents[1]
@@ -73,7 +74,7 @@ HALLUCINATION = ["rep_ngram_rate", "rep_ngram_excess", "script_mismatch"]
 
 def anchored(shrinkage: float, **settings) -> dict:
     """conf/model/anchored.yaml (the shipped estimator) with another shrinkage."""
-    model = load_settings("train", ["model=anchored"]).model.as_dict()
+    model = config("train", "model=anchored")["model"]
     return {**model, "shrinkage": shrinkage, **settings}
 
 
@@ -90,7 +91,7 @@ def clipped_target(inner: dict, clip_max: float) -> dict:
 
 def shipped_stack(clip_max: float | None) -> dict:
     """conf/model/hgb.yaml (the shipped model's estimator) with another target clip."""
-    model = load_settings("train", ["model=hgb"]).model.as_dict()
+    model = config("train", "model=hgb")["model"]
     return {**model, "clip_max": clip_max}
 
 
@@ -175,9 +176,8 @@ VARIANTS: dict[str, tuple[list[str], dict, str]] = {
 
 def lodo_interval():
     """The interval of ``werest evaluate experiment=lodo`` (its ``lodo:`` block)."""
-    from werest.evaluation.lodo import LodoSettings
-
-    return build(load_settings("evaluate", ["experiment=lodo"]).lodo, LodoSettings).interval
+    lodo = config("evaluate", "experiment=lodo")["lodo"]
+    return LodoSettings(**{k: v for k, v in lodo.items() if k != "_target_"}).interval
 
 
 LODO_INTERVAL = lodo_interval()
@@ -208,11 +208,9 @@ def fold_frames(table, labels, pairs):
             ranking, train = fold_training_rows(
                 table,
                 domain,
-                normaliser=AUTO,
+                TrainingOptions(normaliser=AUTO, two_system_views=True, proxies="ranking"),
                 labels=labels,
                 pairs=pairs,
-                two_system_views=True,
-                proxy_choice="ranking",
             )
             train = train.assign(part="train")
             held_table = table[table["domain"] == domain]
@@ -298,7 +296,7 @@ def evaluate_variant(name, features, model, folds, data, training="train") -> pd
 
 def main(names: list[str]) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    data = load_settings("evaluate", ["experiment=lodo"]).data.as_dict()
+    data = config("evaluate", "experiment=lodo")["data"]
     table = cached("table", lambda: load_sources(data))
     table["domain"] = domain_of(table["dataset"], data.get("domains")).to_numpy()
     labels = cached("labels", lambda: utterance_labels(table, AUTO, n_jobs=2))

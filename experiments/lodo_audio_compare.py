@@ -26,18 +26,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import pickle
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from werest.cli.commands._common import labelled_table
-from werest.cli.commands.evaluate import run as evaluate_run
-from werest.cli.commands.evaluate import run_lodo as lodo_on
-from werest.cli.config import load_settings
-from werest.evaluation.lodo import LodoResult
+from werest.evaluation.lodo import LodoSettings, evaluate_lodo
+from werest.model.training import TrainingOptions, labelled_table
+from werest.text import as_normaliser
+from werest_cli import config, run, value
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "results"
@@ -58,19 +57,56 @@ def overrides(features: str) -> list[str]:
     return ["experiment=lodo_audio", f"features={conf}", f"name={name}"]
 
 
-def run_lodo(features: str, reuse: bool = False) -> LodoResult:
-    """``werest evaluate experiment=lodo_audio features=<features>`` (its reports written);
-    the result is kept in ``outputs/lodo_audio_compare/`` (``--reuse`` reads it back)."""
-    kept = ROOT / "outputs" / "lodo_audio_compare" / f"{overrides(features)[1]}.pickle"
-    if reuse and kept.exists():
-        return pickle.loads(kept.read_bytes())
-    result = evaluate_run(load_settings("evaluate", overrides(features)))
-    kept.parent.mkdir(parents=True, exist_ok=True)
-    kept.write_bytes(pickle.dumps(result))
-    return result
+@dataclass
+class Held:
+    """What a LODO run measured that this comparison reads: its cells (``<name>_cells.csv``)
+    and its held-out predictions (``predictions=``)."""
+
+    cells: pd.DataFrame
+    utterances: pd.DataFrame
 
 
-def utterance_correlations(result: LodoResult) -> pd.DataFrame:
+def run_lodo(features: str, reuse: bool = False) -> Held:
+    """``werest evaluate experiment=lodo_audio features=<features>`` (its reports written to
+    experiments/results), its held-out predictions kept in ``outputs/lodo_audio_compare/``;
+    ``--reuse`` reads the last run's files back instead."""
+    given = dict(setting.split("=", 1) for setting in overrides(features))
+    cells = RESULTS / f"{given['name']}_cells.csv"
+    kept = ROOT / "outputs" / "lodo_audio_compare" / f"features={given['features']}.parquet"
+    if not (reuse and cells.exists() and kept.exists()):
+        run(
+            "evaluate",
+            *overrides(features),
+            f"output_dir={value(RESULTS)}",
+            f"predictions={value(kept)}",
+        )
+    return Held(pd.read_csv(cells), pd.read_parquet(kept))
+
+
+def lodo_of(settings: dict, table: pd.DataFrame, held_out: list[str]):
+    """The LODO run ``werest evaluate`` makes of ``settings`` (its resolved config), on
+    ``table`` and holding out ``held_out``: the same sections it builds (the training
+    options, the lodo block) handed to :func:`werest.evaluation.lodo.evaluate_lodo`."""
+    options = TrainingOptions(
+        normaliser=as_normaliser(settings["normaliser"]),
+        two_system_views=settings["two_system_views"],
+        proxies=settings["proxies"],
+        seed=settings["seed"],
+        n_jobs=settings["n_jobs"],
+    )
+    lodo = {k: v for k, v in settings["lodo"].items() if k != "_target_"}
+    return evaluate_lodo(
+        table,
+        settings["data"],
+        list(settings["features"]["columns"]),
+        settings["model"],
+        options,
+        LodoSettings(**{**lodo, "held_out": held_out}),
+        n_resamples=settings["bootstrap"]["n_resamples"],
+    )
+
+
+def utterance_correlations(result: Held) -> pd.DataFrame:
     """Per held-out domain: Pearson and Spearman of predicted WER and raw pWER with the true
     per-utterance WER (utterances with a reference word)."""
     rows = result.utterances[result.utterances["ref_words"] > 0].copy()
@@ -90,7 +126,7 @@ def utterance_correlations(result: LodoResult) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def compared_cells(audio: LodoResult, text: LodoResult) -> pd.DataFrame:
+def compared_cells(audio: Held, text: Held) -> pd.DataFrame:
     columns = [*KEYS, "proxy", "n_utterances", "wer", "pwer", "awer", "abs_error", "abs_error_raw"]
     cells = audio.cells[columns].merge(
         text.cells[[*KEYS, "proxy", "awer", "abs_error"]],
@@ -139,13 +175,14 @@ def winners(cells: pd.DataFrame) -> pd.DataFrame:
 def two_system_an4(features: str) -> pd.DataFrame:
     """The AN4 fold (trained on thennal10 en/ar/ml) estimating the two pocketsphinx systems,
     alone and with Whisper base as a third system."""
-    settings = load_settings("evaluate", overrides(features))
-    table = labelled_table(settings, list(settings.features.columns))
+    settings = config("evaluate", *overrides(features))  # as werest evaluate reads them
+    columns = list(settings["features"]["columns"])
+    table = labelled_table(settings["data"], columns, settings["features_table"])
     an4 = table["dataset"].str.startswith("an4")
     out = []
     for label, systems in (("two systems", TWO), ("with whisper-base", (*TWO, THIRD))):
         kept = table[~an4 | table["system"].isin(systems)]
-        result = lodo_on(settings, kept, held_out=["an4"])
+        result = lodo_of(settings, kept, held_out=["an4"])
         cells = result.cells[result.cells["system"].isin(systems)]
         for row in cells.itertuples():
             out.append(

@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from werest.cli.config import load_settings
 from werest.estimation.corpus import estimated_sample
 from werest.features.agreement import agreement_features
 from werest.features.proxy import Ranking, choose_proxies, rank_on
@@ -27,6 +26,7 @@ from werest.ingest.importers import import_table
 from werest.model.training import build_regressor, fit_model, training_frame
 from werest.text import Normaliser
 from werest.text.scoring import utterance_labels
+from werest_cli import config
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -40,8 +40,8 @@ def corpus(pred: np.ndarray, frame: pd.DataFrame) -> float:
 
 
 def main() -> None:
-    settings = load_settings("train", ["model=hgb", "n_jobs=2"])
-    columns = list(settings.features.columns)
+    settings = config("train", "model=hgb", "n_jobs=2")  # as werest train would read them
+    columns = list(settings["features"]["columns"])
     table = import_table("dighr", [SHARED / "dighr" / "en"])
     table = table[table["dataset"].isin(B)].reset_index(drop=True)
     labels = utterance_labels(table, NORMALISER, 2)
@@ -59,7 +59,7 @@ def main() -> None:
                 labels=labels,
                 two_system_views=views,
             )
-            models[views] = fit_model(frame, columns, build_regressor(settings.model.as_dict()))
+            models[views] = fit_model(frame, columns, build_regressor(settings["model"]))
         test = table[table["dataset"] == held]
         proxies = choose_proxies(test, ranking)
         for system, proxy in proxies.groupby("system")["proxy"].agg(lambda p: p.mode()[0]).items():

@@ -8,6 +8,7 @@ The Python API (:mod:`werest.api`)::
     result.summary, result.utterances          # DataFrames
     werest.score(table)                        # true corpus WER/CER where labelled
     werest.leaderboard(table).board            # every system ranked label-free
+    werest.write_leaderboard(board, "out/")    # its CSVs, report, chart and web page
     werest.text.wer("the cat sat", "the cat sat down")
 
 ``werest.estimate`` and ``werest.leaderboard`` are :func:`werest.api.estimate` and
@@ -23,7 +24,7 @@ from werest.errors import ConfigError, InputError, WerestError
 
 __version__ = "0.1.0"
 
-_API = ("Estimates", "estimate", "leaderboard", "load_model", "score")
+_API = ("Estimates", "estimate", "leaderboard", "load_model", "score", "write_leaderboard")
 _MODULES = ("text", "api")
 #: the transcripts table's functions (werest.ingest.table imports pandas: on first use too)
 _TABLE = ("read_table", "validate_table", "write_table")
@@ -41,6 +42,7 @@ __all__ = [
     "score",
     "text",
     "validate_table",
+    "write_leaderboard",
     "write_table",
 ]
 

@@ -11,19 +11,24 @@
 
 ``table`` is a transcripts table (docs/input.md) as a DataFrame or a file
 path; it is validated exactly as the commands validate a file, so a bad table raises the same
-one-line :class:`werest.InputError`. Nothing here prints or writes a file.
+one-line :class:`werest.InputError`. Nothing here prints, and only :func:`write_leaderboard`
+writes files.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from werest.ingest.table import read_table, validate_table
 from werest.model.files import Models, TrainedModel
 from werest.text import Normaliser, as_normaliser, requested_normaliser
+
+if TYPE_CHECKING:
+    from werest.evaluation.fairness import FairnessSettings
 
 
 @dataclass
@@ -113,7 +118,7 @@ def estimate(
     defaults).
     """
     from werest.estimation.estimate import input_features
-    from werest.partition.estimate import estimate_table
+    from werest.partition.estimate import EstimateOptions, estimate_table
 
     models = Models(model if model is not None else load_model(), cer_model)
     frame = as_table(table, numeric=input_features(models))
@@ -122,9 +127,7 @@ def estimate(
         from werest.estimation.labels import LabelSettings, read_labels
 
         label_rows = read_labels(labels, frame, table if isinstance(table, str | Path) else None)
-    utterances, records, warnings = estimate_table(
-        frame,
-        models,
+    options = EstimateOptions(
         target=targets,
         proxy=proxy,
         ranking=ranking,
@@ -132,9 +135,10 @@ def estimate(
         normaliser=requested_normaliser(normaliser),
         seed=seed,
         n_resamples=n_resamples,
-        n_jobs=n_jobs,
         missing_hypotheses=missing_hypotheses,
+        n_jobs=n_jobs,
     )
+    utterances, records, warnings = estimate_table(frame, models, options)
     if label_rows is None:
         return Estimates(pd.DataFrame(records), utterances, warnings)
     from werest.estimation.guards import attach_warnings
@@ -177,27 +181,62 @@ def leaderboard(
     model: TrainedModel | None = None,
     ranking: str | Path | None = None,
     system_order: list[str] | None = None,
-    fairness: bool = False,
+    fairness: bool | FairnessSettings = False,
     n_resamples: int = 1000,
     seed: int = 0,
     n_jobs: int = 1,
 ):
-    """Every system ranked by label-free WER, as ``werest leaderboard`` (no files written).
+    """Every system ranked by label-free WER, as ``werest leaderboard`` (no files written:
+    :func:`write_leaderboard` writes them).
 
     Returns a :class:`werest.ranking.leaderboard.Leaderboard`: ``.board`` (one row per system),
-    ``.datasets``, ``.pairs`` (paired tests of neighbours) and, with ``fairness=True`` and
-    demographic columns, ``.fairness``.
+    ``.datasets``, ``.pairs`` (paired tests of neighbours) and, with ``fairness`` and
+    demographic columns, ``.fairness``. ``fairness=True`` audits as ``werest leaderboard``
+    does by default; a :class:`werest.evaluation.fairness.FairnessSettings` chooses the
+    categories, the model (``glmm``) and the rest, as the command's ``fairness.*`` settings do.
     """
     from werest.evaluation.fairness import FairnessSettings
-    from werest.partition.leaderboard import build
+    from werest.partition.leaderboard import LeaderboardOptions, build
     from werest.stats import Bootstrap
 
-    return build(
-        as_table(table),
-        Models(model if model is not None else load_model()),
-        boot=Bootstrap(n_resamples=n_resamples, seed=seed),
-        fairness=FairnessSettings() if fairness else None,
-        n_jobs=n_jobs,
+    if isinstance(fairness, bool):
+        fairness = FairnessSettings() if fairness else None
+    options = LeaderboardOptions(
+        bootstrap=Bootstrap(n_resamples=n_resamples, seed=seed),
+        fairness=fairness,
         ranking=ranking,
         system_order=system_order,
+        n_jobs=n_jobs,
     )
+    return build(as_table(table), Models(model if model is not None else load_model()), options)
+
+
+def write_leaderboard(
+    result,
+    output_dir: str | Path,
+    *,
+    title: str | None = None,
+    n_resamples: int = 1000,
+    fairness: bool | FairnessSettings = False,
+) -> list[Path]:
+    """Write a :func:`leaderboard` result into ``output_dir`` as ``werest leaderboard``
+    writes it: every table as CSV (``leaderboard.csv``, ``datasets.csv``, ``pairs.csv``,
+    ``descriptive.csv``, ``fairness_*.csv``, ``lid_*.csv``), ``leaderboard.md``, the chart
+    ``leaderboard.png`` and the web page ``leaderboard.html``. ``title`` is the page's
+    (default ``werest leaderboard``); ``n_resamples`` and ``fairness``, the arguments the
+    result was computed with, are what the page's metrics tab says. Each file is written
+    atomically and other files in the folder stay; returns the files written. (The one
+    function here that writes files.)"""
+    from werest.evaluation.fairness import FairnessSettings
+    from werest.io import recorded_writes
+    from werest.report.leaderboard_files import write_leaderboard as write
+
+    audit = fairness if isinstance(fairness, FairnessSettings) else FairnessSettings()
+    context = {
+        "title": title or "werest leaderboard",
+        "n_resamples": n_resamples,
+        "alpha": audit.alpha,
+    }
+    with recorded_writes() as written:
+        write(result, Path(output_dir), context)
+    return list(dict.fromkeys(written))

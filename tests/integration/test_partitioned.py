@@ -16,8 +16,18 @@ from werest.features.agreement import CONTEXT_FEATURES
 from werest.ingest.table import read_table
 from werest.model.files import Models, default_model_path, load_model
 from werest.partition import engine as partitioned
-from werest.partition.engine import MIN_PARTITIONS, automatic_partitions, partition_of
+from werest.partition.engine import (
+    MIN_PARTITIONS,
+    Partitioning,
+    automatic_partitions,
+    partition_of,
+)
 from werest.partition.estimate import estimate_input, estimate_table
+
+
+def in_process(rows: int | None, count: int | None = None) -> Partitioning:
+    """``rows`` a chunk, ``count`` partitions, run one after another in this process."""
+    return Partitioning(rows, count, per_process=0)
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +59,7 @@ def test_demo_in_chunks_and_partitions_equals_the_in_memory_run(models, tmp_path
     path = tmp_path / "input.csv"
     table.to_csv(path, index=False)
     expected_rows, records, warnings = _in_memory(table, models, tmp_path / "mem")
-    result = estimate_input(path, models, tmp_path / "part", chunk_rows=7, n_partitions=3)
+    result = estimate_input(path, models, tmp_path / "part", partitioning=in_process(7, 3))
     assert all(("wer" in r) == labelled for r in records)
     assert result.records == records  # estimates, bootstrap CIs, intervals, proxies, truth
     assert result.warnings == warnings
@@ -69,7 +79,7 @@ def test_shared_data_as_a_hive_parquet_folder_equals_the_in_memory_run(
     folder = shared_hive_folder(dighr_table, thennal10_table, tmp_path / "input")
     table = read_table_folder(folder)
     expected_rows, records, warnings = _in_memory(table, models, tmp_path / "mem")
-    result = estimate_input(folder, models, tmp_path / "part", chunk_rows=500)
+    result = estimate_input(folder, models, tmp_path / "part", partitioning=in_process(500))
     assert len(records) >= 8 and all("wer" in r for r in records)
     assert any("different utterance sets" in w["message"] for w in warnings)
     assert result.records == records
@@ -136,9 +146,7 @@ def test_child_processes_give_the_in_memory_summary_and_rows(models, tmp_path):
         demo_table_path(),
         models,
         tmp_path / "part",
-        chunk_rows=7,
-        n_partitions=3,
-        run_partitions=partitioned.child_process_runner(per_process=1),
+        partitioning=Partitioning(7, 3, per_process=1),
     )
     assert result.records == records
     assert result.warnings == warnings
@@ -250,9 +258,7 @@ def test_a_local_cluster_gives_the_in_memory_summary(client, models, tmp_path):
         demo_table_path(),
         models,
         tmp_path / "dask",
-        chunk_rows=10,
-        n_partitions=6,
-        run_partitions=dask_runner(client),
+        partitioning=Partitioning(10, 6, runner=dask_runner(client)),
     )
     assert result.records == records and result.warnings == warnings
     assert len(result.utterance_files) == 6
@@ -273,7 +279,9 @@ def test_the_cli_joins_a_running_scheduler_by_address(client, tmp_path, capsys):
 def test_a_worker_killed_mid_run_has_its_partitions_retried(models, tmp_path):
     from werest.partition.cluster import dask_client, dask_runner
 
-    clean = estimate_input(demo_table_path(), models, tmp_path / "clean", n_partitions=4)
+    clean = estimate_input(
+        demo_table_path(), models, tmp_path / "clean", partitioning=in_process(None, 4)
+    )
     marker = tmp_path / "killed"
     with dask_client("local", workers=2) as client:
         # the worker holding the shared context (often its only copy): it is computed again
@@ -282,8 +290,7 @@ def test_a_worker_killed_mid_run_has_its_partitions_retried(models, tmp_path):
             demo_table_path(),
             models,
             tmp_path / "dask",
-            n_partitions=4,
-            run_partitions=dask_runner(client, retries=2),
+            partitioning=Partitioning(count=4, runner=dask_runner(client, retries=2)),
         )
     assert marker.exists()  # a worker did die mid-run
     assert result.records == clean.records

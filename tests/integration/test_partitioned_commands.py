@@ -8,13 +8,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.integration.test_partitioned import read_table_folder, shared_hive_folder
+from tests.integration.test_partitioned import in_process, read_table_folder, shared_hive_folder
 from werest.cli.main import main
 from werest.demo import demo_table_path
 from werest.features.agreement import agreement_features
 from werest.features.proxy import Ranking, choose_proxies, rank_systems, references_ranking
 from werest.ingest.table import KEY, read_table, write_table
-from werest.partition.engine import child_process_runner
+from werest.partition.engine import Partitioning, child_process_runner
 from werest.partition.features import RANKING_ALTERNATIVES, features_input
 from werest.partition.score import score_input
 from werest.text import AUTO
@@ -39,7 +39,7 @@ def _same_rows(expected: Path, files: list[Path]) -> None:
 def test_demo_in_chunks_and_partitions_equals_the_in_memory_run(tmp_path):
     """Chunks of 7 rows split utterances across chunks; 3 partitions regroup them."""
     expected = _in_memory(read_table(demo_table_path()), tmp_path)
-    result = score_input(demo_table_path(), tmp_path / "part", chunk_rows=7, n_partitions=3)
+    result = score_input(demo_table_path(), tmp_path / "part", partitioning=in_process(7, 3))
     pd.testing.assert_frame_equal(result.scores, expected)  # rates, bootstrap CIs, counts
     assert rank_systems(result.scores) == rank_systems(expected)
     assert result.n_partitions == 3 and result.n_rows == 56
@@ -65,7 +65,7 @@ def test_shared_data_as_a_hive_parquet_folder_equals_the_in_memory_run(
     chunk."""
     folder = shared_hive_folder(dighr_table, thennal10_table, tmp_path / "input")
     expected = _in_memory(read_table_folder(folder), tmp_path)
-    result = score_input(folder, tmp_path / "part", chunk_rows=500, n_partitions=5)
+    result = score_input(folder, tmp_path / "part", partitioning=in_process(500, 5))
     assert len(expected) >= 8 and expected["dataset"].nunique() == 5
     pd.testing.assert_frame_equal(result.scores, expected)
     assert rank_systems(result.scores) == rank_systems(expected)
@@ -116,7 +116,7 @@ def _read_features(folder: Path) -> pd.DataFrame:
 def test_features_in_chunks_and_partitions_equal_the_in_memory_table(tmp_path):
     """Ranked on the references from the partitions, as the in-memory run ranks the table."""
     table = read_table(demo_table_path())
-    result = features_input(demo_table_path(), tmp_path / "features", chunk_rows=7, n_partitions=3)
+    result = features_input(demo_table_path(), tmp_path / "features", partitioning=in_process(7, 3))
     assert result.ranking == references_ranking(table, AUTO, RANKING_ALTERNATIVES)
     assert [f.name for f in result.files] == [f"part-{i:05d}.parquet" for i in range(3)]
     expected = _features_in_memory(table)
@@ -135,7 +135,7 @@ def test_an_explicit_proxy_missing_from_whole_partitions_gives_no_proxy_rows(tmp
     table.to_csv(path, index=False)
     targets = ["tiny", "edge-kws"]
     result = features_input(
-        path, tmp_path / "f", targets=targets, proxy="base", chunk_rows=9, n_partitions=12
+        path, tmp_path / "f", targets=targets, proxy="base", partitioning=in_process(9, 12)
     )
     assert result.n_partitions > 2  # so some partition lacks both of the proxy's utterances
     ranking = Ranking.from_order(["base"])
@@ -155,9 +155,7 @@ def test_systems_missing_from_the_ranking_are_reported_once_and_ranked_last(
         demo_table_path(),
         tmp_path / "f",
         ranking=ranking,
-        chunk_rows=9,
-        n_partitions=4,
-        run_partitions=child_process_runner(2),
+        partitioning=Partitioning(9, 4, runner=child_process_runner(2)),
     )
     assert result.n_partitions == 4
     message = "systems not in the ranking, ranked last: ['edge-kws', 'tiny']"
@@ -174,7 +172,7 @@ def test_features_of_shared_data_as_a_hive_parquet_folder(dighr_table, thennal10
     references from 4 partitions."""
     folder = shared_hive_folder(dighr_table, thennal10_table, tmp_path / "input")
     table = read_table_folder(folder)
-    result = features_input(folder, tmp_path / "features", chunk_rows=500, n_partitions=4)
+    result = features_input(folder, tmp_path / "features", partitioning=in_process(500, 4))
     assert result.ranking == references_ranking(table, AUTO, RANKING_ALTERNATIVES)
     expected = _features_in_memory(table)
     pd.testing.assert_frame_equal(_read_features(tmp_path / "features"), expected)
@@ -249,7 +247,9 @@ def test_features_on_a_local_cluster_equal_the_in_memory_table(client, tmp_path)
 
     table = read_table(demo_table_path())
     result = features_input(
-        demo_table_path(), tmp_path / "f", n_partitions=5, run_partitions=dask_runner(client)
+        demo_table_path(),
+        tmp_path / "f",
+        partitioning=Partitioning(count=5, runner=dask_runner(client)),
     )
     assert len(result.files) == 5
     pd.testing.assert_frame_equal(_read_features(tmp_path / "f"), _features_in_memory(table))

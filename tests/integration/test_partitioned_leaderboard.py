@@ -14,8 +14,8 @@ from werest.demo import demo_table_path
 from werest.evaluation.fairness import FairnessSettings
 from werest.ingest.table import read_table
 from werest.model.files import load_models
-from werest.partition.engine import run_locally
-from werest.partition.leaderboard import build, leaderboard_input
+from werest.partition.engine import Partitioning, run_locally
+from werest.partition.leaderboard import LeaderboardOptions, build, leaderboard_input
 from werest.ranking.leaderboard import Leaderboard, select_datasets
 from werest.stats import Bootstrap
 
@@ -46,11 +46,11 @@ def assert_same_leaderboard(found: Leaderboard, expected: Leaderboard) -> None:
 
 def test_demo_in_chunks_and_partitions_equals_the_in_memory_run(models, tmp_path):
     """Chunks of 7 rows split utterances across chunks; 3 partitions regroup them."""
-    expected = build(read_table(demo_table_path()), models, boot=BOOT, fairness=None)
+    options = LeaderboardOptions(bootstrap=BOOT)
+    expected = build(read_table(demo_table_path()), models, options)
     result = leaderboard_input(
-        demo_table_path(), models, tmp_path / "out", boot=BOOT, fairness=None,
-        chunk_rows=7, n_partitions=3,
-    )  # fmt: skip
+        demo_table_path(), models, tmp_path / "out", options, Partitioning(7, 3, per_process=0)
+    )
     assert result.n_partitions == 3 and result.n_rows == 56
     assert_same_leaderboard(result.leaderboard, expected)
     assert not list(tmp_path.rglob(".*"))  # the spilled input is removed
@@ -83,13 +83,13 @@ def test_fairness_timings_and_language_ids_are_the_in_memory_ones(
     table.to_csv(path, index=False)
     settings = FairnessSettings(categories=("gender",), min_group_size=5, model=model)
     selected = select_datasets(table, None, selection.get("exclude_datasets"))
-    expected = build(selected, models, boot=BOOT, fairness=settings)
+    expected = build(selected, models, LeaderboardOptions(bootstrap=BOOT, fairness=settings))
     assert {"summary", "comparison"} <= expected.fairness.keys() and expected.lid is not None
     assert "rtfx" in expected.board
+    options = LeaderboardOptions(bootstrap=BOOT, fairness=settings, **selection)
     result = leaderboard_input(
-        path, models, tmp_path / "out", boot=BOOT, fairness=settings,
-        chunk_rows=11, n_partitions=4, **selection,
-    )  # fmt: skip
+        path, models, tmp_path / "out", options, Partitioning(11, 4, per_process=0)
+    )
     assert_same_leaderboard(result.leaderboard, expected)
 
 
@@ -107,7 +107,8 @@ def test_partitions_that_lack_a_column_get_it_empty_as_the_whole_table_does(mode
         (folder / f"dataset={dataset}").mkdir(parents=True)
         rows.drop(columns="dataset").to_parquet(folder / f"dataset={dataset}" / "part-0.parquet")
     settings = FairnessSettings(categories=("gender",), min_group_size=5)
-    expected = build(read_table_folder(folder), models, boot=BOOT, fairness=settings)
+    options = LeaderboardOptions(bootstrap=BOOT, fairness=settings)
+    expected = build(read_table_folder(folder), models, options)
     assert "summary" in expected.fairness and "rtfx" in expected.board
     has_gender = []
 
@@ -117,9 +118,8 @@ def test_partitions_that_lack_a_column_get_it_empty_as_the_whole_table_does(mode
         return results
 
     result = leaderboard_input(
-        folder, models, tmp_path / "out", boot=BOOT, fairness=settings, n_partitions=9,
-        run_partitions=run,
-    )  # fmt: skip
+        folder, models, tmp_path / "out", options, Partitioning(count=9, runner=run)
+    )
     assert len(has_gender) == 9 and any(has_gender) and not all(has_gender)
     assert_same_leaderboard(result.leaderboard, expected)
 
@@ -134,13 +134,13 @@ def test_shared_data_as_a_hive_parquet_folder_equals_the_in_memory_run(
     folder = shared_hive_folder(dighr_table, thennal10_table, tmp_path / "input")
     settings = FairnessSettings()
     boot = Bootstrap(50, 0.95, 0)
-    expected = build(read_table_folder(folder), models, boot=boot, fairness=settings)
+    options = LeaderboardOptions(bootstrap=boot, fairness=settings)
+    expected = build(read_table_folder(folder), models, options)
     assert expected.board["datasets"].max() >= 2 and "true_wer" in expected.board
     assert "summary" in expected.fairness
     result = leaderboard_input(
-        folder, models, tmp_path / "out", boot=boot, fairness=settings,
-        chunk_rows=500, n_partitions=5,
-    )  # fmt: skip
+        folder, models, tmp_path / "out", options, Partitioning(500, 5, per_process=0)
+    )
     assert_same_leaderboard(result.leaderboard, expected)
 
 

@@ -169,14 +169,14 @@ def test_page_is_self_contained(board_dir):
 
 def test_page_is_reproducible(board_dir, models):  # noqa: F811
     """The same leaderboard gives the same page, byte for byte (fixed chart ids)."""
-    from werest.partition.leaderboard import build
+    from werest.partition.leaderboard import LeaderboardOptions, build
     from werest.report.webpage import write_page
     from werest.stats import Bootstrap
 
     table = toy_table(24)
-    result = build(table, models, boot=Bootstrap(20, 0.95, 0), fairness=None)
+    result = build(table, models, LeaderboardOptions(bootstrap=Bootstrap(20, 0.95, 0)))
     first = write_page(result, board_dir / "a.html").read_bytes()
-    again = build(table, models, boot=Bootstrap(20, 0.95, 0), fairness=None)
+    again = build(table, models, LeaderboardOptions(bootstrap=Bootstrap(20, 0.95, 0)))
     assert write_page(again, board_dir / "b.html").read_bytes() == first
     assert PLOT_DIV.findall(first.decode()) == ["plot-estimate-vs-truth", "plot-wer-vs-rtfx"]
 
@@ -223,12 +223,12 @@ def test_chromium_renders_the_table_and_plots(board_dir):
 
 
 def test_page_without_references_or_timings(models):  # noqa: F811
-    from werest.partition.leaderboard import build
+    from werest.partition.leaderboard import LeaderboardOptions, build
     from werest.report.webpage import render
     from werest.stats import Bootstrap
 
     table = toy_table(24).drop(columns=["reference", "processing_seconds"])
-    page = render(build(table, models, boot=Bootstrap(20, 0.95, 0), fairness=None))
+    page = render(build(table, models, LeaderboardOptions(bootstrap=Bootstrap(20, 0.95, 0))))
     ranking = read_tables(page).tables["ranking"]
     assert "true WER %" not in ranking[0] and "RTFx" not in ranking[0]
     assert {row[1] for row in ranking[1:]} == {"good", "fair", "poor"}
@@ -245,12 +245,12 @@ def test_page_without_references_or_timings(models):  # noqa: F811
 
 
 def test_the_lid_message_names_what_is_missing(models):  # noqa: F811
-    from werest.partition.leaderboard import build
+    from werest.partition.leaderboard import LeaderboardOptions, build
     from werest.report.webpage import render
     from werest.stats import Bootstrap
 
     table = toy_table(24).assign(language="en")
-    page = render(build(table, models, boot=Bootstrap(20, 0.95, 0), fairness=None))
+    page = render(build(table, models, LeaderboardOptions(bootstrap=Bootstrap(20, 0.95, 0))))
     assert ">Language ID</button>" not in page
     assert (
         "Language ID: the table has <code>language</code> but no <code>detected_language</code> "

@@ -187,6 +187,27 @@ def test_a_wrote_line_names_the_outputs(tmp_path, capsys):
     assert "\nwrote " not in capsys.readouterr().out
 
 
+def test_cfg_resolve_prints_the_values_a_run_reads(capsys):
+    """``--cfg`` prints the config as composed (``${n_jobs}``, ``${library:...}`` as written);
+    ``--cfg --resolve`` as the run reads it, so a script can read a config group option
+    through the CLI; ``--resolve`` alone is one line, exit 2."""
+    import yaml
+
+    from werest.features.agreement import PANEL_SIZE
+
+    assert main(["evaluate", "experiment=lodo", "model=hgb", "n_jobs=3", "--cfg"]) == 0
+    assert "${n_jobs}" in capsys.readouterr().out
+    args = ["evaluate", "experiment=lodo", "model=hgb", "n_jobs=3", "--cfg", "--resolve"]
+    assert main(args) == 0
+    config = yaml.safe_load(capsys.readouterr().out)
+    assert config["model"]["n_jobs"] == 3 and config["lodo"]["panel"] == PANEL_SIZE
+    assert main(["evaluate", "--resolve"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "werest evaluate: error: --resolve goes with --cfg: werest evaluate --cfg --resolve "
+        "prints the config a run would read"
+    ]
+
+
 def test_a_long_help_text_is_shown_whole(capsys):
     """Long help texts (werest import's, once comments continued over several YAML lines) are
     shown whole, not cut mid-sentence."""
@@ -228,8 +249,8 @@ def test_an_option_files_comment_continued_on_the_next_lines_is_one_comment(tmp_
         (
             ["estimate", "--hlep"],
             "werest estimate: error: unknown option '--hlep'; did you mean --help? the options "
-            "are --help, -h, --cfg, and settings are key=value (werest estimate --help lists "
-            "them)",
+            "are --help, -h, --cfg, --resolve, and settings are key=value (werest estimate --help "
+            "lists them)",
         ),
         (
             ["segmentation", "ref.ctm"],
@@ -239,8 +260,8 @@ def test_an_option_files_comment_continued_on_the_next_lines_is_one_comment(tmp_
         (
             ["import", "csv", "t.csv", "--uot", "x.parquet"],
             "werest import: error: unknown option '--uot'; did you mean --out? the options are "
-            "--out, -o, --help, -h, --cfg, and settings are key=value (werest import --help "
-            "lists them)",
+            "--out, -o, --help, -h, --cfg, --resolve, and settings are key=value (werest import "
+            "--help lists them)",
         ),
     ],
 )

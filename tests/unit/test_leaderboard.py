@@ -15,7 +15,7 @@ from werest.cli.main import main
 from werest.errors import ConfigError
 from werest.evaluation.fairness import FairnessSettings
 from werest.model.files import load_models
-from werest.partition.leaderboard import build
+from werest.partition.leaderboard import LeaderboardOptions, build
 from werest.ranking.leaderboard import select_datasets
 from werest.stats import (
     Bootstrap,
@@ -177,7 +177,9 @@ def models():
 def test_build_ranks_reports_truth_rtfx_and_fairness(models):
     table = toy_table()
     settings = FairnessSettings(categories=("gender",), min_group_size=5)
-    result = build(table, models, boot=Bootstrap(200, 0.95, 0), fairness=settings)
+    result = build(
+        table, models, LeaderboardOptions(bootstrap=Bootstrap(200, 0.95, 0), fairness=settings)
+    )
     board = result.board.set_index("system")
     assert set(result.board["system"]) == {"good", "fair", "poor"}
     assert board.loc["good", "true_wer"] == 0.0
@@ -203,7 +205,11 @@ def test_the_glmm_audit_without_a_speaker_column_is_refused(models):
     speaker column the leaderboard says so (it used to fall back to the GLM silently)."""
     settings = FairnessSettings(categories=("gender",), min_group_size=5, model="glmm")
     with pytest.raises(ConfigError, match=r"fairness.model=glmm needs a speaker column"):
-        build(toy_table(), models, boot=Bootstrap(50, 0.95, 0), fairness=settings)
+        build(
+            toy_table(),
+            models,
+            LeaderboardOptions(bootstrap=Bootstrap(50, 0.95, 0), fairness=settings),
+        )
 
 
 @pytest.mark.xfail(
@@ -213,7 +219,7 @@ def test_the_glmm_audit_without_a_speaker_column_is_refused(models):
     "and ranks it below fair; raw pWER does the same, and the bounded correction does not undo it",
 )
 def test_the_label_free_leaderboard_puts_the_perfect_system_first(models):
-    result = build(toy_table(), models, boot=Bootstrap(200, 0.95, 0))
+    result = build(toy_table(), models, LeaderboardOptions(bootstrap=Bootstrap(200, 0.95, 0)))
     assert list(result.board["system"]) == ["good", "fair", "poor"]
     assert result.agreement["spearman"] == pytest.approx(1.0)
     pairs = result.pairs
@@ -342,7 +348,9 @@ def test_dighr_190301_true_and_estimated_audits(models):
 
     table = import_table("dighr", [shared_path("dighr", "en", "190301")])
     settings = FairnessSettings(categories=("gender", "age", "accent"), min_group_size=30)
-    result = build(table, models, boot=Bootstrap(50, 0.95, 0), fairness=settings)
+    result = build(
+        table, models, LeaderboardOptions(bootstrap=Bootstrap(50, 0.95, 0), fairness=settings)
+    )
     assert set(result.board["system"]) == {"azure", "deepspeech", "google"}
     summary = result.fairness["summary"].set_index("system")
     assert set(summary.index) == {"azure", "deepspeech", "google"}
@@ -374,7 +382,7 @@ def test_the_true_wer_beside_an_estimate_is_on_the_estimated_utterances(models):
         {"dataset": "A", "utt_id": "u9", "system": "b", "hypothesis": "x y z w",
          "reference": "one two three four"}
     )  # fmt: skip
-    result = build(pd.DataFrame(rows), models, boot=Bootstrap(50, 0.95, 0), fairness=None)
+    result = build(pd.DataFrame(rows), models, LeaderboardOptions(bootstrap=Bootstrap(50, 0.95, 0)))
     truth = result.datasets.set_index("system")["true_wer"]
     assert truth["b"] == 0.0
     assert result.board.set_index("system").loc["b", "true_wer"] == 0.0

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from tests.unit.test_leaderboard import models, toy_table  # noqa: F401  (the fixture)
-from werest.partition.leaderboard import build
+from werest.partition.leaderboard import LeaderboardOptions, build
 from werest.stats import Bootstrap
 from werest.text.lid import confusion_matrix, has_lid, lid_report, normalise_language
 
@@ -58,7 +58,7 @@ def test_no_lid_without_both_columns():
 def test_leaderboard_reports_lid(models):  # noqa: F811
     table = toy_table(24).assign(language="en")
     table["detected_language"] = np.where(table["utt_id"] == "u003", "de", "en")
-    result = build(table, models, boot=Bootstrap(20, 0.95, 0), fairness=None)
+    result = build(table, models, LeaderboardOptions(bootstrap=Bootstrap(20, 0.95, 0)))
     overall = result.lid.accuracy[result.lid.accuracy["language"] == "all"]
     assert list(overall["accuracy"]) == pytest.approx([23 / 24] * 3)
     from werest.report.webpage import render

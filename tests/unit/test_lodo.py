@@ -247,8 +247,12 @@ def test_lodo_cli_on_thennal10(tmp_path):
         f"output_dir={tmp_path}",
         "data.sources=[{format: thennal10, paths: [" + str(shared_path("thennal10")) + "]}]",
         "bootstrap.n_resamples=20",
+        f"predictions={tmp_path / 'held_out.parquet'}",
     ]
     assert main(argv) == 0  # through the CLI, as a user runs it
+    held_out = pd.read_parquet(tmp_path / "held_out.parquet")  # the held-out predictions kept
+    assert {"domain", "predicted_wer", "pwer", "word_errors", "ref_words"} <= set(held_out)
+    assert set(held_out["domain"]) == {"read-en", "read-ar", "read-ml"}
     domains = pd.read_csv(tmp_path / "lodo_domains.csv")
     cells = pd.read_csv(tmp_path / "lodo_cells.csv")
     assert set(domains["domain"]) == {"read-en", "read-ar", "read-ml"}

@@ -84,4 +84,7 @@ def test_only_the_document_imports_the_leaderboard_report():
         if name.startswith("werest.report.page") and "werest.report.leaderboard_report" in deps
     )
     assert importers == ["werest.report.page.document"]
-    assert "werest.report.page.document" in graph()["werest.cli.commands.leaderboard"]
+    # and the leaderboard's files (the command's, werest.write_leaderboard's) import the
+    # document itself, not through the webpage re-export, which would add a file to the chain
+    assert "werest.report.page.document" in graph()["werest.report.leaderboard_files"]
+    assert "werest.report.leaderboard_files" in graph()["werest.cli.commands.leaderboard"]

@@ -238,7 +238,7 @@ OWN_DEFAULTS = {
 }
 
 
-BUILT_BLOCKS = ("Bootstrap", "Resamples", "EmbedAudio", "TranscribeAudio", "FewLabels")
+BUILT_BLOCKS = ("Bootstrap", "Resamples", "EmbedAudio", "TranscribeAudio", "FewLabels", "Partition")
 
 
 @pytest.mark.parametrize("name", [*BUILT_BLOCKS, "Fairness", "Interval", "Cases"])

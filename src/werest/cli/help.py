@@ -177,7 +177,7 @@ def command_help(
     lines += ["", "examples:"] + [f"  {example}" for example in EXAMPLES.get(command, [])]
     lines += [
         "",
-        f"`werest {command} --cfg` prints the composed config; every run saves it beside its "
-        "outputs.",
+        f"`werest {command} --cfg` prints the composed config (`--cfg --resolve`: resolved, as "
+        "the run reads it); every run saves it beside its outputs.",
     ]
     return "\n".join(lines)

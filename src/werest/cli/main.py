@@ -85,7 +85,7 @@ def _import_argv(argv: list[str]) -> list[str]:
 
 
 #: the flags every command takes (besides its key=value settings)
-FLAGS = ("--help", "-h", "--cfg")
+FLAGS = ("--help", "-h", "--cfg", "--resolve")
 
 
 def _overrides(command: str, args: list[str]) -> list[str]:
@@ -144,7 +144,8 @@ def _usage() -> str:
     lines += [
         "",
         "Each command composes conf/<command>.yaml; `werest <command> --help` lists its",
-        "settings with their help, `werest <command> --cfg` prints the composed config.",
+        "settings with their help, `werest <command> --cfg` prints the composed config",
+        "(`--cfg --resolve`: with its ${...} references resolved, as the run would read it).",
         "`werest --version` prints the version.",
     ]
     return "\n".join(lines)
@@ -261,10 +262,18 @@ def _main(args: list[str]) -> int:
         )
         return 2
     show_config = "--cfg" in rest
+    resolve = "--resolve" in rest
     show_help = "--help" in rest or "-h" in rest
-    rest = [arg for arg in rest if arg not in ("--cfg", "--help", "-h")]
+    rest = [arg for arg in rest if arg not in ("--cfg", "--resolve", "--help", "-h")]
     if show_help:
         return _help(command, rest)
+    if resolve and not show_config:
+        print(
+            f"werest {command}: error: --resolve goes with --cfg: werest {command} --cfg "
+            "--resolve prints the config a run would read",
+            file=sys.stderr,
+        )
+        return 2
     from omegaconf import OmegaConf
 
     from werest.cli.config import (
@@ -283,8 +292,8 @@ def _main(args: list[str]) -> int:
                 f"missing required setting(s) {', '.join(missing)}, e.g. {missing[0]}=... "
                 f"(werest {command} --help lists the settings)"
             )
-        if show_config:
-            print(OmegaConf.to_yaml(cfg))
+        if show_config:  # --resolve: the values a run reads (${n_jobs}, ${library:...})
+            print(OmegaConf.to_yaml(cfg, resolve=resolve))
             return 0
         settings = settings_from(command, check_settings(command, cfg))
         logs.setup(settings.log_level, progress=settings.progress)

@@ -89,10 +89,15 @@ def library_default(target: str, name: str) -> Any:
 
 
 def declared_default(schema: type, item: Any) -> Any:
-    """A field's default as declared: its own, or (:data:`LIBRARY`) the built class's."""
+    """A field's default as declared: its own, or (:data:`LIBRARY`) the library class's: the
+    one the field names (``setting(LIBRARY, library=...)``, a command's setting that a
+    library section of the same name takes) or else the one its block's ``_target_`` builds."""
     default = item.metadata["default"]
     if default is LIBRARY:
-        target = next(f for f in fields(schema) if f.name == "_target_").metadata["default"]
+        target = (
+            item.metadata.get("library")
+            or next(f for f in fields(schema) if f.name == "_target_").metadata["default"]
+        )
         return library_default(target, item.name)
     return default
 
@@ -164,11 +169,14 @@ def setting(
     closed: Closed = "both",
     nonzero: bool = False,
     why: str = "",
+    library: str | None = None,
 ) -> Any:
     """A setting's field: its ``default`` (``MISSING``, ``???``: required; :data:`ABSENT`: given by
-    a config group; :data:`LIBRARY`: the class the block's ``_target_`` builds declares it), its
-    ``--help`` text and the rules its annotation cannot say: a number's bounds (``minimum``,
-    ``maximum``, which ends ``closed`` includes) and ``nonzero``."""
+    a config group; :data:`LIBRARY`: the library declares it, in the class ``library`` names, a
+    section the command builds from its settings of the same names, or else in the class the
+    block's ``_target_`` builds), its ``--help`` text and the rules its annotation cannot say: a
+    number's bounds (``minimum``, ``maximum``, which ends ``closed`` includes) and
+    ``nonzero``."""
     metadata = {
         "default": default,
         "help": help,
@@ -177,6 +185,7 @@ def setting(
         "closed": closed,
         "nonzero": nonzero,
         "why": why,
+        "library": library,
     }
     if isinstance(default, list | dict):
         return field(default_factory=lambda: copy.deepcopy(default), metadata=metadata)
@@ -231,16 +240,32 @@ def auto_normaliser_setting() -> Any:
     )
 
 
+#: The library sections commands build from their top-level settings of the same names, where
+#: those settings' defaults are declared (``setting(LIBRARY, library=...)``)
+ESTIMATE_OPTIONS = "werest.partition.estimate.EstimateOptions"
+LEADERBOARD_OPTIONS = "werest.partition.leaderboard.LeaderboardOptions"
+TRAINING_OPTIONS = "werest.model.training.TrainingOptions"
+
+
 def two_system_views_setting() -> Any:
-    return setting(True, "also train on each row seen as if only it and its proxy existed")
+    return setting(
+        LIBRARY,
+        "also train on each row seen as if only it and its proxy existed",
+        library=TRAINING_OPTIONS,
+    )
 
 
 def training_proxies_setting() -> Any:
     return setting(
-        "label_free",
+        LIBRARY,
         "training rows' proxies: label_free (as werest estimate picks them for a user, per "
         "domain) | ranking (the best system on the training labels)",
+        library=TRAINING_OPTIONS,
     )
+
+
+def training_seed_setting() -> Any:
+    return setting(LIBRARY, minimum=0, library=TRAINING_OPTIONS)
 
 
 def model_path_setting() -> Any:
@@ -253,8 +278,10 @@ def trust_model_setting() -> Any:
     )
 
 
-def model_normaliser_setting() -> Any:
-    return setting(None, "null: the model's own (another one is refused unless equivalent)")
+def model_normaliser_setting(library: str) -> Any:
+    return setting(
+        LIBRARY, "null: the model's own (another one is refused unless equivalent)", library=library
+    )
 
 
 #: worker processes of a command that predicts, scores or reads (estimate, leaderboard, score,
@@ -295,8 +322,10 @@ def n_jobs_setting(default: int = N_JOBS) -> Any:
     )
 
 
-def chunk_utterances_setting() -> Any:
-    return setting(50000, "utterances per processing chunk (memory bound)", minimum=1)
+def chunk_utterances_setting(library: str) -> Any:
+    return setting(
+        LIBRARY, "utterances per processing chunk (memory bound)", minimum=1, library=library
+    )
 
 
 def estimate_cache_setting() -> Any:
@@ -349,10 +378,11 @@ class Cluster:
 class Partition:
     """Bounded memory (docs/scale.md, werest.partition.estimate): the input read a chunk at a time
     and split into utterance-hash partitions, each processed alone; the outputs are those of an
-    in-memory run."""
+    in-memory run. Builds a :class:`werest.partition.engine.Partitioning`."""
 
+    _target_: str = setting("werest.partition.engine.Partitioning")
     rows: int | None = setting(
-        None,
+        LIBRARY,
         (
             "input rows read at a time; null: automatic (a Parquet folder or a file >= 1 GB, "
             "1,000,000 rows); 0: never"
@@ -360,7 +390,7 @@ class Partition:
         minimum=0,
     )
     count: int | None = setting(
-        None,
+        LIBRARY,
         (
             "utterance-hash partitions, one in memory per worker at a time; null: one per 500,000"
             " input rows, at least 16"
@@ -368,14 +398,14 @@ class Partition:
         minimum=1,
     )
     dir: Path | None = setting(
-        None,
+        LIBRARY,
         (
             "where the input is split (default: beside the command's output; on a cluster, a "
             "folder every worker reads)"
         ),
     )
     per_process: int | None = setting(
-        8,
+        LIBRARY,
         (
             "without a cluster: partitions a child process runs before a fresh one replaces it "
             "(gives its heap back); 0: all in this process"
@@ -866,25 +896,31 @@ class EstimateSettings:
     partition: Partition = block(Partition)
     input: Path = setting(MISSING)
     target: Names | None = setting(
-        None, "a system, a list [a,b], or null: every system except the proxy"
+        LIBRARY,
+        "a system, a list [a,b], or null: every system except the proxy",
+        library=ESTIMATE_OPTIONS,
     )
     proxy: str | None = setting(
-        None, "one proxy for every target; default: the best other system by `ranking`"
+        LIBRARY,
+        "one proxy for every target; default: the best other system by `ranking`",
+        library=ESTIMATE_OPTIONS,
     )
     ranking: Path | None = setting(
-        None,
+        LIBRARY,
         (
             "proxy order: null = label-free (the systems' agreement, names unused); model = the "
             "model's saved ranking; references = the input's references; or a ranking.json from "
             "werest score"
         ),
+        library=ESTIMATE_OPTIONS,
     )
     system_order: list[str] | None = setting(
-        None,
+        LIBRARY,
         (
             "your own order, best first, e.g. [large-v3,base,tiny]; unlisted systems follow, "
             "label-free"
         ),
+        library=ESTIMATE_OPTIONS,
     )
     model_path: Path | None = model_path_setting()
     cer_model_path: Path | None = setting(None, "a CER model (target=cer) to add predicted_cer")
@@ -906,16 +942,17 @@ class EstimateSettings:
         AudioScoring, "score the hypotheses against the table's audio inline (Whisper)"
     )
     missing_hypotheses: Literal["exclude", "deletions"] = setting(
-        "exclude",
+        LIBRARY,
         (
             "a system's missing hypothesis for an utterance of its dataset: exclude (warned) | "
             "deletions (an empty output)"
         ),
+        library=ESTIMATE_OPTIONS,
     )
-    chunk_utterances: int = chunk_utterances_setting()
+    chunk_utterances: int = chunk_utterances_setting(ESTIMATE_OPTIONS)
     n_jobs: int = n_jobs_setting()
-    seed: int = setting(0, "bootstrap seed", minimum=0)
-    normaliser: Normaliser | None = model_normaliser_setting()
+    seed: int = setting(LIBRARY, "bootstrap seed", minimum=0, library=ESTIMATE_OPTIONS)
+    normaliser: Normaliser | None = model_normaliser_setting(ESTIMATE_OPTIONS)
     log_level: LogLevel = log_level_setting()
     progress: bool = progress_setting()
 
@@ -937,14 +974,17 @@ class LeaderboardSettings:
         None, "a CER model adds estimated utterance CER statistics"
     )
     ranking: Path | None = setting(
-        None,
+        LIBRARY,
         (
             "proxy order as in werest estimate: null = label-free; model; references; or a "
             "ranking.json"
         ),
+        library=LEADERBOARD_OPTIONS,
     )
     system_order: list[str] | None = setting(
-        None, "your own order, best first, e.g. [a,b,c]; unlisted systems follow, label-free"
+        LIBRARY,
+        "your own order, best first, e.g. [a,b,c]; unlisted systems follow, label-free",
+        library=LEADERBOARD_OPTIONS,
     )
     trust_model: bool = trust_model_setting()
     labels: Path | None = setting(
@@ -957,10 +997,10 @@ class LeaderboardSettings:
         ),
     )
     few_labels: FewLabels = few_labels_block()
-    chunk_utterances: int = chunk_utterances_setting()
+    chunk_utterances: int = chunk_utterances_setting(LEADERBOARD_OPTIONS)
     n_jobs: int = n_jobs_setting()
     fairness: Fairness = block(Fairness)
-    normaliser: Normaliser | None = model_normaliser_setting()
+    normaliser: Normaliser | None = model_normaliser_setting(LEADERBOARD_OPTIONS)
     log_level: LogLevel = log_level_setting()
     progress: bool = progress_setting()
 
@@ -980,7 +1020,7 @@ class TrainSettings:
     two_system_views: bool = two_system_views_setting()
     proxies: Literal["label_free", "ranking"] = training_proxies_setting()
     n_jobs: int = n_jobs_setting(FIT_N_JOBS)
-    seed: int = setting(0, minimum=0)
+    seed: int = training_seed_setting()
     features_table: Path | None = features_table_setting()
     calibration: Path | None = setting(
         None, "a LODO cells CSV (werest evaluate experiment=lodo): conformal intervals"
@@ -1019,12 +1059,13 @@ class EvaluateSettings:
     proxies: Literal["label_free", "ranking"] = training_proxies_setting()
     n_jobs: int = n_jobs_setting(FIT_N_JOBS)
     features_table: Path | None = features_table_setting()
-    seed: int = setting(0, minimum=0)
+    seed: int = training_seed_setting()
     predictions: Path | None = setting(
         None,
         (
-            "experiment=few_labels: a parquet of held-out predictions, read when it exists, else "
-            "written there"
+            "a parquet of held-out predictions (one row per labelled target utterance): "
+            "experiment=lodo writes them there; experiment=few_labels reads it when it exists, "
+            "else writes it"
         ),
     )
     few_labels: Any | None = setting(

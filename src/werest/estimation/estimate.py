@@ -71,6 +71,9 @@ log = logging.getLogger(__name__)
 
 STATUS_NO_FEATURE = "missing feature value"
 
+#: utterances per processing chunk: the memory bound of the features stage (``chunk_utterances``)
+CHUNK_UTTERANCES = 50_000
+
 
 #: the features stage's progress steps: about this many chunks of utterances, so that the bar
 #: advances every fraction of a second (experiments/bench_progress.py)
@@ -199,7 +202,7 @@ def estimate_utterances(
     proxy: str | None = None,
     ranking: Ranking | None = None,
     unseen_order: list[str] | None = None,
-    chunk_utterances: int = 50_000,
+    chunk_utterances: int = CHUNK_UTTERANCES,
     n_jobs: int = 1,
     panel_size: int | None = PANEL_SIZE,
 ) -> pd.DataFrame:

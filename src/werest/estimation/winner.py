@@ -40,6 +40,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from werest.estimation.shortlist import SHORTLIST_SHARE, shortlist  # noqa: F401 (re-exported)
+
 log = logging.getLogger(__name__)
 
 #: The decision's error level: at most this share of stops name a system more than
@@ -204,34 +206,6 @@ def normalised_hypotheses(table: pd.DataFrame, normaliser, cache_dir=None, *, n_
     except (OSError, ValueError) as error:
         log.info("normalised hypotheses not cached (%s)", error)
     return text
-
-
-# --------------------------------------------------------------------------- the shortlist
-
-#: The shortlist's rule (:func:`shortlist`): the contenders are the ⌈share · S⌉ systems with
-#: the lowest zero-label estimates. Calibrated leave one domain out by ``werest evaluate
-#: experiment=winner`` (experiments/results/winner.md): the smallest share that held the true
-#: best in 90 % of the datasets of the domains not held out, over every held-out domain.
-SHORTLIST_SHARE = 0.55
-
-
-def shortlist(records: list[dict], share: float = SHORTLIST_SHARE) -> dict[str, list[str]]:
-    """Per dataset, the contenders: the ⌈``share`` · S⌉ systems (at least one) with the
-    lowest zero-label estimates, ties in name order; every system where none has an
-    estimate. ``records``: ``summary.json``'s rows (``dataset, system, estimated_wer``)."""
-    frame = pd.DataFrame(records)
-    out: dict[str, list[str]] = {}
-    if frame.empty:
-        return out
-    for dataset, rows in frame.groupby("dataset", sort=True):
-        rows = rows.assign(estimate=pd.to_numeric(rows["estimated_wer"], errors="coerce"))
-        known = rows[rows["estimate"].notna()].sort_values(["estimate", "system"])
-        if known.empty:
-            out[str(dataset)] = sorted(map(str, rows["system"]))
-            continue
-        size = max(1, math.ceil(share * len(rows) - 1e-9))
-        out[str(dataset)] = sorted(map(str, known["system"].iloc[:size]))
-    return out
 
 
 # --------------------------------------------------------------------------- the design

@@ -56,14 +56,14 @@ from werest.model.intervals import (
     pair_interval,
 )
 from werest.model.training import (
-    LABEL_FREE_PROXIES,
+    TrainingOptions,
     build_regressor,
     domain_of,
     fit_model,
     prepare_training_rows,
     training_frame,
 )
-from werest.text import AUTO, Normaliser
+from werest.text import Normaliser
 from werest.text.scoring import utterance_labels
 
 log = logging.getLogger(__name__)
@@ -137,19 +137,13 @@ def evaluate_lodo(
     data: Mapping,
     features: list[str],
     model: Mapping,
+    options: TrainingOptions = TrainingOptions(),
+    lodo: LodoSettings = LodoSettings(),
     *,
-    normaliser: Normaliser = AUTO,
-    two_system_views: bool = True,
-    interval: ConformalInterval = DEFAULT_INTERVAL,
     n_resamples: int = 200,
-    seed: int = 0,
-    n_jobs: int = 1,
-    held_out: Sequence[str] | None = None,
     labels: pd.DataFrame | None = None,
     pairs: pd.DataFrame | None = None,
     as_user: bool = True,
-    proxy_choice: str = LABEL_FREE_PROXIES,
-    panel: int | None = PANEL_SIZE,
 ) -> LodoResult:
     """Leave each domain of ``table`` out in turn; see the module docstring.
 
@@ -158,20 +152,20 @@ def evaluate_lodo(
     table : labelled transcripts of several domains.
     data : the data config (``domains``, ``max_rows_per_domain``) training uses.
     features, model : the feature columns and the ``conf/model`` config to fit.
-    interval : the conformal interval's coverage and scale offset.
-    held_out : the domains to hold out (default: every domain with two or more systems).
+    options : how each fold's training rows are built and fitted, as ``werest train`` does
+        (normaliser, two-system views, the proxies, seed, workers); the seed also seeds the
+        cells' bootstrap of ``n_resamples`` resamples.
+    lodo : the domains held out (default: every domain with two or more systems), the
+        conformal interval and the held-out systems' panel (:class:`LodoSettings`).
     labels, pairs : :func:`werest.model.training.utterance_labels` and
         :func:`werest.features.agreement.pairwise_agreement` of ``table``, when already
         computed (ablations reuse them).
-    proxy_choice : how the training rows' proxies are chosen
-        (:func:`werest.model.training.training_frame`).
-    panel : the held-out systems' panel size (:class:`LodoSettings`).
     as_user : estimate the held-out domain with ``werest estimate``'s own code
         (:func:`werest.estimation.estimate.estimate_utterances`, which aligns the held-out
-        hypotheses
-        again); False builds the same features from ``pairs`` (same functions, faster; for
-        ablations).
+        hypotheses again); False builds the same features from ``pairs`` (same functions,
+        faster; for ablations).
     """
+    normaliser, n_jobs, seed = options.normaliser, options.n_jobs, options.seed
     table = table.assign(domain=domain_of(table["dataset"], data.get("domains")).to_numpy())
     if labels is None:
         labels = utterance_labels(table, normaliser, n_jobs)
@@ -182,7 +176,7 @@ def evaluate_lodo(
     dataset_domain = table.drop_duplicates("dataset").set_index("dataset")["domain"]
     pairs = pairs.assign(domain=pairs["dataset"].map(dataset_domain).to_numpy())
     candidates = [name for name, rows in table.groupby("domain") if rows["system"].nunique() >= 2]
-    folds = held_out or candidates
+    folds = lodo.held_out or candidates
     unknown = sorted(set(folds) - set(candidates))
     if unknown:
         raise ConfigError(f"held-out domain {unknown[0]!r} is not a multi-system domain here")
@@ -192,12 +186,10 @@ def evaluate_lodo(
         ranking, frame = fold_training_rows(
             table,
             domain,
-            normaliser=normaliser,
+            options,
             labels=labels,
             pairs=pairs,
-            two_system_views=two_system_views,
             input_features=features,
-            proxy_choice=proxy_choice,
             domains=data.get("domains"),
         )
         frame = prepare_training_rows(frame, data, seed=seed)
@@ -210,7 +202,7 @@ def evaluate_lodo(
             fitted,
             labels,
             pairs=None if as_user else pairs[pairs["domain"] == domain],
-            panel=panel,
+            panel=lodo.panel,
             normaliser=normaliser,
             n_resamples=n_resamples,
             seed=seed,
@@ -227,6 +219,7 @@ def evaluate_lodo(
             }
         )
         log.info("fold %s: %s", domain, timings[-1])
+    interval = lodo.interval
     all_cells = cross_conformal(pd.concat(cells, ignore_index=True), interval)
     return LodoResult(
         cells=all_cells,
@@ -241,29 +234,28 @@ def evaluate_lodo(
 def fold_training_rows(
     table: pd.DataFrame,
     domain: str,
+    options: TrainingOptions = TrainingOptions(),
     *,
-    normaliser: Normaliser,
     labels: pd.DataFrame,
     pairs: pd.DataFrame,
-    two_system_views: bool,
     input_features: Sequence[str] = (),
-    proxy_choice: str = LABEL_FREE_PROXIES,
     domains: Mapping | None = None,
 ) -> tuple[Ranking, pd.DataFrame]:
     """The fold that holds ``domain`` out: the systems ranked on the other domains' labels, and
-    those domains' training rows (:func:`werest.model.training.training_frame`, aligned pairs taken
-    from ``pairs``). ``table`` and ``pairs`` have a ``domain`` column."""
+    those domains' training rows (:func:`werest.model.training.training_frame` as ``options``
+    say, aligned pairs taken from ``pairs``). ``table`` and ``pairs`` have a ``domain``
+    column."""
     train_table = table[table["domain"] != domain]
-    ranking = rank_on(train_table, normaliser, labels=labels)
+    ranking = rank_on(train_table, options.normaliser, labels=labels)
     frame = training_frame(
         train_table,
         ranking,
-        normaliser=normaliser,
+        normaliser=options.normaliser,
         labels=labels,
-        two_system_views=two_system_views,
+        two_system_views=options.two_system_views,
         pairs=pairs[pairs["domain"] != domain],
         input_features=input_features,
-        proxy_choice=proxy_choice,
+        proxy_choice=options.proxies,
         domains=domains,
     )
     return ranking, frame

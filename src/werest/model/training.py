@@ -17,6 +17,7 @@ import logging
 import re
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -28,7 +29,12 @@ from werest.features.agreement import (
     STATUS_OK,
     two_system_view,
 )
-from werest.features.inputs import build_features, require_inputs
+from werest.features.inputs import (
+    build_features,
+    input_columns,
+    require_inputs,
+    with_feature_table,
+)
 from werest.features.proxy import Ranking, choose_proxies, rank_on
 from werest.ingest.importers import OPTIONS, import_table
 from werest.ingest.table import KEY, UTTERANCE, read_table
@@ -40,13 +46,61 @@ from werest.text.scoring import utterance_labels
 log = logging.getLogger(__name__)
 
 #: ``proxies:`` of ``werest train`` and ``werest evaluate``: how training rows' proxies are chosen
-RANKED_PROXIES, LABEL_FREE_PROXIES = "ranking", "label_free"
+RANKED_PROXIES = "ranking"
+LABEL_FREE_PROXIES = "label_free"
 PROXY_CHOICES = (RANKED_PROXIES, LABEL_FREE_PROXIES)
+
+
+@dataclass(frozen=True)
+class TrainingOptions:
+    """How training rows are built and a model fitted on them: the section :func:`train` and
+    :func:`werest.evaluation.lodo.evaluate_lodo` take (``werest train`` and ``werest evaluate``
+    build it from their settings of the same names).
+
+    Parameters
+    ----------
+    normaliser : of labels and features.
+    two_system_views : also train on each row seen as if only it and its proxy existed
+        (:func:`training_frame`).
+    proxies : how the training rows' proxies are chosen: ``label_free`` (as ``werest
+        estimate`` picks them for a user, per domain) or ``ranking`` (the best system on the
+        training labels).
+    seed : the balanced sample's seed (:func:`prepare_training_rows`), and an evaluation's
+        bootstrap's.
+    n_jobs : worker processes for normalisation and alignment.
+    """
+
+    normaliser: Normaliser = AUTO
+    two_system_views: bool = True
+    proxies: str = LABEL_FREE_PROXIES
+    seed: int = 0
+    n_jobs: int = 1
+
+    def __post_init__(self) -> None:
+        if self.proxies not in PROXY_CHOICES:
+            raise ConfigError(
+                f"proxies must be one of {', '.join(PROXY_CHOICES)}, got {self.proxies!r}"
+            )
 
 
 #: keys of a ``data.sources`` entry besides the importer options
 #: (:data:`werest.ingest.importers.OPTIONS`)
 SOURCE_KEYS: tuple[str, ...] = ("format", "paths", "table", "datasets")
+
+
+def labelled_table(
+    data: Mapping, feature_names: Sequence[str] = (), features_table: str | Path | None = None
+) -> pd.DataFrame:
+    """The labelled transcripts of a data config (``conf/data/``: :func:`load_sources`), for
+    ``werest train``/``evaluate``, with the input features of ``feature_names`` joined by key
+    from ``features_table`` when one is given (a feature table of ``werest features`` +
+    ``werest embed``: similarity, likelihoods)."""
+    table = load_sources(data)
+    if not features_table:
+        return table
+    numeric = tuple(input_columns(feature_names))
+    features = read_table(features_table, required=tuple(KEY), numeric=numeric)
+    return with_feature_table(table, features, list(feature_names), source=features_table)
 
 
 def load_sources(data: Mapping) -> pd.DataFrame:
@@ -413,22 +467,19 @@ def train(
     table: pd.DataFrame,
     features: Sequence[str],
     estimator,
+    options: TrainingOptions = TrainingOptions(),
     *,
     target: str = "wer",
-    normaliser: Normaliser = AUTO,
     train_systems: list[str] | None = None,
-    two_system_views: bool = False,
     data: Mapping | None = None,
-    seed: int = 0,
-    n_jobs: int = 1,
-    proxy_choice: str = RANKED_PROXIES,
 ) -> TrainedModel:
     """``werest train``'s job on a labelled table: rank the systems on it, build the training
-    rows (:func:`training_frame` with ``proxy_choice``, then the domains and balanced sample
-    of ``data``: :func:`prepare_training_rows`) and fit ``estimator`` on ``features``."""
+    rows (:func:`training_frame` as ``options`` say, then the domains and balanced sample of
+    ``data``: :func:`prepare_training_rows`) and fit ``estimator`` on ``features``."""
     if "reference" not in table.columns or table["reference"].isna().all():
         raise InputError("the training data has no references: nothing to learn from")
-    labels = utterance_labels(table, normaliser, n_jobs)
+    normaliser = options.normaliser
+    labels = utterance_labels(table, normaliser, options.n_jobs)
     ranking = rank_on(table, normaliser, labels=labels)
     frame = training_frame(
         table,
@@ -436,15 +487,15 @@ def train(
         normaliser=normaliser,
         targets=train_systems,
         labels=labels,
-        two_system_views=two_system_views,
-        n_jobs=n_jobs,
+        two_system_views=options.two_system_views,
+        n_jobs=options.n_jobs,
         input_features=list(features),
-        proxy_choice=proxy_choice,
+        proxy_choice=options.proxies,
         domains=(data or {}).get("domains"),
     )
     if frame.empty:
         raise InputError("no training rows: no target row has both a proxy and a reference")
-    frame = prepare_training_rows(frame, data or {}, seed=seed)
+    frame = prepare_training_rows(frame, data or {}, seed=options.seed)
     log.info("training on %d rows from %s", len(frame), sorted(frame["dataset"].unique()))
     return fit_model(
         frame, list(features), estimator, target=target, normaliser=normaliser, ranking=ranking

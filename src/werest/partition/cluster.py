@@ -169,9 +169,9 @@ def in_order(results: Iterable[tuple[int, Any]], count: int) -> list[Any]:
 
 
 def dask_runner(client, *, retries: int = 2) -> PartitionRunner:
-    """A ``run_partitions`` (:data:`werest.partition.estimate.PartitionRunner`: estimate, score and
-    features runs) that runs each partition as a task on ``client``'s workers, the shared
-    context broadcast once."""
+    """A :data:`werest.partition.engine.PartitionRunner` (``Partitioning.runner`` of an
+    estimate, score, features or leaderboard run) that runs each partition as a task on
+    ``client``'s workers, the shared context broadcast once."""
 
     def run(function, folders: list[Path], outputs: list, context: object) -> list:
         results = map_on_cluster(

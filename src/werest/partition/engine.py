@@ -409,6 +409,55 @@ def local_runner(per_process: int | None = PARTITIONS_PER_PROCESS) -> PartitionR
     return child_process_runner(per_process) if per_process > 0 else run_locally
 
 
+@dataclass(frozen=True)
+class Partitioning:
+    """How a stage's input is split into partitions and how they run: the section every
+    orchestrator (:func:`stage_input`) takes. The commands build it from their ``partition``
+    block (its ``_target_``), so these defaults are that block's (``werest <command> --help``
+    reads them from here), and a named cluster sets ``runner``.
+
+    Parameters
+    ----------
+    rows : input rows read at a time while spilling (None or 0: :data:`DEFAULT_CHUNK_ROWS`).
+        A command also reads it to decide whether to partition at all (:meth:`wanted`):
+        None chooses by the input's size, 0 never partitions.
+    count : utterance-hash partitions (None: one per :data:`ROWS_PER_PARTITION` input rows, at
+        least :data:`MIN_PARTITIONS`: :func:`automatic_partitions`).
+    dir : where the input is spilled (None: beside the stage's output; on a cluster, a folder
+        every worker reads).
+    per_process : without a ``runner``, the partitions a child process runs before a fresh one
+        replaces it (0: every partition in this process: :func:`local_runner`).
+    runner : how the partitions run (:data:`PartitionRunner`); None: :func:`local_runner` of
+        ``per_process``. A Dask cluster's is :func:`werest.partition.cluster.dask_runner`.
+    """
+
+    rows: int | None = None
+    count: int | None = None
+    dir: str | Path | None = None
+    per_process: int | None = PARTITIONS_PER_PROCESS
+    runner: PartitionRunner | None = None
+
+    def __post_init__(self) -> None:
+        for name, least in (("rows", 0), ("count", 1), ("per_process", 0)):
+            value = getattr(self, name)
+            if value is not None and value < least:
+                raise ConfigError(f"partition.{name} must be >= {least}, got {value}")
+
+    @property
+    def chunk_rows(self) -> int:
+        """Input rows read at a time while spilling."""
+        return self.rows or DEFAULT_CHUNK_ROWS
+
+    @property
+    def run_partitions(self) -> PartitionRunner:
+        """The runner that maps a stage's function over the spilled partitions."""
+        return self.runner if self.runner is not None else local_runner(self.per_process)
+
+    def wanted(self, path: str | Path) -> bool:
+        """Whether a command runs ``path`` in partitions (:func:`wants_partitions`)."""
+        return wants_partitions(path, self.rows)
+
+
 class Stages:
     """Wall seconds of each stage of a run (``EstimateRun.seconds``)."""
 
@@ -586,21 +635,21 @@ class StageInput:
     outputs: list[Path | None]
     staging: Path | None = None
     final: Path | None = None
+    #: how the spilled partitions run (:attr:`Partitioning.run_partitions`)
+    runner: PartitionRunner = run_locally
 
     @property
     def in_memory(self) -> bool:
         return self.spill.root is None
 
-    def run(
-        self, function: Callable, context: Any, runner: PartitionRunner, *, write: bool = True
-    ) -> list:
-        """``function(partition, output, context)`` of every partition: by ``runner`` when
+    def run(self, function: Callable, context: Any, *, write: bool = True) -> list:
+        """``function(partition, output, context)`` of every partition: by :attr:`runner` when
         spilled, else here (the table is not copied to another process). ``output`` is the
         partition's file (None in memory, or with ``write=False``)."""
         if self.in_memory:
             return [function(part, None, context) for part in self.spill.partitions]
         outputs = self.outputs if write else [None] * len(self.outputs)
-        return runner(function, self.spill.partitions, outputs, context)
+        return self.runner(function, self.spill.partitions, outputs, context)
 
     def place(self, results: list) -> list[Path]:
         """The written files put in place at once (:func:`put_in_place`; none in memory)."""
@@ -613,37 +662,38 @@ class StageInput:
 def stage_input(
     source: str | Path | pd.DataFrame,
     output: Path,
+    partitioning: Partitioning = Partitioning(),
     *,
     final: Path | None = None,
     suffix: str = ".csv",
-    work_dir: str | Path | None = None,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
-    n_partitions: int | None = None,
     numeric: tuple[str, ...] = (),
     select: RowSelection | None = None,
 ) -> Iterator[StageInput]:
     """The input of a stage's run as a :class:`StageInput`.
 
     A table (``source`` a DataFrame) is the one partition of an in-memory run, with a
-    run-wide normalisation cache. A path is spilled (:func:`spill_input`) into a scratch
-    folder beside ``output`` (or in ``work_dir``); with ``final``, each partition writes
-    ``part-NNNNN{suffix}`` into a staging folder that :meth:`StageInput.place` renames to
-    ``final`` (:func:`workspace`). Every temporary folder is removed whatever happens.
+    run-wide normalisation cache (``partitioning`` is not read). A path is spilled
+    (:func:`spill_input`) as ``partitioning`` says into a scratch folder beside ``output`` (or
+    in its ``dir``), and its partitions run by its runner; with ``final``, each partition
+    writes ``part-NNNNN{suffix}`` into a staging folder that :meth:`StageInput.place` renames
+    to ``final`` (:func:`workspace`). Every temporary folder is removed whatever happens.
     """
     if isinstance(source, pd.DataFrame):
         with cached_normalisation(NormalisationCache()):  # each distinct string once a run
             yield StageInput(whole_table(source, select), [None])
         return
     spilling = {"numeric": numeric, "select": select}
+    rows, count, work_dir = partitioning.chunk_rows, partitioning.count, partitioning.dir
+    runner = partitioning.run_partitions
     if final is None:
         with scratch_folder(output, work_dir) as scratch:
-            spilled = spill_input(source, scratch, chunk_rows, n_partitions, **spilling)
-            yield StageInput(spilled, [None] * len(spilled.partitions))
+            spilled = spill_input(source, scratch, rows, count, **spilling)
+            yield StageInput(spilled, [None] * len(spilled.partitions), runner=runner)
         return
     with workspace(final, output, work_dir) as (scratch, staging):
-        spilled = spill_input(source, scratch, chunk_rows, n_partitions, **spilling)
+        spilled = spill_input(source, scratch, rows, count, **spilling)
         outputs = [staging / f"part-{i:05d}{suffix}" for i in range(len(spilled.partitions))]
-        yield StageInput(spilled, outputs, staging, final)
+        yield StageInput(spilled, outputs, staging, final, runner)
 
 
 def wants_partitions(path: str | Path, rows: int | None) -> bool:

@@ -7,9 +7,9 @@ whole table, its features and its predictions take about 2.4 GB per million targ
 Both go through the same steps:
 
 1. **spill** (partitioned only): the input (a Parquet file read by row groups, a folder of
-   Parquet files, or a CSV/TSV file read in chunks of ``chunk_rows`` rows) is validated chunk
-   by chunk and split into ``n_partitions`` Parquet partitions by a stable hash of (dataset,
-   utt_id), so every utterance's systems land in one partition
+   Parquet files, or a CSV/TSV file read in chunks of ``partitioning.rows`` rows) is
+   validated chunk by chunk and split into ``partitioning.count`` Parquet partitions by a
+   stable hash of (dataset, utt_id), so every utterance's systems land in one partition
    (:func:`werest.partition.engine.spill`);
 2. **global state, computed first and broadcast**: the system names, the languages, and the
    guards' seeded sample of at most 1,000 utterances per dataset (partitioned: each
@@ -28,8 +28,8 @@ Both go through the same steps:
    utterance hash), so corpus estimates, bootstrap intervals and proxies do not depend on the
    partitioning.
 
-Memory bound: one input chunk (``chunk_rows`` rows) while spilling; one partition (the input
-rows / ``n_partitions``, by default ~500,000 rows, with their features: ~2.4 kB a target row)
+Memory bound: one input chunk (``partitioning.rows``) while spilling; one partition (the input
+rows / ``partitioning.count``, by default ~500,000 rows, with their features: ~2.4 kB a target row)
 per worker; one partition's
 utterance keys while drawing the sample; the compact frame while summarising, the one term
 that grows with the input (the summary stage's peak grew ~175 B per target row from 1M to
@@ -61,10 +61,12 @@ import pandas as pd
 from werest.errors import ConfigError, unknown_name
 from werest.estimation.corpus import corpus_length, scored_rows, truth_from_sums, truth_sums
 from werest.estimation.estimate import (
+    CHUNK_UTTERANCES,
     REFERENCE_RANKING,
     check_normaliser,
     choose_ranking,
     estimate_utterances,
+    input_features,
     nothing_estimated,
     resolve_targets,
     summarise,
@@ -86,11 +88,10 @@ from werest.ingest.table import UTTERANCE
 from werest.io import atomic_path, write_csv
 from werest.model.files import Models
 from werest.partition.engine import (
-    DEFAULT_CHUNK_ROWS,
     NORMALISED,
     ROW,
     SOURCE,
-    PartitionRunner,
+    Partitioning,
     Spill,
     Stages,
     concat_compact,
@@ -98,7 +99,6 @@ from werest.partition.engine import (
     partition_files,
     partition_table,
     read_partition,
-    run_locally,
     stage_input,
     warn_left_out,
 )
@@ -113,10 +113,57 @@ COMPACT = ["dataset", "system", "proxy", "status", "est_ref_words", "proxy_words
 CATEGORIES = ("dataset", "system", "proxy", "status")
 
 
-# --------------------------------------------------------------------------- reading
+#: What a system's missing hypothesis for an utterance of its dataset counts as.
+MISSING_HYPOTHESES = ("exclude", "deletions")
 
 
-# --------------------------------------------------------------------------- spilling
+@dataclass(frozen=True)
+class EstimateOptions:
+    """What ``werest estimate`` is asked: the section :func:`estimate_input` takes (the
+    command builds it from its settings, :func:`werest.estimate` from its arguments).
+
+    Parameters
+    ----------
+    target : one system, a list, or None (every system but the proxy).
+    proxy : one proxy for every target (None: the best other system in the proxy order).
+    ranking, system_order : the proxy order (:func:`werest.estimation.estimate.choose_ranking`):
+        ``model``, ``references``, a ranking.json, or None (label-free, the systems'
+        agreement); the user's own order, best first, before the rest.
+    normaliser : the one a user asked for (None: the models' own;
+        :func:`werest.estimation.estimate.check_normaliser`).
+    seed : the seed of the guards' sample and of the bootstrap intervals.
+    n_resamples : bootstrap resamples per interval.
+    missing_hypotheses : ``exclude`` (such rows are absent, and a warning says the systems
+        are compared on different utterance sets) or ``deletions`` (a system's missing
+        hypothesis for an utterance of a dataset it ran on counts as an empty output:
+        :func:`werest.estimation.guards.count_missing_as_deletions`).
+    chunk_utterances : utterances per processing chunk (a memory bound).
+    n_jobs : worker processes of an in-memory run (each partition of a partitioned run takes
+        one).
+    """
+
+    target: str | list[str] | None = None
+    proxy: str | None = None
+    ranking: str | Path | None = None
+    system_order: list[str] | None = None
+    normaliser: Normaliser | None = None
+    seed: int = 0
+    n_resamples: int = 1000
+    missing_hypotheses: str = "exclude"
+    chunk_utterances: int = CHUNK_UTTERANCES
+    n_jobs: int = 1
+
+    def __post_init__(self) -> None:
+        if self.missing_hypotheses not in MISSING_HYPOTHESES:
+            raise ConfigError(
+                f"missing_hypotheses must be exclude or deletions, got {self.missing_hypotheses!r}"
+            )
+        if isinstance(self.ranking, Path):  # ``model`` and ``references`` are names
+            object.__setattr__(self, "ranking", str(self.ranking))
+
+
+#: What a cached run's key leaves out: options that change how, not what, is computed.
+UNKEYED = ("n_jobs",)
 
 
 # --------------------------------------------------------------------------- one partition
@@ -133,7 +180,7 @@ class PartitionContext:
     normaliser: Normaliser
     sources: list[str]
     chunk_utterances: int
-    n_jobs: int = 1
+    n_jobs: int
     #: the partition is the whole input (an in-memory run): the dataset-level ``ctx_*``
     #: features it computes are the input's, so they are kept
     whole_table: bool = False
@@ -235,72 +282,51 @@ def estimate_input(
     source: str | Path | pd.DataFrame,
     models: Models,
     output_dir: str | Path | None = None,
+    options: EstimateOptions = EstimateOptions(),
+    partitioning: Partitioning = Partitioning(),
     *,
-    target=None,
-    proxy: str | None = None,
-    ranking: str | Path | None = None,
-    system_order: list[str] | None = None,
-    normaliser: Normaliser | None = None,
-    seed: int = 0,
-    n_resamples: int = 1000,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
-    n_partitions: int | None = None,
-    chunk_utterances: int = 50_000,
-    missing_hypotheses: str = "exclude",
-    numeric: tuple[str, ...] = (),
-    work_dir: str | Path | None = None,
-    n_jobs: int = 1,
-    run_partitions: PartitionRunner = run_locally,
     name: str | Path | None = None,
 ) -> EstimateRun:
     """``werest estimate``: the one orchestrator, in memory or in partitions.
 
     ``source`` is a validated table (an in-memory run: the table is its one partition, run
-    in this process with ``n_jobs`` workers, and its rows are returned in
+    in this process with ``options.n_jobs`` workers, and its rows are returned in
     ``EstimateRun.utterances``; ``name`` is its file in errors) or an input path (spilled into
-    partitions; their rows go to ``output_dir/utterances/part-NNNNN.csv``, put in place at
-    once when every partition is done). Either way the global state comes first (targets,
-    the guards' sample, the proxy order), then each partition's estimates, then one summary
-    (:func:`_combine`): the records and warnings do not depend on the partitioning.
-
-    ``target`` is one system, a list, or None (every system but the proxy); ``proxy``,
-    ``ranking`` and ``system_order`` choose the proxies
-    (:func:`werest.estimation.estimate.choose_ranking`); ``normaliser`` is the one a user asked
-    for (None: the models' own; :func:`werest.estimation.estimate.check_normaliser`);
-    ``missing_hypotheses="deletions"`` counts a system's missing hypothesis for an utterance of
-    a dataset it ran on as an empty output
-    (:func:`werest.estimation.guards.count_missing_as_deletions`; default ``exclude``: such rows
-    are absent, and a warning says the systems are compared on different utterance sets).
-    ``run_partitions`` maps :func:`estimate_partition` over spilled partitions
-    (:func:`werest.partition.engine.run_locally`, or :func:`werest.partition.cluster.dask_runner`);
-    ``work_dir`` holds them (beside ``output_dir`` by default; on a cluster, a folder every
-    worker reads); ``n_partitions=None`` chooses their count from the input's size. A
-    partitioned run also writes ``output_dir/summary.json``; an in-memory one writes nothing.
+    partitions as ``partitioning`` says, its columns of evidence read as numbers
+    (:func:`werest.estimation.estimate.input_features`); their rows go to
+    ``output_dir/utterances/part-NNNNN.csv``, put in place at once when every partition is
+    done). Either way the global state comes first (targets, the guards' sample, the proxy
+    order), then each partition's estimates, then one summary (:func:`_combine`): the records
+    and warnings do not depend on the partitioning. ``options`` say what is estimated
+    (:class:`EstimateOptions`). A partitioned run also writes ``output_dir/summary.json``; an
+    in-memory one writes nothing.
     """
-    if missing_hypotheses not in ("exclude", "deletions"):
-        raise ConfigError(
-            f"missing_hypotheses must be exclude or deletions, got {missing_hypotheses!r}"
-        )
     in_memory = isinstance(source, pd.DataFrame)
     if not in_memory:
-        refuse_whole_table_settings(models, ranking, missing_hypotheses)
-    elif missing_hypotheses == "deletions":
+        refuse_whole_table_settings(models, options.ranking, options.missing_hypotheses)
+    elif options.missing_hypotheses == "deletions":
         source = count_missing_as_deletions(source)
     output = Path(output_dir) if output_dir is not None else Path.cwd()
-    spilling = {"chunk_rows": chunk_rows, "n_partitions": n_partitions, "work_dir": work_dir}
     final = None if in_memory else output / "utterances"
+    numeric = input_features(models)
     clock = Stages()
-    with stage_input(source, output, final=final, numeric=numeric, **spilling) as run:
+    with stage_input(source, output, partitioning, final=final, numeric=numeric) as run:
         clock.lap("spill")
         spilled = run.spill
         systems = pd.DataFrame({"system": spilled.systems})
-        used = check_normaliser(models, normaliser, pd.DataFrame({"language": spilled.languages}))
-        targets = resolve_targets(systems, target, proxy, spilled.no_hypotheses)
+        languages = pd.DataFrame({"language": spilled.languages})
+        used = check_normaliser(models, options.normaliser, languages)
+        proxy = options.proxy
+        targets = resolve_targets(systems, options.target, proxy, spilled.no_hypotheses)
         if proxy is not None and proxy not in spilled.systems:
             raise unknown_name("proxy system", proxy, spilled.systems, "systems")
         warn_left_out(spilled, name if run.in_memory and name else source)
         pairs, order = sampled_order(  # with proxy=, the panel's order after the proxy
-            spilled, models, ranking=ranking, system_order=system_order, seed=seed
+            spilled,
+            models,
+            ranking=options.ranking,
+            system_order=options.system_order,
+            seed=options.seed,
         )
         clock.lap("sample_and_order")
         context = PartitionContext(
@@ -310,13 +336,13 @@ def estimate_input(
             order,
             used,
             spilled.sources,
-            chunk_utterances,
-            n_jobs=n_jobs if run.in_memory else 1,
+            options.chunk_utterances,
+            n_jobs=options.n_jobs if run.in_memory else 1,
             whole_table=run.in_memory,
         )
-        results = run.run(estimate_partition, context, run_partitions)
+        results = run.run(estimate_partition, context)
         clock.lap("partitions")
-        records, warnings, compact = _combine(results, models, used, pairs, n_resamples, seed)
+        records, warnings, compact = _combine(results, models, used, pairs, options)
         if not (compact["status"] == STATUS_OK).any():
             raise nothing_estimated(compact, name if run.in_memory else source)
         files = run.place(results)
@@ -339,17 +365,16 @@ def estimate_input(
 def estimate_table(
     table: pd.DataFrame,
     models: Models,
+    options: EstimateOptions = EstimateOptions(),
     *,
     source: str | Path | None = None,
     cache_dir: str | Path | None = None,
-    **settings,
 ) -> tuple[pd.DataFrame, list[dict], list[dict]]:
     """:func:`estimate_input` of a validated table (its one partition, in memory):
     (utterance rows, summary records, warnings). ``source`` names the input in errors;
-    ``cache_dir`` keeps the run by content (:func:`estimate_cached`); ``settings`` are
-    :func:`estimate_input`'s. No file is written (:mod:`werest.cli.commands.estimate` writes
-    them)."""
-    run = estimate_cached(table, models, cache_dir=cache_dir, name=source, **settings)
+    ``cache_dir`` keeps the run by content (:func:`estimate_cached`). No file is written
+    (:mod:`werest.cli.commands.estimate` writes them)."""
+    run = estimate_cached(table, models, None, options, cache_dir=cache_dir, name=source)
     return run.utterances, run.records, run.warnings
 
 
@@ -430,7 +455,7 @@ def _sampled_rows(folder: Path, ids: list[str], sample: pd.DataFrame) -> pd.Data
     return pd.concat(parts, ignore_index=True).merge(sample, on=UTTERANCE)
 
 
-def _combine(results, models, normaliser, pairs, n_resamples, seed):
+def _combine(results, models, normaliser, pairs, options: EstimateOptions):
     """The summary records, warnings and compact rows of all partitions."""
     compact = concat_compact([r.compact for r in results], CATEGORIES)
     for result in results:  # the combined frame replaces them: one copy held, not two
@@ -443,8 +468,8 @@ def _combine(results, models, normaliser, pairs, n_resamples, seed):
         compact,
         None,
         normaliser=normaliser,
-        n_resamples=n_resamples,
-        seed=seed,
+        n_resamples=options.n_resamples,
+        seed=options.seed,
         calibration=models.calibration,
         truth=truth,
         units=units,
@@ -474,41 +499,40 @@ def total_counts(results: list[PartitionResult]) -> pd.DataFrame:
     return per_system.assign(total=per_system["dataset"].map(total).to_numpy())
 
 
-#: what a cached run's key leaves out: settings that change how, not what, is computed
-UNKEYED = ("n_jobs", "run_partitions", "name", "chunk_rows", "work_dir", "n_partitions")
-
-
 def estimate_cached(
     table: pd.DataFrame,
     models: Models,
     output_dir: str | Path | None = None,
+    options: EstimateOptions = EstimateOptions(),
     *,
     cache_dir: str | Path | None = None,
-    **settings,
+    name: str | Path | None = None,
 ) -> EstimateRun:
     """:func:`estimate_input` of a table in memory, kept by content in ``cache_dir`` (None: no
-    cache): the same table, models and settings give back the stored records, warnings and
+    cache): the same table, models and options give back the stored records, warnings and
     utterance rows, so each round of the label loop (``werest sample`` then ``werest
     estimate labels=``) estimates the table once. A stored run that cannot be read is
     recomputed."""
     if cache_dir is None:
-        return estimate_input(table, models, output_dir, **settings)
-    folder = Path(cache_dir) / run_key(table, models, settings)
+        return estimate_input(table, models, output_dir, options, name=name)
+    folder = Path(cache_dir) / run_key(table, models, options)
     if (folder / "records.json").exists():
         try:
             return _cached_run(folder, len(table))
         except (OSError, ValueError) as error:
             log.info("estimate cache %s unreadable (%s): recomputed", folder, error)
-    run = estimate_input(table, models, output_dir, **settings)
+    run = estimate_input(table, models, output_dir, options, name=name)
     _store(run, folder)
     return run
 
 
-def run_key(table: pd.DataFrame, models: Models, settings: dict) -> str:
+def run_key(table: pd.DataFrame, models: Models, options: EstimateOptions) -> str:
     """A content hash of what an in-memory estimate depends on: the table's rows, each
-    model's file (its card's sha256), the settings that change results and werest's version."""
+    model's file (its card's sha256), the options that change results (all but
+    :data:`UNKEYED`) and werest's version."""
     import hashlib
     import json
+    from dataclasses import asdict
 
     from werest import __version__
 
@@ -518,14 +542,7 @@ def run_key(table: pd.DataFrame, models: Models, settings: dict) -> str:
     for target, model in models:
         card = model.info.get("sha256") or json.dumps(model.info, sort_keys=True, default=str)
         digest.update(f"{target}:{card}".encode())
-    import inspect
-
-    defaults = {
-        name: parameter.default
-        for name, parameter in inspect.signature(estimate_input).parameters.items()
-        if parameter.default is not inspect.Parameter.empty
-    }
-    kept = {k: v for k, v in (defaults | settings).items() if k not in UNKEYED}
+    kept = {k: v for k, v in asdict(options).items() if k not in UNKEYED}
     digest.update(json.dumps(kept, sort_keys=True, default=str).encode())
     digest.update(__version__.encode())
     return digest.hexdigest()[:32]

@@ -32,12 +32,10 @@ from werest.features.agreement import agreement_features
 from werest.features.proxy import Ranking, choose_proxies
 from werest.ingest.table import CSV_SUFFIXES, JSONL_SUFFIXES, KEY, write_table
 from werest.partition.engine import (
-    DEFAULT_CHUNK_ROWS,
     NORMALISED,
-    PartitionRunner,
+    Partitioning,
     Stages,
     partition_table,
-    run_locally,
     stage_input,
     warn_left_out,
 )
@@ -59,7 +57,7 @@ class FeaturesContext:
     proxy: str | None
     normaliser: Normaliser
     sources: list[str]
-    n_jobs: int = 1
+    n_jobs: int
 
 
 @dataclass
@@ -160,45 +158,37 @@ def features_input(
     proxy: str | None = None,
     normaliser: Normaliser = AUTO,
     n_jobs: int = 1,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
-    n_partitions: int | None = None,
-    work_dir: str | Path | None = None,
-    run_partitions: PartitionRunner = run_locally,
+    partitioning: Partitioning = Partitioning(),
 ) -> FeaturesRun:
     """``werest features``: the agreement feature table of ``source``, in memory or in
     partitions.
 
-    A table (``source`` a DataFrame) is one partition, run here: its features are returned
-    (``FeaturesRun.features``) and nothing is written. A path is spilled and each partition
-    writes ``out/part-NNNNN.parquet``; concatenated and sorted by key, those rows are the
-    in-memory table's. ``ranking`` orders the proxies (None with no ``proxy``: ranked on the
-    input's references first); ``run_partitions``, ``work_dir`` and ``n_partitions`` are
-    :func:`werest.partition.estimate.estimate_input`'s; the spilled input and the unfinished
-    folder go in temporary folders beside ``out`` (the former in ``work_dir`` when given).
+    A table (``source`` a DataFrame) is one partition, run here with ``n_jobs`` workers: its
+    features are returned (``FeaturesRun.features``) and nothing is written. A path is spilled
+    as ``partitioning`` says and each partition writes ``out/part-NNNNN.parquet``;
+    concatenated and sorted by key, those rows are the in-memory table's. ``ranking`` orders
+    the proxies (None with no ``proxy``: ranked on the input's references first); the spilled
+    input and the unfinished folder go in temporary folders beside ``out`` (the former in
+    ``partitioning.dir`` when given).
     """
     out = Path(out)
     in_memory = isinstance(source, pd.DataFrame)
     if not in_memory:
         refuse_a_table_file(out)
     clock = Stages()
-    spilling = {"chunk_rows": chunk_rows, "n_partitions": n_partitions, "work_dir": work_dir}
     final = None if in_memory else out
-    with stage_input(source, out, final=final, suffix=".parquet", **spilling) as run:
+    with stage_input(source, out, partitioning, final=final, suffix=".parquet") as run:
         clock.lap("spill")
         if ranking is None and proxy is None:
             ranking = reference_ranking(
-                run,
-                normaliser,
-                alternatives=RANKING_ALTERNATIVES,
-                n_jobs=n_jobs,
-                run_partitions=run_partitions,
+                run, normaliser, alternatives=RANKING_ALTERNATIVES, n_jobs=n_jobs
             )
             clock.lap("ranking")
         chosen = checked_targets(run.spill.systems, ranking, targets, proxy)
         warn_left_out(run.spill, "the input" if in_memory else source)
         complete = with_every_system(ranking, run.spill.systems)
         context = FeaturesContext(complete, chosen, proxy, normaliser, run.spill.sources, n_jobs)
-        results = run.run(features_partition, context, run_partitions)
+        results = run.run(features_partition, context)
         clock.lap("partitions")
         files = run.place(results)
     return FeaturesRun(

@@ -40,19 +40,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from werest.estimation.estimate import check_normaliser
+from werest.estimation.estimate import CHUNK_UTTERANCES, check_normaliser
 from werest.estimation.guards import utterance_counts
 from werest.evaluation.fairness import FairnessSettings
 from werest.features.proxy import Ranking
 from werest.model.files import Models
 from werest.partition.engine import (
-    DEFAULT_CHUNK_ROWS,
     NORMALISED,
-    PartitionRunner,
+    Partitioning,
     Stages,
     concat_compact,
     partition_table,
-    run_locally,
     stage_input,
     warn_left_out,
 )
@@ -77,6 +75,40 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+class LeaderboardOptions:
+    """What ``werest leaderboard`` is asked: the section :func:`leaderboard_input` takes (the
+    command builds it from its settings, :func:`werest.leaderboard` from its arguments).
+
+    Parameters
+    ----------
+    bootstrap : the intervals' and paired tests' resamples, level and seed (the seed also
+        draws the guards' sample).
+    fairness : the audits (None: none).
+    datasets, exclude_datasets : the datasets kept (None: all) and left out.
+    normaliser : the one a user asked for (None: the models' own, which it may only restate).
+    ranking, system_order : the proxy order, as in ``werest estimate``
+        (:func:`werest.estimation.estimate.choose_ranking`; default: label-free).
+    chunk_utterances : utterances per processing chunk (a memory bound).
+    n_jobs : worker processes of an in-memory run (each partition of a partitioned run takes
+        one).
+    """
+
+    bootstrap: Bootstrap = Bootstrap()
+    fairness: FairnessSettings | None = None
+    datasets: str | list[str] | None = None
+    exclude_datasets: str | list[str] | None = None
+    normaliser: Normaliser | None = None
+    ranking: str | Path | None = None
+    system_order: list[str] | None = None
+    chunk_utterances: int = CHUNK_UTTERANCES
+    n_jobs: int = 1
+
+    def __post_init__(self) -> None:
+        if isinstance(self.ranking, Path):  # ``model`` and ``references`` are names
+            object.__setattr__(self, "ranking", str(self.ranking))
+
+
+@dataclass(frozen=True)
 class LeaderboardContext:
     """What every partition needs, sent to each worker once (:mod:`werest.partition.cluster`)."""
 
@@ -86,7 +118,7 @@ class LeaderboardContext:
     fairness: FairnessSettings | None
     sources: list[str]
     chunk_utterances: int
-    n_jobs: int = 1
+    n_jobs: int
 
 
 @dataclass
@@ -153,52 +185,43 @@ def leaderboard_input(
     source: str | Path | pd.DataFrame,
     models: Models,
     output_dir: str | Path | None = None,
+    options: LeaderboardOptions = LeaderboardOptions(),
+    partitioning: Partitioning = Partitioning(),
     *,
-    boot: Bootstrap,
-    fairness: FairnessSettings | None,
-    datasets=None,
-    exclude_datasets=None,
-    normaliser: Normaliser | None = None,
-    ranking: str | Path | None = None,
-    system_order: list[str] | None = None,
-    chunk_utterances: int = 50_000,
-    n_jobs: int = 1,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
-    n_partitions: int | None = None,
-    work_dir: str | Path | None = None,
-    run_partitions: PartitionRunner = run_locally,
     name: str | Path | None = None,
 ) -> LeaderboardRun:
     """``werest leaderboard``: the one orchestrator, in memory or in partitions. No file is
     written (the caller writes the leaderboard's files).
 
-    ``source`` is a validated table (its one partition, run here with ``n_jobs`` workers) or
-    an input path (spilled; its partitions run by ``run_partitions``). ``datasets`` and
-    ``exclude_datasets`` select the rows; ``ranking``/``system_order`` choose the proxy
-    order as in ``werest estimate`` (:func:`werest.estimation.estimate.choose_ranking`;
-    default: label-free); ``normaliser`` (None: the models' own) is checked against the
-    models'. ``work_dir`` and ``n_partitions`` are
-    :func:`werest.partition.estimate.estimate_input`'s; ``name`` is the table's file, named
-    in warnings.
+    ``source`` is a validated table (its one partition, run here with ``options.n_jobs``
+    workers) or an input path (spilled, and its partitions run, as ``partitioning`` says; the
+    spilled input goes beside ``output_dir``). ``options`` say which datasets, proxies,
+    bootstrap and audits (:class:`LeaderboardOptions`); ``name`` is the table's file, named in
+    warnings.
     """
     in_memory = isinstance(source, pd.DataFrame)
     if not in_memory:
-        refuse_whole_table_settings(models, ranking, "exclude")
+        refuse_whole_table_settings(models, options.ranking, "exclude")
     clock = Stages()
-    select = partial(keep_datasets, keep=datasets, exclude=exclude_datasets)
-    spilling = {"chunk_rows": chunk_rows, "n_partitions": n_partitions, "work_dir": work_dir}
+    datasets, exclude, fairness = options.datasets, options.exclude_datasets, options.fairness
+    select = partial(keep_datasets, keep=datasets, exclude=exclude)
     output = Path(output_dir) if output_dir is not None else Path.cwd()
-    with stage_input(source, output, select=select, **spilling) as run:
+    with stage_input(source, output, partitioning, select=select) as run:
         spilled = run.spill
-        check_selection(spilled.datasets, datasets, exclude_datasets)
+        check_selection(spilled.datasets, datasets, exclude)
         require_two_systems(spilled.systems)
         if fairness is not None:
             fairness.check_columns(spilled.columns)
         warn_left_out(spilled, (name or "the input") if in_memory else source)
-        check_normaliser(models, normaliser, pd.DataFrame({"language": spilled.languages}))
+        languages = pd.DataFrame({"language": spilled.languages})
+        check_normaliser(models, options.normaliser, languages)
         clock.lap("spill")
         pairs, order = sampled_order(
-            spilled, models, ranking=ranking, system_order=system_order, seed=boot.seed
+            spilled,
+            models,
+            ranking=options.ranking,
+            system_order=options.system_order,
+            seed=options.bootstrap.seed,
         )
         clock.lap("sample_and_order")
         context = LeaderboardContext(
@@ -207,17 +230,17 @@ def leaderboard_input(
             order,
             fairness,
             spilled.sources,
-            chunk_utterances,
-            n_jobs=n_jobs if run.in_memory else 1,
+            options.chunk_utterances,
+            n_jobs=options.n_jobs if run.in_memory else 1,
         )
-        results = run.run(leaderboard_partition, context, run_partitions)
+        results = run.run(leaderboard_partition, context)
         clock.lap("partitions")
     rows = concat_rows([r.rows for r in results])
     result = assemble(
         rows,
         total_counts(results),
         pairs,
-        boot=boot,
+        boot=options.bootstrap,
         fairness=fairness,
         calibration=models.calibration,
     )
@@ -225,7 +248,9 @@ def leaderboard_input(
     return LeaderboardRun(result, spilled.n_rows, len(results), clock.seconds)
 
 
-def build(table: pd.DataFrame, models: Models, **settings) -> Leaderboard:
+def build(
+    table: pd.DataFrame, models: Models, options: LeaderboardOptions = LeaderboardOptions()
+) -> Leaderboard:
     """The :class:`Leaderboard` of a validated table (its one partition, in memory:
-    :func:`leaderboard_input`, whose keyword ``settings`` it takes)."""
-    return leaderboard_input(table, models, **settings).leaderboard
+    :func:`leaderboard_input`)."""
+    return leaderboard_input(table, models, options=options).leaderboard

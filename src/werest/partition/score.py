@@ -32,17 +32,16 @@ from werest.errors import ConfigError, InputError
 from werest.features.proxy import Ranking, rank_totals
 from werest.ingest.table import write_table
 from werest.partition.engine import (
-    DEFAULT_CHUNK_ROWS,
     NORMALISED,
-    PartitionRunner,
+    Partitioning,
     StageInput,
     Stages,
     concat_compact,
     partition_table,
-    run_locally,
     stage_input,
     warn_left_out,
 )
+from werest.stats import Bootstrap
 from werest.text import AUTO, Normaliser, reusing_normalisation
 from werest.text.scoring import corpus_scores, readable_scores, score_utterances, utterance_order
 
@@ -69,7 +68,7 @@ class ScoreContext:
 
     normaliser: Normaliser
     sources: list[str]
-    n_jobs: int = 1
+    n_jobs: int
     #: return the readable rows (an in-memory run's ``utterances.csv``) instead of writing them
     keep_rows: bool = False
 
@@ -145,41 +144,36 @@ def score_input(
     output_dir: str | Path,
     *,
     normaliser: Normaliser = AUTO,
-    n_resamples: int = 1000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    bootstrap: Bootstrap = Bootstrap(),
     n_jobs: int = 1,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
-    n_partitions: int | None = None,
-    work_dir: str | Path | None = None,
-    run_partitions: PartitionRunner = run_locally,
+    partitioning: Partitioning = Partitioning(),
     name: str | Path | None = None,
 ) -> ScoreRun:
     """``werest score``: the corpus scores of ``source``, in memory or in partitions.
 
     A table (``source`` a DataFrame, ``name`` its file in errors) is scored as one partition
-    in this process and its readable rows returned (``ScoreRun.rows``); a path is spilled
-    and its partitions' rows written to ``output_dir/utterances/part-NNNNN.csv`` (the columns
-    of the in-memory ``utterances.csv``; the folder is renamed into place once every
-    partition is done). The corpus scores are the same either way. The caller writes
-    ``scores.csv`` and the ranking. ``run_partitions``, ``work_dir`` and ``n_partitions`` are
-    :func:`werest.partition.estimate.estimate_input`'s.
+    in this process with ``n_jobs`` workers and its readable rows returned (``ScoreRun.rows``);
+    a path is spilled as ``partitioning`` says and its partitions' rows written to
+    ``output_dir/utterances/part-NNNNN.csv`` (the columns of the in-memory ``utterances.csv``;
+    the folder is renamed into place once every partition is done). The corpus scores, with
+    ``bootstrap``'s intervals, are the same either way. The caller writes ``scores.csv`` and
+    the ranking.
     """
     output_dir = Path(output_dir)
     clock = Stages()
-    spilling = {"chunk_rows": chunk_rows, "n_partitions": n_partitions, "work_dir": work_dir}
-    with stage_input(source, output_dir, final=output_dir / "utterances", **spilling) as run:
+    final = output_dir / "utterances"
+    with stage_input(source, output_dir, partitioning, final=final) as run:
         clock.lap("spill")
         warn_left_out(run.spill, name if run.in_memory and name else source)
         context = ScoreContext(normaliser, run.spill.sources, n_jobs, keep_rows=run.in_memory)
-        results = run.run(score_partition, context, run_partitions)
+        results = run.run(score_partition, context)
         clock.lap("partitions")
         where = name if run.in_memory else source
         scores = corpus_scores(
             labelled_rows(results, where),
-            n_resamples=n_resamples,
-            seed=seed,
-            confidence=confidence,
+            n_resamples=bootstrap.n_resamples,
+            seed=bootstrap.seed,
+            confidence=bootstrap.confidence,
         )
         files = run.place(results)
         clock.lap("scores")
@@ -193,13 +187,12 @@ def reference_ranking(
     *,
     alternatives: str,
     n_jobs: int = 1,
-    run_partitions: PartitionRunner = run_locally,
 ) -> Ranking:
     """The systems ranked on the input's references (:func:`werest.features.proxy.rank_totals`
     of the per (dataset, system) sums, which add up over partitions exactly): a ConfigError
     suggesting ``alternatives`` when no row has a reference."""
     context = ScoreContext(normaliser, run.spill.sources, n_jobs)
-    results = run.run(score_partition, context, run_partitions, write=False)
+    results = run.run(score_partition, context, write=False)
     compact = concat_compact([r.compact for r in results], CATEGORIES)
     if compact.empty:
         raise ConfigError(f"the input has no references to rank its systems on: {alternatives}")

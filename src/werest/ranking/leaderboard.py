@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -54,7 +53,7 @@ import pandas as pd
 from werest import logs
 from werest.errors import ConfigError, InputError, unknown_name
 from werest.estimation.corpus import estimated_sample
-from werest.estimation.estimate import estimate_utterances
+from werest.estimation.estimate import CHUNK_UTTERANCES, estimate_utterances
 from werest.estimation.guards import warnings_from_counts
 from werest.evaluation.fairness import (
     FairnessSettings,
@@ -68,6 +67,7 @@ from werest.features.inputs import relative_to_proxy
 from werest.ingest.table import KEY
 from werest.model.files import Models
 from werest.model.intervals import calibrated_interval, pair_interval
+from werest.ranking.board import Leaderboard
 from werest.stats import (
     Bootstrap,
     RateSample,
@@ -79,27 +79,10 @@ from werest.stats import (
     rank_agreement,
 )
 from werest.text import Normaliser
-from werest.text.lid import CONFIDENCE, DETECTED, TRUE, LidReport, has_lid, lid_report
+from werest.text.lid import CONFIDENCE, DETECTED, TRUE, has_lid, lid_report
 from werest.text.scoring import utterance_order
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Leaderboard:
-    """Everything ``werest leaderboard`` computes."""
-
-    board: pd.DataFrame
-    datasets: pd.DataFrame
-    pairs: pd.DataFrame
-    descriptive: pd.DataFrame
-    agreement: dict
-    fairness: dict[str, pd.DataFrame]
-    lid: LidReport | None = None
-    utterances: pd.DataFrame | None = None  # every row, compact (:func:`utterance_rows`)
-    warnings: list[dict] = field(
-        default_factory=list
-    )  # werest.estimation.guards, as in werest estimate
 
 
 #: An utterance in the per-row frame: its dataset and a 64-bit hash of its ``utt_id``
@@ -189,7 +172,7 @@ def utterance_rows(
     *,
     ranking,
     fairness: FairnessSettings | None,
-    chunk_utterances: int = 50_000,
+    chunk_utterances: int = CHUNK_UTTERANCES,
     n_jobs: int = 1,
 ) -> pd.DataFrame:
     """One compact row per row of ``table``: everything the leaderboard's tables need of it.

@@ -15,7 +15,7 @@ import pandas as pd
 from werest.estimation.guards import format_warnings
 from werest.formatting import markdown_table, number, p_value, percent, percent_interval, plural
 from werest.io import save_figure
-from werest.ranking.leaderboard import Leaderboard
+from werest.ranking.board import Leaderboard
 
 
 def board_view(board: pd.DataFrame) -> pd.DataFrame:
@@ -134,9 +134,9 @@ def agreement_line(agreement: dict) -> str:
 
 
 def contender_lines(datasets: pd.DataFrame) -> list[str]:
-    """Per dataset, the systems that may be the best (:func:`werest.estimation.winner.
+    """Per dataset, the systems that may be the best (:func:`werest.estimation.shortlist.
     shortlist` of its estimates): one line each, a single name only when the list has one."""
-    from werest.estimation.winner import shortlist
+    from werest.estimation.shortlist import shortlist
 
     records = datasets.rename(columns={"est_wer": "estimated_wer"}).to_dict("records")
     lines = []

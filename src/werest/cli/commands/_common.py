@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,18 +20,13 @@ from omegaconf import OmegaConf
 
 from werest.build import instantiate_checked
 from werest.cli.config import composed, given_values
-from werest.cli.schema import Cluster, Partition
-from werest.features.inputs import input_columns, with_feature_table
-from werest.ingest.table import KEY, read_table
+from werest.cli.schema import Cluster
+from werest.ingest.table import read_table
 from werest.io import atomic_path
-from werest.model.training import load_sources
+from werest.model.training import TrainingOptions
+from werest.model.training import labelled_table as training_table
 from werest.partition.cluster import dask_client, dask_runner
-from werest.partition.engine import (
-    DEFAULT_CHUNK_ROWS,
-    PartitionRunner,
-    local_runner,
-    wants_partitions,
-)
+from werest.partition.engine import Partitioning, wants_partitions
 from werest.text import Normaliser, as_normaliser
 
 T = TypeVar("T")
@@ -82,14 +78,22 @@ def name_list(value) -> list[str] | None:
 
 def labelled_table(settings: Any, feature_names: list[str]):
     """The labelled transcripts of ``data`` for ``werest train``/``evaluate``, with the input
-    features of ``feature_names`` joined by key from ``features_table`` when it is set (a
-    feature table of ``werest features`` + ``werest embed``: similarity, likelihoods)."""
-    table = load_sources(settings.data.as_dict())
-    path = settings.features_table
-    if not path:
-        return table
-    features = read_table(path, required=tuple(KEY), numeric=tuple(input_columns(feature_names)))
-    return with_feature_table(table, features, feature_names, source=path)
+    features of ``feature_names`` joined from ``features_table`` when it is set
+    (:func:`werest.model.training.labelled_table`)."""
+    return training_table(settings.data.as_dict(), feature_names, settings.features_table)
+
+
+def training_options(settings: Any) -> TrainingOptions:
+    """The section :func:`werest.model.training.train` and
+    :func:`werest.evaluation.lodo.evaluate_lodo` take, from ``werest train``'s or ``werest
+    evaluate``'s settings of the same names."""
+    return TrainingOptions(
+        normaliser=normaliser_setting(settings),
+        two_system_views=settings.two_system_views,
+        proxies=settings.proxies,
+        seed=settings.seed,
+        n_jobs=settings.n_jobs,
+    )
 
 
 # --------------------------------------------------------------------------- clusters
@@ -128,26 +132,15 @@ def stage_source(settings: Any, numeric: tuple[str, ...] = ()) -> str | pd.DataF
     return read_table(settings.input, numeric=numeric, warn=False)
 
 
-def partition_settings(settings: Any) -> dict:
-    """The ``partition.*`` block as keyword arguments of a partitioned run (``chunk_rows``,
-    ``n_partitions``, ``work_dir``)."""
-    partition: Partition = settings.partition
-    return {
-        # rows: null (automatic) or 0 (never partitioned, unless a cluster is named) read
-        # DEFAULT_CHUNK_ROWS rows at a time
-        "chunk_rows": partition.rows or DEFAULT_CHUNK_ROWS,
-        "n_partitions": partition.count,
-        "work_dir": partition.dir,
-    }
-
-
 @contextmanager
-def partition_runner(settings: Any) -> Iterator[PartitionRunner]:
-    """How the partitions run (``cluster.*``): one after another in recycled child processes
-    (``partition.per_process`` each; 0: in this process), or as tasks on a Dask cluster whose
-    client lives while the block runs."""
+def partitioning(settings: Any) -> Iterator[Partitioning]:
+    """The ``partition`` block as the library's section (its ``_target_``:
+    :class:`werest.partition.engine.Partitioning`), run as ``cluster`` says: one partition
+    after another in recycled child processes (``partition.per_process`` each; 0: in this
+    process), or as tasks on a Dask cluster whose client lives while the block runs."""
+    built = build(settings.partition, Partitioning)
     with cluster_client(settings.cluster) as client:
         if client is None:
-            yield local_runner(settings.partition.per_process)
+            yield built
         else:
-            yield dask_runner(client, retries=settings.cluster.retries)
+            yield replace(built, runner=dask_runner(client, retries=settings.cluster.retries))

@@ -10,14 +10,11 @@ per-utterance rows in ``utterances/part-N.csv``.
 
 from __future__ import annotations
 
-from functools import partial
-
 from werest.cli.commands._common import (
     build,
     name_list,
-    partition_runner,
-    partition_settings,
     partitioned_run,
+    partitioning,
     print_blocks,
     save_config,
     stage_source,
@@ -41,7 +38,7 @@ from werest.estimation.winner import (
 )
 from werest.io import atomic_path, check_output, staged_output, write_csv, write_json
 from werest.model.files import load_models
-from werest.partition.estimate import estimate_cached, estimate_input
+from werest.partition.estimate import EstimateOptions, estimate_cached, estimate_input
 from werest.report.estimate_report import evidence_line, format_pairs, format_summary
 from werest.resources import ResourceMonitor, write_resources
 from werest.text import requested_normaliser
@@ -81,21 +78,15 @@ def run(settings: EstimateSettings) -> list[dict]:
         check_bootstrap_memory(labels, source, label_settings)
     # every file goes to a staging folder, put in place as one when the run ends
     with staged_output(folder, owned=OWNED) as staged:
-        with ResourceMonitor() as monitor, partition_runner(settings) as runner:
-            run = estimate_input
+        with ResourceMonitor() as monitor, partitioning(settings) as parts:
+            options, name = estimate_options(settings), str(settings.input)
             if labels is not None and not partitioned_run(settings) and settings.cache_dir:
-                run = partial(estimate_cached, cache_dir=settings.cache_dir)
-            result = run(
-                source,
-                models,
-                staged,
-                **estimate_settings(settings),
-                **partition_settings(settings),
-                numeric=numeric,
-                n_jobs=settings.n_jobs,
-                run_partitions=runner,
-                name=str(settings.input),
-            )
+                cache = settings.cache_dir
+                result = estimate_cached(
+                    source, models, staged, options, cache_dir=cache, name=name
+                )
+            else:
+                result = estimate_input(source, models, staged, options, parts, name=name)
             records, warnings = result.records, result.warnings
             if labels is not None:
                 labelled = apply_labels(
@@ -174,15 +165,16 @@ def scored_inline(source, settings: EstimateSettings, feature_names: list[str]):
     )
 
 
-def estimate_settings(settings: EstimateSettings) -> dict:
-    """The settings of :func:`werest.partition.estimate.estimate_input`, as keyword arguments."""
-    return {
-        "target": settings.target,
-        "proxy": settings.proxy,
-        "ranking": None if settings.ranking is None else str(settings.ranking),
-        "system_order": name_list(settings.system_order),
-        "normaliser": requested_normaliser(settings.normaliser),  # None: the model's own
-        "seed": settings.seed,
-        "chunk_utterances": settings.chunk_utterances,
-        "missing_hypotheses": settings.missing_hypotheses,
-    }
+def estimate_options(settings: EstimateSettings) -> EstimateOptions:
+    """The section :func:`werest.partition.estimate.estimate_input` takes, from the settings."""
+    return EstimateOptions(
+        target=settings.target,
+        proxy=settings.proxy,
+        ranking=settings.ranking,
+        system_order=name_list(settings.system_order),
+        normaliser=requested_normaliser(settings.normaliser),  # None: the model's own
+        seed=settings.seed,
+        missing_hypotheses=settings.missing_hypotheses,
+        chunk_utterances=settings.chunk_utterances,
+        n_jobs=settings.n_jobs,
+    )

@@ -17,6 +17,7 @@ from werest.cli.commands._common import (
     normaliser_setting,
     print_blocks,
     save_config,
+    training_options,
 )
 from werest.cli.config import composed
 from werest.cli.schema import EvaluateSettings
@@ -62,6 +63,8 @@ def run(
         headline = winner_bars(result).to_string(index=False)
     elif settings.protocol == "lodo":
         result = run_lodo(settings)
+        if settings.predictions:  # what experiment=few_labels draws from, kept
+            save_predictions(result.utterances, settings.predictions)
         write = write_lodo_reports
         headline = result.domains.to_string(index=False, float_format=lambda v: f"{v:.4f}")
     else:
@@ -109,12 +112,18 @@ def _few_labels(settings: EvaluateSettings) -> FewLabelResult:
     else:
         utterances = run_lodo(settings).utterances
         if cached:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_path(cached) as tmp:
-                utterances.to_parquet(tmp)
+            save_predictions(utterances, cached)
     if lodo.held_out:
         utterances = utterances[utterances["domain"].isin(lodo.held_out)]
     return evaluate_few_labels(utterances, few, lodo.interval)
+
+
+def save_predictions(utterances: pd.DataFrame, path) -> None:
+    """The held-out predictions of a LODO run (``LodoResult.utterances``) as Parquet, written
+    atomically: ``predictions=`` of ``experiment=lodo`` and ``experiment=few_labels``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        utterances.to_parquet(tmp)
 
 
 def _winner(settings: EvaluateSettings) -> WinnerResult:
@@ -123,7 +132,7 @@ def _winner(settings: EvaluateSettings) -> WinnerResult:
     experiment = _built(settings.winner, WinnerExperiment, "winner")
     if settings.input:
         from werest.model.files import load_models
-        from werest.partition.estimate import estimate_table
+        from werest.partition.estimate import EstimateOptions, estimate_table
 
         table = read_table(settings.input)
         if "reference" not in table.columns or table["reference"].isna().all():
@@ -132,9 +141,8 @@ def _winner(settings: EvaluateSettings) -> WinnerResult:
                 path=settings.input,
                 column="reference",
             )
-        _, records, _ = estimate_table(
-            table, load_models(None), target=None, n_jobs=settings.n_jobs, source=settings.input
-        )
+        options = EstimateOptions(n_jobs=settings.n_jobs)  # every system
+        _, records, _ = estimate_table(table, load_models(None), options, source=settings.input)
         cells = pd.DataFrame(records)
         cells = cells.assign(domain=cells["dataset"])
     else:
@@ -149,28 +157,19 @@ def _winner(settings: EvaluateSettings) -> WinnerResult:
     return evaluate_winner(contests, errors, truth, cells, experiment, n_jobs=settings.n_jobs)
 
 
-def run_lodo(
-    settings: EvaluateSettings, table: pd.DataFrame | None = None, held_out=None
-) -> LodoResult:
-    """Leave one domain out as ``settings`` say, on ``table`` (default: the labelled table
-    of ``settings.data``) and holding out ``held_out`` (default: ``lodo.held_out``)."""
+def run_lodo(settings: EvaluateSettings) -> LodoResult:
+    """Leave one domain out as ``settings`` say, on the labelled table of ``settings.data``."""
     lodo = _lodo_settings(settings)
     bootstrap = build(settings.bootstrap, Bootstrap)
     columns = list(settings.features.columns)
     return evaluate_lodo(
-        labelled_table(settings, columns) if table is None else table,
+        labelled_table(settings, columns),
         settings.data.as_dict(),
         columns,
         settings.model.as_dict(),
-        normaliser=normaliser_setting(settings),
-        two_system_views=settings.two_system_views,
-        interval=lodo.interval,
+        training_options(settings),
+        lodo,
         n_resamples=bootstrap.n_resamples,
-        seed=settings.seed,
-        n_jobs=settings.n_jobs,
-        held_out=lodo.held_out if held_out is None else held_out,
-        proxy_choice=settings.proxies,
-        panel=lodo.panel,
     )
 
 

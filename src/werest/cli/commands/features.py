@@ -14,8 +14,7 @@ import pandas as pd
 from werest.cli.commands._common import (
     name_list,
     normaliser_setting,
-    partition_runner,
-    partition_settings,
+    partitioning,
     save_config,
     stage_source,
 )
@@ -32,7 +31,7 @@ def run(settings: FeaturesSettings) -> pd.DataFrame | None:
     """Choose proxies and write the agreement feature table with its config (a partitioned
     run returns None: its table is never whole in memory)."""
     # the table (or folder of parts) and its config, put in place as one at the end
-    with staged_output(settings.out, file=True) as out, partition_runner(settings) as runner:
+    with staged_output(settings.out, file=True) as out, partitioning(settings) as parts:
         result = features_input(
             stage_source(settings),
             out,
@@ -41,8 +40,7 @@ def run(settings: FeaturesSettings) -> pd.DataFrame | None:
             proxy=settings.proxy,
             normaliser=normaliser_setting(settings),
             n_jobs=settings.n_jobs,
-            **partition_settings(settings),
-            run_partitions=runner,
+            partitioning=parts,
         )
         if result.features is not None:
             write_table(result.features, out)

@@ -31,7 +31,7 @@ from werest.estimation.winner import WinnerSettings, format_winner, winner_draw
 from werest.ingest.table import UTTERANCE, read_table
 from werest.io import atomic_path, check_output, staged_output
 from werest.model.files import load_models
-from werest.partition.estimate import estimate_table
+from werest.partition.estimate import EstimateOptions, estimate_table
 
 
 def run(settings: SampleSettings) -> pd.DataFrame:
@@ -61,8 +61,7 @@ def run(settings: SampleSettings) -> pd.DataFrame:
         estimated, records, _ = estimate_table(
             table,
             models,
-            target=None,
-            n_jobs=settings.n_jobs,
+            EstimateOptions(n_jobs=settings.n_jobs),  # every system
             source=settings.input,
             cache_dir=settings.cache_dir,
         )

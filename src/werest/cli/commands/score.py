@@ -8,7 +8,6 @@ rows in ``utterances/part-N.csv``.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
@@ -17,8 +16,7 @@ from werest import logs
 from werest.cli.commands._common import (
     build,
     normaliser_setting,
-    partition_runner,
-    partition_settings,
+    partitioning,
     print_blocks,
     save_config,
     stage_source,
@@ -51,15 +49,14 @@ def run(settings: ScoreSettings) -> pd.DataFrame:
     normaliser = normaliser_setting(settings)
     # every file goes to a staging folder, put in place as one when the run ends
     with staged_output(settings.output_dir, owned=OUTPUTS) as folder:
-        with ResourceMonitor() as monitor, partition_runner(settings) as runner:
+        with ResourceMonitor() as monitor, partitioning(settings) as parts:
             result = score_input(
                 stage_source(settings),
                 folder,
                 normaliser=normaliser,
-                **asdict(build(settings.bootstrap, Bootstrap)),
+                bootstrap=build(settings.bootstrap, Bootstrap),
                 n_jobs=settings.n_jobs,
-                **partition_settings(settings),
-                run_partitions=runner,
+                partitioning=parts,
                 name=str(settings.input),
             )
             ranking = rank_systems(result.scores, normaliser=normaliser)

@@ -13,9 +13,9 @@ from werest.cli.commands._common import (
     build,
     labelled_table,
     name_list,
-    normaliser_setting,
     print_blocks,
     save_config,
+    training_options,
 )
 from werest.cli.config import composed
 from werest.cli.schema import TrainSettings
@@ -39,14 +39,10 @@ def run(settings: TrainSettings) -> TrainedModel:
         labelled_table(settings, columns),
         columns,
         build_regressor(settings.model.as_dict()),
+        training_options(settings),
         target=settings.target,
-        normaliser=normaliser_setting(settings),
         train_systems=name_list(settings.train_systems),
-        two_system_views=settings.two_system_views,
         data=data,
-        seed=settings.seed,
-        n_jobs=settings.n_jobs,
-        proxy_choice=settings.proxies,
     )
     for key in ("licences", "use"):
         if data.get(key):

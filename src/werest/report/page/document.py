@@ -29,7 +29,7 @@ from werest.report.page.plots import plotly_js
 from werest.report.page.ranking import ranking_tab
 
 if TYPE_CHECKING:
-    from werest.ranking.leaderboard import Leaderboard
+    from werest.ranking.board import Leaderboard
 
 
 #: Every tab, in the order shown; a tab is on the page only when it has something to show.

@@ -14,7 +14,7 @@ from werest.report.page.fairness_chart import plot_fairness
 from werest.report.page.markup import Cell, html_table, links, pct_cell
 
 if TYPE_CHECKING:
-    from werest.ranking.leaderboard import Leaderboard
+    from werest.ranking.board import Leaderboard
 
 
 def _most_common(values: pd.Series) -> str:

@@ -11,7 +11,7 @@ from werest.formatting import plural
 from werest.report.page.board import has_truth
 
 if TYPE_CHECKING:
-    from werest.ranking.leaderboard import Leaderboard
+    from werest.ranking.board import Leaderboard
 
 
 def subtitle(result: Leaderboard) -> str:

@@ -11,7 +11,7 @@ from werest.report.page.board import has_truth
 from werest.report.page.markup import Cell, html_table, links, pct_cell
 
 if TYPE_CHECKING:
-    from werest.ranking.leaderboard import Leaderboard
+    from werest.ranking.board import Leaderboard
 
 
 def latency_view(result: Leaderboard) -> pd.DataFrame:

@@ -10,7 +10,7 @@ from werest.formatting import number, percent
 from werest.report.page.markup import html_table, links
 
 if TYPE_CHECKING:
-    from werest.ranking.leaderboard import Leaderboard
+    from werest.ranking.board import Leaderboard
 
 
 def lid_tab(result: Leaderboard) -> str:

@@ -17,7 +17,7 @@ from werest.report.page.markup import Cell, html_table, links, pct, pct_cell
 from werest.report.page.speed import plot_wer_vs_rtfx
 
 if TYPE_CHECKING:
-    from werest.ranking.leaderboard import Leaderboard
+    from werest.ranking.board import Leaderboard
 
 
 def _dataset_labels(datasets: Sequence[str]) -> dict[str, str]:

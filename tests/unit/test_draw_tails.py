@@ -146,3 +146,16 @@ def test_a_few_draws_with_long_proxies_cannot_take_the_denominator_to_zero(monke
     monkeypatch.setattr(ppi, "DENOMINATOR_FLOOR", -np.inf)  # no cap
     uncapped = ppi.estimate_draws(draws, method="t", shared_lambda=True)
     assert not np.isfinite(uncapped.ppi_high - uncapped.ppi_low).all()
+
+
+def test_the_report_leaves_unmeasured_promises_empty():
+    """No pilot promise at a budget no larger than the pilot (10 < 20): the report's cell is
+    empty, not "nan %"; a measured share is shown in per cent."""
+    from werest.report.few_labels_report import _rounded
+
+    frame = pd.DataFrame(
+        {"pilot_promise_kept": [np.nan, 0.96], "pilot_promise_ratio": [np.nan, 1.1]}
+    )
+    shown = _rounded(frame)
+    assert shown["pilot_promise_kept"].tolist() == ["", "96.0 %"]
+    assert shown["pilot_promise_ratio"].tolist() == ["", "1.10"]

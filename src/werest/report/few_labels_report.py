@@ -32,10 +32,10 @@ PERCENT_COLUMNS = (
 def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
     for column in out.columns:
-        if column in PERCENT_COLUMNS:
-            out[column] = out[column].map(lambda v: f"{100 * v:.1f} %")
+        if column in PERCENT_COLUMNS:  # empty where nothing was measured (no pilot at 10)
+            out[column] = out[column].map(lambda v: "" if pd.isna(v) else f"{100 * v:.1f} %")
         elif out[column].dtype.kind == "f":
-            out[column] = out[column].map(lambda v: f"{v:.2f}")
+            out[column] = out[column].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
     return out
 
 

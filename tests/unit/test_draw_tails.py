@@ -114,12 +114,15 @@ def test_the_promise_is_measured_per_draw():
                     "strategy": "random", "budget": 50, "estimator": "ppi", "method": "t",
                     "domain": "x", "dataset": "d", "draw": draw, "system": system,
                     "estimate": 0.2, "low": 0.2 - half, "high": 0.2 + half, "wer": 0.2,
-                    "lam": 0.5, "n_labelled": 50, "promise": 0.03,
+                    "lam": 0.5, "n_labelled": 50, "promise": 0.03, "pilot_promise": 0.021,
                 }
             )  # fmt: skip
     summary = summarise_draws(pd.DataFrame(rows))
     # 0.03/0.021 = 1.43 and 1.0 kept; 0.6 (< 1/1.5) and 2.5 not
     assert summary["promise_kept"].iat[0] == pytest.approx(0.5)
+    # the pilot's: 0.021 over 0.021, 0.03, 0.05, 0.012 = 1.0 and 0.7 kept, 0.42 and 1.75 not
+    assert summary["pilot_promise_kept"].iat[0] == pytest.approx(0.5)
+    assert summary["pilot_promise_ratio"].iat[0] == pytest.approx((0.7 + 1.0) / 2)
 
 
 def test_a_few_draws_with_long_proxies_cannot_take_the_denominator_to_zero(monkeypatch):

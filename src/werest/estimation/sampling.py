@@ -312,6 +312,12 @@ def pilot_half_width(
 # --------------------------------------------------------------------------- the draw
 
 
+def next_sheet(labels: pd.DataFrame | None) -> int:
+    """The number of the sheet about to be drawn: 0 without labels, else one past the last
+    sheet of ``labels`` (:func:`werest.estimation.labels.read_labels` numbers them in order)."""
+    return 0 if labels is None else int(labels["sheet"].max()) + 1
+
+
 def dataset_rng(seed: int, dataset: str) -> np.random.Generator:
     """The generator of one dataset's draw: ``default_rng([seed, h])`` with ``h`` the first
     8 bytes of the BLAKE2b hash of the dataset's name (stable across runs and machines,

@@ -1016,7 +1016,7 @@ def winner_draw(
     ``budget`` draws (:func:`winner_sheet`) given the sheets labelled so far, and every
     dataset's decision before them. Sheet rows: ``dataset, utt_id, draws, expected_draws,
     selection_probability, leader, rivals, uniform_share``."""
-    from werest.estimation.sampling import dataset_rng
+    from werest.estimation.sampling import dataset_rng, next_sheet
 
     prepared = labelled_contests(
         zero_label_estimates(records),
@@ -1028,7 +1028,7 @@ def winner_draw(
         n_jobs=n_jobs,
     )
     sheets, decisions = [], []
-    number = 0 if labels is None else int(labels["sheet"].max()) + 1
+    number = next_sheet(labels)
     for contest, batches, errors, notes in prepared:
         rng = dataset_rng(seed, f"{contest.dataset}#{number}")
         sheet, decision = winner_sheet(contest, batches, errors, budget, settings=settings, rng=rng)

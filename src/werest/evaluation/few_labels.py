@@ -25,7 +25,14 @@ import pandas as pd
 
 from werest import logs
 from werest.estimation.labels import LabelSettings, prediction_rows
-from werest.estimation.ppi import METHODS, DatasetFrame, dataset_frames, estimate_draws, quantile
+from werest.estimation.ppi import (
+    METHODS,
+    DatasetDraws,
+    DatasetFrame,
+    dataset_frames,
+    estimate_draws,
+    quantile,
+)
 from werest.estimation.sampling import (
     ACTIVE_FLOOR,
     STRATEGIES,
@@ -244,11 +251,7 @@ def simulate(
                     else:  # active and oracle: with replacement, as werest sample draws
                         picked = rng.choice(frame.n, budget, replace=True, p=probs[strategy])
                     weight = 1.0 / (frame.n * probs[strategy][picked])
-                    draws = (
-                        frame.recalibrated_draws(picked, weight, seed=draw)
-                        if settings.recalibrate
-                        else frame.draws(picked, weight, pop)
-                    )
+                    draws = labelled_draws(frame, picked, weight, settings, draw, pop)
                     est = estimate_draws(
                         draws,
                         shared_lambda=LabelSettings().shared_lambda,
@@ -272,6 +275,22 @@ def simulate(
     return out
 
 
+def labelled_draws(
+    frame: DatasetFrame,
+    rows: np.ndarray,
+    weight: np.ndarray,
+    settings: FewLabelSettings,
+    seed: int,
+    pop: dict | None = None,
+) -> DatasetDraws:
+    """The draws ``rows`` (weights ``weight``) as ``werest estimate labels=`` reads them:
+    recalibrated on themselves with ``settings.recalibrate``, else as drawn (``pop``: the
+    frame's population sums, computed when None)."""
+    if settings.recalibrate:
+        return frame.recalibrated_draws(rows, weight, seed=seed)
+    return frame.draws(rows, weight, pop)
+
+
 def pilot_promise(
     frame: DatasetFrame,
     picked: np.ndarray,
@@ -288,12 +307,7 @@ def pilot_promise(
     size = settings.pilot
     if not 0 < size < budget:
         return float("nan")
-    rows, w = picked[:size], weight[:size]
-    draws = (
-        frame.recalibrated_draws(rows, w, seed=seed)
-        if settings.recalibrate
-        else frame.draws(rows, w, frame.population())
-    )
+    draws = labelled_draws(frame, picked[:size], weight[:size], settings, seed)
     est = estimate_draws(
         draws, shared_lambda=LabelSettings().shared_lambda, method="t", level=settings.level
     )

@@ -25,6 +25,7 @@ from werest.estimation.sampling import (
     expected_half_width,
     labelling_scores,
     mean_predicted_wer,
+    next_sheet,
     utterance_list,
 )
 from werest.estimation.winner import WinnerSettings, format_winner, winner_draw
@@ -94,12 +95,11 @@ def run(settings: SampleSettings) -> pd.DataFrame:
         if strategy != "random":
             score = mean_predicted_wer if strategy == "stratified" else labelling_scores
             scores = score(estimated)
-        number = 0 if labels is None else int(labels["sheet"].max()) + 1
-        sheet = draw_sample(utterances, scores=scores, sheet_number=number, **draw)
+        sheet = draw_sample(utterances, scores=scores, sheet_number=next_sheet(labels), **draw)
     if labels is not None:
         sheet = _filled(sheet, labels)
-    widths = (
-        None
+    widths, pilots = (
+        (None, {})
         if strategy in ("random", "winner")
         else _promise(estimated, table, labels, models.normaliser, settings, strategy)
     )
@@ -113,7 +113,7 @@ def run(settings: SampleSettings) -> pd.DataFrame:
     )
     print_blocks(
         format_winner(decisions) if decisions else None,
-        format_draw(sheet, widths),
+        format_draw(sheet, widths, pilots),
         hint,
     )
     return sheet
@@ -121,7 +121,8 @@ def run(settings: SampleSettings) -> pd.DataFrame:
 
 def _promise(estimated, table, labels, normaliser, settings: SampleSettings, strategy: str):
     """The half-width to expect per dataset (:func:`expected_half_width`) under this sheet's
-    design, measured on the labels already in (a pilot) where there are some."""
+    design, measured on the labels already in (a pilot) where there are some; and the
+    pilot's labelled draws per dataset it measured."""
     probabilities = None
     if strategy == "active":
         probabilities = draw_probabilities(labelling_scores(estimated), settings.uniform_share)
@@ -169,11 +170,13 @@ def _check_systems(table: pd.DataFrame, strategy: str, source) -> None:
         )
 
 
-def format_draw(sheet: pd.DataFrame, widths: tuple[pd.Series, dict] | None = None) -> str:
+def format_draw(
+    sheet: pd.DataFrame, widths: pd.Series | None = None, pilots: dict[str, int] | None = None
+) -> str:
     """One line per dataset: its utterances N, the draws and the distinct utterances drawn,
-    and, with the model's predictions (``widths``: :func:`expected_half_width` and the
-    labelled draws of the datasets whose promise a pilot measured), the interval to expect from the
-    labels and the predictions at this budget."""
+    and, with the model's predictions (``widths``: :func:`expected_half_width`), the interval
+    to expect from the labels and the predictions at this budget; ``pilots``: the labelled
+    draws of the datasets whose promise a pilot measured."""
     lines = []
     for dataset, rows in sheet.groupby("dataset", sort=True):
         new = int((rows["reference"].astype(str).str.strip() == "").sum())
@@ -181,8 +184,8 @@ def format_draw(sheet: pd.DataFrame, widths: tuple[pd.Series, dict] | None = Non
             f"{dataset}: N={int(rows['n_utterances'].iat[0])}, drawn {int(rows['draws'].sum())}, "
             f"distinct {len(rows)}, to transcribe {new} ({rows['strategy'].iat[0]})"
         )
-        if widths is not None and dataset in widths[0].index and widths[0][dataset] > 0:
-            half, pilot = 100 * widths[0][dataset], widths[1].get(dataset)
+        if widths is not None and dataset in widths.index and widths[dataset] > 0:
+            half, pilot = 100 * widths[dataset], (pilots or {}).get(dataset)
             line += f"; expect a 95 % interval of about ±{half:.1f} points " + (
                 f"once these are in (measured on the {pilot} labelled draws already in)"
                 if pilot

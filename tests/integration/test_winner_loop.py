@@ -81,7 +81,7 @@ def test_the_loop_names_the_best_system_and_reuses_every_label(loop_table, capsy
             break
     assert entry["status"] == "decided" and entry["winner"] == "s0"
     assert entry["low"] > 0 and entry["low"] <= entry["difference"] <= entry["high"]
-    assert "s0, decided with" in out
+    assert "s0, decided (" in out
 
 
 def test_a_sheet_drawn_from_another_table_is_refused(loop_table, capsys, tmp_path):

@@ -530,27 +530,39 @@ class Winner:
     """Which system is best: builds a :class:`werest.estimation.winner.WinnerSettings`."""
 
     _target_: str = setting("werest.estimation.winner.WinnerSettings")
-    tie_margin: float = setting(
+    margin: float = setting(
         LIBRARY,
-        "points of WER within which systems are called tied (winner.json's tie)",
+        (
+            "points of WER: good means the leader is at most this much worse than the best "
+            "(the margin is the larger of margin and relative_margin)"
+        ),
+        minimum=0,
+    )
+    relative_margin: float = setting(
+        LIBRARY,
+        "the margin as a share of the leader's WER (0.05: 5 % of it)",
         minimum=0,
         maximum=1,
+        closed="left",
     )
     alpha: float = setting(
         LIBRARY,
         (
-            "at most this share of stops (at the first decided or tie, looking after every "
-            "batch) name a system more than tie_margin worse than the true best"
+            "at most this share of stops (at the first decided or good, looking after every "
+            "batch) name a system more than the margin worse than the true best, and a "
+            "regret_bound is exceeded as rarely"
         ),
         minimum=0,
         maximum=1,
         closed="neither",
     )
-    bounds: Literal["asymptotic", "eb"] = setting(
+    bounds: Literal["betting", "eb", "asymptotic"] = setting(
         LIBRARY,
         (
-            "asymptotic: confidence sequences from the central limit theorem, about half the "
-            "labels | eb: empirical Bernstein, valid at any number of labels"
+            "betting: confidence sequences valid at any number of labels, whatever the tail "
+            "| eb: empirical Bernstein, valid too, wider | asymptotic: from the central limit "
+            "theorem; it assumes the draws have seen the tail and can stop on the wrong "
+            "system where a rare hallucination was not drawn"
         ),
     )
 

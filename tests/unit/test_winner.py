@@ -168,6 +168,40 @@ def test_the_sequences_hold_at_every_time_under_the_winner_design(sequence):
     assert (lower[-1] > -d.mean()).mean() > 0.9  # not vacuous: it moved off the known range
 
 
+@pytest.mark.parametrize("kind", ["winner", "uniform"])
+def test_the_pair_bounds_hold_at_every_batch_as_the_loop_draws_them(kind):
+    """120 users run the loop (the design follows each round's decision, redraws and all);
+    after every batch, each pair's one-sided lower bound at α = 0.1 passes the pair's true
+    mean difference for at most α of the users (3 binomial standard errors of tolerance):
+    the terms, their known parts, offsets and ranges are what the sequences assume."""
+    contests, errors, _ = scored_contests(
+        synthetic_table([0.05, 0.06, 0.15], n=250, seed=9), as_normaliser("whisper_basic")
+    )
+    contest, errors = contests["d"], errors["d"]
+    pairs = [(1, 0), (0, 1), (2, 0)]
+    truth = np.array([(errors[:, a] - errors[:, b]).mean() for a, b in pairs])
+    alpha, users = 0.1, 120
+    failed = np.zeros(len(pairs))
+    for user in range(users):
+        rng = np.random.default_rng([9, user])
+        batches, labelled, ever = [], np.zeros(contest.n, dtype=bool), np.zeros(3, bool)
+        for _ in range(6):
+            if kind == "winner":
+                decision = W.decide(contest, batches, errors)
+                batch, _ = W.next_batch(contest, decision, 10, 0.2, rng)
+            else:
+                free = np.flatnonzero(~labelled)
+                batch = W.Batch(rng.choice(free, size=10, replace=False), W.FRESH_UNIFORM)
+            batches.append(batch)
+            labelled[batch.positions] = True
+            known = W.known_ranges(contest, pairs, errors, labelled)
+            terms = W.pair_terms(contest, batches, errors, pairs)
+            lower, _ = W.pair_bounds(terms, alpha, lowest=known[0], highest=known[1])
+            ever |= lower > truth + 1e-12
+        failed += ever
+    assert (failed / users <= alpha + 3 * np.sqrt(alpha * (1 - alpha) / users)).all()
+
+
 def test_the_betting_sequence_is_confseqs_betting_martingale():
     """At the bound it reports, confseq's one-sided betting capital (theta = 1, truncation
     1/2 of 1/m: the hedged capital's positive half, given the same predictable bets) has just

@@ -119,15 +119,37 @@ class Contest:
         """d_i(A, B) on every utterance (N,), computed once per pair."""
         key = (min(a, b), max(a, b))
         if key not in self._distances:
-            from werest.text import encoded_distances, encoded_texts
+            from werest.text import encoded_distances
 
-            if "encoded" not in self._distances:  # each text encoded once
-                unit = "char" if self.unit == "character" else "word"
-                self._distances["encoded"] = encoded_texts(list(self.texts), unit)
             self._distances[key] = encoded_distances(
-                self._distances["encoded"], self.codes[:, key[0]], self.codes[:, key[1]]
+                self._encoded(), self.codes[:, key[0]], self.codes[:, key[1]]
             ).astype(float)
         return self._distances[key]
+
+    def _encoded(self) -> list:
+        if "encoded" not in self._distances:  # each text encoded once
+            from werest.text import encoded_texts
+
+            unit = "char" if self.unit == "character" else "word"
+            self._distances["encoded"] = encoded_texts(list(self.texts), unit)
+        return self._distances["encoded"]
+
+    def consensus_gap(self, a: int, b: int) -> np.ndarray:
+        """g_i = d_i(A, P) − d_i(B, P) on every utterance (N,), P the consensus: the
+        hypothesis most systems gave (ties: the first text). A label-free guess of e_A − e_B
+        (exact where the consensus is the reference), |g_i| ≤ d_i(A, B); the decision's
+        control variate."""
+        from werest.text import encoded_distances
+
+        if "consensus" not in self._distances:
+            self._distances["consensus"] = consensus_codes(self.codes)
+        consensus = self._distances["consensus"]
+        for s in (a, b):
+            if ("to_consensus", s) not in self._distances:
+                self._distances[("to_consensus", s)] = encoded_distances(
+                    self._encoded(), self.codes[:, s], consensus
+                ).astype(float)
+        return self._distances[("to_consensus", a)] - self._distances[("to_consensus", b)]
 
     @property
     def disputed(self) -> np.ndarray:
@@ -141,6 +163,16 @@ class Contest:
     def points(self, words_per_utterance: float) -> float:
         """A mean difference in errors per utterance, in WER points."""
         return 100.0 * words_per_utterance / self.words
+
+
+def consensus_codes(codes: np.ndarray) -> np.ndarray:
+    """Per row of ``codes`` (N, S), the code most columns hold (ties: the lowest code)."""
+    ordered = np.sort(codes, axis=1)
+    out = np.empty(len(codes), dtype=codes.dtype)
+    for i, row in enumerate(ordered):
+        values, counts = np.unique(row, return_counts=True)
+        out[i] = values[int(np.argmax(counts))]
+    return out
 
 
 def build_contests(
@@ -334,47 +366,89 @@ class PairTerms:
 
 
 def pair_terms(
-    contest: Contest, batches: list[Batch], errors: np.ndarray, pairs: list[tuple[int, int]]
+    contest: Contest,
+    batches: list[Batch],
+    errors: np.ndarray,
+    pairs: list[tuple[int, int]],
+    *,
+    control: bool = True,
 ) -> PairTerms:
     """The terms of every draw of ``batches`` (in order) for ``pairs`` of system positions.
     ``errors``: (N, S) true errors, read only at drawn utterances (NaN elsewhere is fine).
 
+    With ``control`` (a control variate, Zrnic & Candès 2024), each term is that of
+    x_i − β g_i, g the pair's :meth:`Contest.consensus_gap` (known on every utterance, its
+    mean ḡ exactly), and the term's mean is shifted by β ḡ: unbiased whatever g is. β is
+    predictable: the least-squares slope of x on g over the draws of earlier batches, in
+    [0, 1] (0 before any), so a guess that does not follow the truth costs nothing but the
+    range, (d_i + β |g_i|) where it was d_i.
+
     A fresh uniform draw of an utterance labelled before adds nothing (a draw without
     replacement never repeats; one of a sample drawn from every utterance that hits a
     labelled one is rejected, which leaves the others uniform over the unlabelled); its
-    bound is max_i d_i over the utterances not labelled when its batch began."""
+    bound is the largest range over the utterances not labelled when its batch began."""
     n = contest.n
     a_idx = np.array([a for a, _ in pairs], dtype=int)
     b_idx = np.array([b for _, b in pairs], dtype=int)
     distances = np.column_stack([contest.distance(*pair) for pair in pairs])  # (N, P)
+    gaps = (
+        np.column_stack([contest.consensus_gap(*pair) for pair in pairs])
+        if control
+        else np.zeros_like(distances)
+    )
+    gap_total = gaps.sum(axis=0)
     xs, cs, slopes, offsets, ends = [], [], [], [], []
     labelled = np.zeros(n, dtype=bool)
-    labelled_sum = np.zeros(len(pairs))
+    labelled_x, labelled_g = np.zeros(len(pairs)), np.zeros(len(pairs))
+    fit_xg, fit_gg = np.zeros(len(pairs)), np.zeros(len(pairs))
     count = 0
     for batch in batches:
+        beta = np.clip(np.divide(fit_xg, fit_gg, out=np.zeros_like(fit_xg), where=fit_gg > 0), 0, 1)
         pos = np.asarray(batch.positions, dtype=int)
         diff = errors[pos][:, a_idx] - errors[pos][:, b_idx]  # (m, P)
+        guess = gaps[pos]
         first = _first_labels(pos, labelled)
+        reach = distances + beta * np.abs(gaps)  # (N, P): |x − β g| ≤ d + β |g|
         if batch.kind == WITH_REPLACEMENT:
+            # the labelled utterances' part of the mean is known: each draw's term is its
+            # utterance's HT term if no earlier draw labelled it, else 0, and its mean the
+            # unlabelled part, μ − (known part)/N; its range, the largest over the
+            # utterances not labelled when the batch began
             weight = 1.0 / (n * batch.probabilities[pos])
-            xs.append(diff * weight[:, None])
-            cs.append(np.repeat(batch.bounds(contest, pairs)[None, :], len(pos), axis=0))
+            zero = np.zeros((1, len(pairs)))
+            known_z = (labelled_x - beta * labelled_g) + np.vstack(
+                [zero, np.cumsum((diff - beta * guess) * first[:, None], axis=0)[:-1]]
+            )
+            xs.append((diff - beta * guess) * (weight * first)[:, None])
+            scale = np.divide(
+                1.0, n * batch.probabilities, out=np.zeros(n), where=batch.probabilities > 0
+            )
+            unlabelled = (reach * scale[:, None])[~labelled]
+            widest = unlabelled.max(axis=0) if len(unlabelled) else zero[0]
+            cs.append(np.repeat(widest[None, :], len(pos), axis=0))
             slopes.append(np.ones_like(diff))
-            offsets.append(np.zeros_like(diff))
+            offsets.append(-(beta * gap_total + known_z) / n)
+            fit_xg += (diff * guess * weight[:, None] ** 2).sum(axis=0)
+            fit_gg += (guess**2 * weight[:, None] ** 2).sum(axis=0)
             count += len(pos)
         else:
-            fresh = diff[first]
+            fresh, fresh_g = diff[first], guess[first]
             before = labelled.sum() + np.arange(len(fresh))  # labelled before each draw
-            sums = labelled_sum + np.vstack([np.zeros(len(pairs)), np.cumsum(fresh, axis=0)[:-1]])
+            zero = np.zeros((1, len(pairs)))
+            sums_x = labelled_x + np.vstack([zero, np.cumsum(fresh, axis=0)[:-1]])
+            sums_g = labelled_g + np.vstack([zero, np.cumsum(fresh_g, axis=0)[:-1]])
             left = (n - before)[:, None]
-            reach = distances[~labelled].max(axis=0) if (~labelled).any() else np.zeros(len(pairs))
-            xs.append(fresh)
-            cs.append(np.repeat(reach[None, :], len(fresh), axis=0))
+            unlabelled = reach[~labelled].max(axis=0) if (~labelled).any() else zero[0]
+            xs.append(fresh - beta * fresh_g)
+            cs.append(np.repeat(unlabelled[None, :], len(fresh), axis=0))
             slopes.append(np.broadcast_to(n / left, fresh.shape))
-            offsets.append(-sums / left)
+            offsets.append(-(sums_x + beta * (gap_total - sums_g)) / left)
+            fit_xg += (fresh * fresh_g).sum(axis=0)
+            fit_gg += (fresh_g**2).sum(axis=0)
             count += len(fresh)
         ends.append(count)
-        labelled_sum = labelled_sum + diff[first].sum(axis=0)
+        labelled_x = labelled_x + diff[first].sum(axis=0)
+        labelled_g = labelled_g + guess[first].sum(axis=0)
         labelled[pos] = True
     if not xs:
         empty = np.zeros((0, len(pairs)))
@@ -395,6 +469,9 @@ def _first_labels(positions: np.ndarray, labelled: np.ndarray) -> np.ndarray:
 #: every number of labels, the tightest), ``eb`` (valid too, wider at the usual horizon) or
 #: ``asymptotic`` (valid only as the draws grow: it assumes they have seen the tail)
 BOUNDS = ("betting", "eb", "asymptotic")
+#: the decision's terms use the consensus control variate (:func:`pair_terms`): off, as it
+#: measured more labels in `werest evaluate experiment=winner winner.control=true`
+CONTROL = False
 #: printed under a decision read with ``winner.bounds=asymptotic``
 ASYMPTOTIC_CAVEAT = (
     "winner.bounds=asymptotic assumes the draws have already seen the tail: where a system "
@@ -438,7 +515,8 @@ def pair_bounds(
     if not len(terms.x):
         return lowest.copy(), highest.copy()
     if bounds == "asymptotic":
-        low, high = asymptotic_bounds(terms.x, np.asarray(alpha))  # two-sided at α
+        unbiased = (terms.x - terms.offset) / terms.slope  # each term's mean: μ
+        low, high = asymptotic_bounds(unbiased, np.asarray(alpha))  # two-sided at α
     elif bounds == "eb":
         low = eb_lower_bounds(terms.x, terms.c, terms.slope, terms.offset, alpha)[-1]
         high = -eb_lower_bounds(-terms.x, terms.c, terms.slope, -terms.offset, alpha)[-1]
@@ -490,10 +568,11 @@ def _betting(terms: PairTerms, alpha, lowest, highest, memo, keys, side: int) ->
 
 
 def point_differences(terms: PairTerms) -> np.ndarray:
-    """Each pair's mean difference per utterance, estimated from the draws (P,)."""
+    """Each pair's mean difference per utterance, estimated from the draws (P,): the mean of
+    (x_t − b_t) / a_t, each unbiased for μ given the draws before it."""
     if not len(terms.x):
         return np.zeros(terms.x.shape[1])
-    return terms.x.mean(axis=0)
+    return ((terms.x - terms.offset) / terms.slope).mean(axis=0)
 
 
 # --------------------------------------------------------------------------- the decision
@@ -605,7 +684,9 @@ def decide(
     w = leader_of(contest, estimates, draws > 0)
     others = [b for b in range(len(contest.systems)) if b != w]
     pairs = [(b, w) for b in others]  # B − W: positive when B is worse
-    terms = pair_terms(contest, batches, errors, pairs)
+    terms = pair_terms(
+        contest, batches, errors, pairs, control=getattr(settings, "control", CONTROL)
+    )
     lowest, highest = known_ranges(contest, pairs, errors, labelled)
     if exact:  # every utterance labelled: the differences are known
         lower, upper, point = lowest, highest, lowest
@@ -662,10 +743,12 @@ def decide_as(settings, contest: Contest, batches: list[Batch], errors: np.ndarr
 
 def labels_to_go(lower, point, margin, draws: int, labelled: int, n: int) -> int | None:
     """A rough forecast of the further labels until ``good``: each open rival's bound must
-    rise above −margin; its distance below the estimate shrinks about as 1/√t, so the draws
-    until it is below (estimate + margin), scaled by labels per draw so far. Never more than
-    the utterances not yet labelled (labelling them all makes the answer exact); None before
-    any draw."""
+    rise above −margin, so its distance below the estimate must shrink to (estimate +
+    margin). With bets capped by the draws' known ranges the distance shrinks about as 1/t
+    over the horizon users stop at (the 1/√t of a spread-limited bound forecast about 3×
+    too many: ``experiment=winner`` checks it), so the draws needed grow as that ratio,
+    scaled by labels per draw so far. Never more than the utterances not yet labelled
+    (labelling them all makes the answer exact); None before any draw."""
     if not draws:
         return None
     left = n - labelled
@@ -675,7 +758,7 @@ def labels_to_go(lower, point, margin, draws: int, labelled: int, n: int) -> int
     if (blocking & (room <= 0)).any():
         return left
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(blocking, (half / np.where(room > 0, room, 1)) ** 2, 0.0)
+        ratio = np.where(blocking, half / np.where(room > 0, room, 1), 0.0)
     more_draws = max(0.0, draws * float(ratio.max()) - draws)
     return min(left, max(1, math.ceil(more_draws * labelled / draws)))
 

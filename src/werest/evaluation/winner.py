@@ -39,6 +39,7 @@ import pandas as pd
 from werest import logs
 from werest.estimation.winner import (
     ALPHA,
+    CONTROL,
     FRESH_UNIFORM,
     GOOD,
     MARGIN,
@@ -90,6 +91,8 @@ class WinnerExperiment:
     stress : the share of utterances of the stress dataset where its best system loops
         (:func:`hallucination_stress`; 0: no stress dataset).
     stress_dataset : the shared dataset the stress dataset copies.
+    control : the decision's consensus control variate
+        (:func:`werest.estimation.winner.pair_terms`; false: the ablation without it).
     seed : the users' seed.
     """
 
@@ -105,6 +108,7 @@ class WinnerExperiment:
     arms: tuple[str, ...] = ARMS
     stress: float = STRESS_SHARE
     stress_dataset: str = STRESS_DATASET
+    control: bool = CONTROL
     seed: int = 0
 
     def __post_init__(self) -> None:

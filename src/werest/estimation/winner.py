@@ -758,9 +758,13 @@ def winner_sheet(
     every utterance: a redrawn labelled utterance costs no new label) and the decision they
     start from; no draw when it is already decided or a tie. The rivals are the contenders
     the leader has not yet been separated from (or tied with); once none is left, every
-    other system not yet separated."""
+    other system not yet separated. ``draw_order``: each row's places in the batch's draw
+    order (:func:`werest.estimation.sampling.recorded_order`), which :func:`sheet_batches`
+    reads back."""
+    from werest.estimation.sampling import recorded_order
+
     decision = decide_as(settings, contest, batches, errors)
-    columns = ["utt_id", "draws", "expected_draws", "selection_probability"]
+    columns = ["utt_id", "draws", "expected_draws", "selection_probability", "draw_order"]
     if decision.status != UNDECIDED:
         return pd.DataFrame(columns=columns), decision
     batch, rivals = next_batch(contest, decision, budget, uniform_share, rng)
@@ -773,6 +777,7 @@ def winner_sheet(
             "draws": counts[chosen],
             "expected_draws": budget * q[chosen],
             "selection_probability": q[chosen],
+            "draw_order": recorded_order(batch.positions, contest.n)[chosen],
         }
     )
     return sheet.assign(

@@ -67,6 +67,7 @@ def run(settings: SampleSettings) -> pd.DataFrame:
             cache_dir=settings.cache_dir,
         )
     labels = read_labels(settings.labels, table, settings.input) if settings.labels else None
+    number = next_sheet(labels)  # the sheet records it; its draws' generator is seeded by it
     if strategy == "winner":
         rows, decisions = winner_draw(
             records,
@@ -86,7 +87,7 @@ def run(settings: SampleSettings) -> pd.DataFrame:
                 1 - (1 - r["selection_probability"]) ** r["draws"].sum()
             ),
         )
-        sheet = as_sheet(rows, settings.budget)
+        sheet = as_sheet(rows, settings.budget, number)
     else:
         utterances = utterance_list(table)
         if labels is not None and strategy == "random":  # the next of one random sample
@@ -95,7 +96,7 @@ def run(settings: SampleSettings) -> pd.DataFrame:
         if strategy != "random":
             score = mean_predicted_wer if strategy == "stratified" else labelling_scores
             scores = score(estimated)
-        sheet = draw_sample(utterances, scores=scores, sheet_number=next_sheet(labels), **draw)
+        sheet = draw_sample(utterances, scores=scores, sheet_number=number, **draw)
     if labels is not None:
         sheet = _filled(sheet, labels)
     widths, pilots = (

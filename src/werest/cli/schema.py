@@ -942,7 +942,8 @@ class EstimateSettings:
         None,
         (
             "a few references (docs/few_labels.md): the filled sheet of werest sample, several "
-            "in the order drawn ([s0.csv,s1.csv]), any table with dataset, utt_id, reference, or "
+            "([s0.csv,s1.csv], read in the order of the sheet numbers they record), any table "
+            "with dataset, utt_id, reference, or "
             "`input` (the input's own references where only some rows have one); every estimate "
             "becomes prediction-powered and winner.json decides"
         ),
@@ -1166,9 +1167,9 @@ class SampleSettings:
     labels: Names | None = setting(
         None,
         (
-            "the sheets labelled so far, in the order drawn: the next sheet continues the "
-            "design (winner: from the decision they support; random: from the utterances not "
-            "labelled yet) and has the references they give filled in"
+            "every sheet labelled so far: the next sheet continues the design (winner: from "
+            "the decision they support; random: from the utterances not labelled yet), takes "
+            "the next sheet number and has the references they give filled in"
         ),
     )
     winner: Winner = winner_block()

@@ -340,9 +340,11 @@ class Batch:
 
 def draw_order(positions: np.ndarray, dataset: str, number: int) -> np.ndarray:
     """A batch's draws in a fixed pseudo-random order (seeded by the dataset and the batch's
-    number): a uniformly random order of exchangeable draws is distributed as the draws
-    themselves, so the predictable bets of :func:`eb_lower_bounds` stay valid whatever
-    order the sheet lists its rows in."""
+    number), for a sheet that does not record the order its draws were made in (no
+    ``draw_order`` column: drawn before werest recorded it, or made by hand): a uniformly
+    random order of exchangeable draws is distributed as the draws themselves, so the
+    predictable bets of :func:`eb_lower_bounds` stay valid. The order follows the rows' order
+    on the sheet; a recorded order (:func:`recorded_draws`) does not."""
     digest = hashlib.blake2b(f"{dataset}/{number}".encode(), digest_size=8).digest()
     rng = np.random.default_rng(int.from_bytes(digest, "little"))
     return np.asarray(positions)[rng.permutation(len(positions))]
@@ -829,7 +831,9 @@ def sheet_batches(
     contest: Contest, labels: pd.DataFrame, active: np.ndarray | None = None
 ) -> tuple[list[Batch], list[str]]:
     """The batches the decision reads from one dataset's labels (``read_labels`` rows: its
-    sheets in order), and notes on the sheets it cannot read.
+    sheets in the order of their numbers), and notes on the sheets it cannot read. Each
+    batch's draws are in the order they were made (:func:`recorded_draws`), so neither the
+    order the sheets are listed in nor the order of a sheet's rows changes the decision.
 
     ``winner`` sheets: with replacement, q recomputed from the recorded leader, rivals and
     uniform share (it must match the recorded ``selection_probability``: the same table).
@@ -843,8 +847,7 @@ def sheet_batches(
     for number, sheet in labels.groupby("sheet", sort=True):
         position = contest.utterances.get_indexer(sheet["utt_id"].astype(str))
         sheet, position = sheet[position >= 0], position[position >= 0]
-        draws = sheet["draws"].fillna(1).round().astype(int).to_numpy()
-        drawn = draw_order(np.repeat(position, draws), contest.dataset, int(number))
+        drawn = recorded_draws(sheet, position, contest.dataset, int(number))
         strategy = str(sheet["strategy"].iat[0]) if len(sheet) else ""
         recorded = sheet["selection_probability"].to_numpy(dtype=float)
         if strategy == "winner":
@@ -882,6 +885,26 @@ def sheet_batches(
     return batches, notes
 
 
+def recorded_draws(
+    sheet: pd.DataFrame, position: np.ndarray, dataset: str, number: int
+) -> np.ndarray:
+    """One sheet's draws of one dataset (``position``: each row's utterance in the contest)
+    in the order they were made: each row's recorded ``draw_order`` places
+    (:func:`werest.estimation.labels.draw_places`; ``werest sample`` writes them), else, on a
+    sheet that records none, :func:`draw_order` of the rows as listed."""
+    from werest.estimation.labels import draw_places
+
+    draws = sheet["draws"].fillna(1).round().astype(int).to_numpy()
+    cells = sheet["draw_order"] if "draw_order" in sheet else pd.Series("", index=sheet.index)
+    places = [draw_places(cell) for cell in cells]
+    if not len(places) or not all(places):
+        return draw_order(np.repeat(position, draws), dataset, number)
+    drawn = np.full(max(max(p) for p in places) + 1, -1)
+    for utterance, mine in zip(position, places, strict=True):
+        drawn[mine] = utterance
+    return drawn[drawn >= 0]
+
+
 def winner_sheet(
     contest: Contest,
     batches: list[Batch],
@@ -895,9 +918,13 @@ def winner_sheet(
     """The next ``budget`` draws of ``strategy=winner`` for one dataset (with replacement, from
     every utterance: a redrawn labelled utterance costs no new label) and the decision they
     start from; no draw once it is ``decided`` or ``good`` (:func:`next_batch` picks the
-    rivals)."""
+    rivals). ``draw_order``: each row's places in the batch's draw order
+    (:func:`werest.estimation.sampling.recorded_order`), which :func:`sheet_batches` reads
+    back."""
+    from werest.estimation.sampling import recorded_order
+
     decision = decide(contest, batches, errors, settings)
-    columns = ["utt_id", "draws", "expected_draws", "selection_probability"]
+    columns = ["utt_id", "draws", "expected_draws", "selection_probability", "draw_order"]
     if decision.status != UNDECIDED:
         return pd.DataFrame(columns=columns), decision
     batch, rivals = next_batch(contest, decision, budget, uniform_share, rng)
@@ -910,6 +937,7 @@ def winner_sheet(
             "draws": counts[chosen],
             "expected_draws": budget * q[chosen],
             "selection_probability": q[chosen],
+            "draw_order": recorded_order(batch.positions, contest.n)[chosen],
         }
     )
     return sheet.assign(

@@ -41,7 +41,7 @@ import numpy as np
 TRUNCATION = 0.8
 #: the betting sequence's bets are tuned for this many draws: its bound is tightest there
 #: (valid at every time); users stop between 50 and 300 draws (``experiment=winner``)
-HORIZON = 150
+HORIZON = 100
 #: bisection steps of :func:`betting_lower_bounds` (the bound's error is 2^−steps of the
 #: deterministic range, always on the safe side)
 BISECTIONS = 32

@@ -154,3 +154,33 @@ def test_a_random_sheet_after_labels_draws_only_unlabelled_utterances(loop_table
     fill(second, truth)
     entry, _ = decision_after(capsys, calls, [first, second], tmp_path / "e")
     assert entry["labels_used"] == entry["draws"] == 100  # fresh uniform draws, none repeated
+
+
+def test_the_asymptotic_bounds_say_what_they_assume(loop_table, capsys, tmp_path):
+    """`winner.bounds=asymptotic` is an option, never the default: under its decision the
+    console prints its caveat; the default (betting) prints none."""
+    folder, truth = loop_table
+    calls = folder / "calls.csv"
+    sheet = tmp_path / "s0.csv"
+    status, _, err = run_cli(
+        capsys, "sample", f"input={calls}", "strategy=winner", "budget=10", f"out={sheet}"
+    )
+    assert status == 0, err
+    fill(sheet, truth)
+    said = {}
+    for bounds in ("asymptotic", "betting"):
+        status, out, err = run_cli(
+            capsys,
+            "estimate",
+            f"input={calls}",
+            f"labels=[{sheet}]",
+            f"winner.bounds={bounds}",
+            f"output_dir={tmp_path / bounds}",
+        )
+        assert status == 0, err
+        said[bounds] = out
+    assert (
+        "note: winner.bounds=asymptotic assumes the draws have already seen the tail"
+        in (said["asymptotic"])
+    )
+    assert "assumes the draws" not in said["betting"]

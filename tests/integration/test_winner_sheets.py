@@ -156,3 +156,16 @@ def test_a_deleted_row_is_refused(loop, capsys, tmp_path):
     status, _, err = estimate(capsys, calls, tmp_path / "e", s0, cut)
     assert_one_line_error(status, err, "estimate", str(cut), "'draws'", "add up to 9", "10")
     assert not (tmp_path / "e").exists()
+
+
+def test_two_identical_systems_are_good_before_any_transcript(capsys, tmp_path):
+    """Two systems whose outputs are the same on every utterance: the difference is exactly
+    0 everywhere, so `werest sample strategy=winner` says good with no label and draws
+    nothing for the dataset (it took 20 transcripts before issue 47)."""
+    table = synthetic_table([0.05], n=60, seed=2)
+    twins = pd.concat([table, table.assign(system="s0-copy")], ignore_index=True)
+    calls = tmp_path / "twins.csv"
+    twins.drop(columns=["reference"]).to_csv(calls, index=False)
+    out = sample(capsys, calls, tmp_path / "s0.csv")
+    assert "d: s0, good (0 labels): at most 0.00 points worse than the best" in out
+    assert read_sheet(tmp_path / "s0.csv").empty

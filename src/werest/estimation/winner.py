@@ -1210,6 +1210,7 @@ def winner_draw(
     for contest, batches, errors, notes in prepared:
         rng = dataset_rng(seed, f"{contest.dataset}#{number}")
         sheet, decision = winner_sheet(contest, batches, errors, budget, settings=settings, rng=rng)
-        decisions.append({**decision.as_dict(), "notes": notes})
+        caveat = [ASYMPTOTIC_CAVEAT] if settings.bounds == "asymptotic" else []
+        decisions.append({**decision.as_dict(), "notes": notes + caveat})
         sheets.append(sheet.assign(dataset=contest.dataset, n_utterances=contest.n))
     return pd.concat(sheets, ignore_index=True), decisions

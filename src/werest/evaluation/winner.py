@@ -384,7 +384,12 @@ def evaluate_winner(
     datasets = dataset_table(users, sizes, settings.max_labels)
     limits = pd.DataFrame(
         [
-            {"dataset": name, **fixed_size_labels(c, errors[name], settings.margin_points(float(true_wer[name].min())))}
+            {
+                "dataset": name,
+                **fixed_size_labels(
+                    c, errors[name], settings.margin_points(float(true_wer[name].min()))
+                ),
+            }
             for name, c in contests.items()
         ]
     )

@@ -85,15 +85,21 @@ def test_the_loop_names_the_best_system_and_reuses_every_label(loop_table, capsy
     assert f"s0, {entry['status']} (" in out
 
 
-def test_a_sheet_drawn_from_another_table_is_refused(loop_table, capsys, tmp_path):
-    folder, truth = loop_table
-    calls = folder / "calls.csv"
-    sheet = tmp_path / "s0.csv"
+def first_sheet(capsys, calls, folder, truth):
+    """``werest sample strategy=winner budget=10 out=<folder>/s0.csv``, filled in."""
+    sheet = folder / "s0.csv"
     status, _, err = run_cli(
         capsys, "sample", f"input={calls}", "strategy=winner", "budget=10", f"out={sheet}"
     )
     assert status == 0, err
     fill(sheet, truth)
+    return sheet
+
+
+def test_a_sheet_drawn_from_another_table_is_refused(loop_table, capsys, tmp_path):
+    folder, truth = loop_table
+    calls = folder / "calls.csv"
+    sheet = first_sheet(capsys, calls, tmp_path, truth)
     rows = pd.read_csv(sheet, keep_default_na=False, dtype={"utt_id": str})
     rows.loc[0, "selection_probability"] *= 2
     rows.to_csv(sheet, index=False)
@@ -161,12 +167,7 @@ def test_the_asymptotic_bounds_say_what_they_assume(loop_table, capsys, tmp_path
     console prints its caveat; the default (betting) prints none."""
     folder, truth = loop_table
     calls = folder / "calls.csv"
-    sheet = tmp_path / "s0.csv"
-    status, _, err = run_cli(
-        capsys, "sample", f"input={calls}", "strategy=winner", "budget=10", f"out={sheet}"
-    )
-    assert status == 0, err
-    fill(sheet, truth)
+    sheet = first_sheet(capsys, calls, tmp_path, truth)
     said = {}
     for bounds in ("asymptotic", "betting"):
         status, out, err = run_cli(

@@ -533,18 +533,8 @@ def _betting(terms: PairTerms, alpha, lowest, highest, memo, keys, side: int) ->
     maximum), the batches already read taken from ``memo``."""
     x, offset = side * terms.x, side * terms.offset
     alpha = np.broadcast_to(np.asarray(alpha, dtype=float), (x.shape[1],))
-    if memo is None:
-        found = betting_lower_bounds(
-            x,
-            terms.c,
-            terms.slope,
-            offset,
-            alpha,
-            lowest=lowest,
-            highest=highest,
-            checkpoints=terms.ends,
-        )
-        return found.max(axis=0)
+    if memo is None:  # nothing kept: every batch's end read now
+        memo, keys = {}, list(range(x.shape[1]))
     out = np.array(lowest, dtype=float)
     ends = terms.ends
     columns = [(side, keys[p], float(alpha[p])) for p in range(x.shape[1])]

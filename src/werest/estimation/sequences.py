@@ -36,9 +36,9 @@ import numpy as np
 #: capital (any value below 1 keeps the process nonnegative, so the sequence valid; WSR and
 #: confseq default to 1/2). The draws' known ranges are wide next to their spread (a
 #: Horvitz–Thompson term may reach several times the mean distance), so the cap, not the
-#: variance, sizes most bets: 0.8 reached good with fewer labels than 0.5 in
-#: ``experiment=winner`` (docs/winner.md)
-TRUNCATION = 0.8
+#: variance, sizes most bets: 0.8 reached good with fewer labels than 0.5, and 0.9 than 0.8,
+#: in ``experiment=winner`` screens (docs/winner.md)
+TRUNCATION = 0.9
 #: the betting sequence's bets are tuned for this many draws: its bound is tightest there
 #: (valid at every time); users stop between 50 and 300 draws (``experiment=winner``)
 HORIZON = 100

@@ -67,8 +67,14 @@ def run(settings: EstimateSettings) -> list[dict]:
 
 def _estimate(settings: EstimateSettings) -> list[dict]:
     check_output(settings.output_dir, owned=OWNED)  # one that cannot be replaced: refused now
+    # a run the cache may serve (labels=, in memory) reads the model's payload only if it
+    # predicts (model.files.DeferredModel)
+    cached = bool(settings.labels and settings.cache_dir) and not partitioned_run(settings)
     models = load_models(
-        settings.model_path, settings.cer_model_path, trust_model=settings.trust_model
+        settings.model_path,
+        settings.cer_model_path,
+        trust_model=settings.trust_model,
+        deferred=cached,
     )
     if partitioned_run(settings) and settings.labels:
         raise ConfigError(

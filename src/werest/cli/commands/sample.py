@@ -65,7 +65,11 @@ def _sample(settings: SampleSettings) -> pd.DataFrame:
     if strategy == "random":
         table = read_table(settings.input) if table is None else table
     else:
-        models = load_models(settings.model_path, trust_model=settings.trust_model)
+        models = load_models(  # its payload read only if the cache cannot serve the estimate
+            settings.model_path,
+            trust_model=settings.trust_model,
+            deferred=settings.cache_dir is not None,
+        )
         table = read_table(settings.input, numeric=input_features(models))
         _check_systems(table, strategy, settings.input)
         estimated, records, _ = estimate_table(

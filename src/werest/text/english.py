@@ -8,8 +8,11 @@ big run (``experiments/bench_scale.py``). This subclass changes *how*, never *wh
 * every pattern is compiled once;
 * a replacer whose literal text (the pattern without its ``\\b`` anchors) is not in the
   string cannot match it, so it is skipped: ``in`` is a substring search, far cheaper
-  than a regex call. The check is made on the string as it stands at that step, so the
-  replacers still apply in the reference order;
+  than a regex call. A pattern that is a whole word (``\bst\b``, the fillers
+  ``\b(hmm|uh|...)\b``) can only match one of the string's runs of word characters, so it
+  is looked up in their set (``st`` is in "first", not among its words). The check is made
+  on the string as it stands at that step, so the replacers still apply in the reference
+  order;
 * ASCII strings (NFKD leaves them unchanged and none of them is a diacritic) replace their
   symbols and punctuation with one ``str.translate``, built from the same Unicode
   categories the reference reads.
@@ -56,6 +59,23 @@ def _literal(pattern: str) -> str | None:
 _NUMBER = re.compile(r"^\d+(\.\d+)?$")
 #: an ASCII digit: every pattern of the number normaliser's pre- and post-processing needs one
 _ASCII_DIGIT = re.compile(r"[0-9]")
+
+
+#: a maximal run of word characters: ``\bword\b`` matches where one of them is ``word``
+_WORD = re.compile(r"\w+")
+
+
+def _whole_word(pattern: str) -> bool:
+    """Whether ``pattern`` is ``\bword\b``, ``word`` word characters only: it matches a
+    string exactly when ``word`` is one of the string's runs of word characters."""
+    return _whole_words(pattern) is not None and "|" not in pattern
+
+
+def _whole_words(pattern: str) -> frozenset[str] | None:
+    """The words of a pattern ``\bword\b`` or ``\b(one|two)\b`` (word characters only),
+    any of which it matches as a whole run of word characters; None for another pattern."""
+    found = re.fullmatch(r"\\b(?:\((\w+(?:\|\w+)*)\)|(\w+))\\b", pattern)
+    return frozenset((found.group(1) or found.group(2)).split("|")) if found else None
 
 
 class FastEnglishNumberNormalizer(EnglishNumberNormalizer):
@@ -116,8 +136,9 @@ class FastEnglishTextNormalizer(EnglishTextNormalizer):
         self._parentheses = re.compile(r"\(([^)]+?)\)")
         self._ignore = re.compile(self.ignore_patterns)
         self._space_apostrophe = re.compile(r"\s+'")
+        self._ignored = _whole_words(self.ignore_patterns)
         self._replacers = [
-            (_literal(pattern), re.compile(pattern), replacement)
+            (_literal(pattern), re.compile(pattern), replacement, _whole_word(pattern))
             for pattern, replacement in self.replacers.items()
         ]
         self._digit_commas = re.compile(r"(\d),(\d)")
@@ -133,12 +154,21 @@ class FastEnglishTextNormalizer(EnglishTextNormalizer):
             s = self._brackets.sub("", s)
         if "(" in s:
             s = self._parentheses.sub("", s)
-        s = self._ignore.sub("", s)
+        words = set(_WORD.findall(s))  # what a pattern between \b anchors can match
+        if self._ignored is None or not self._ignored.isdisjoint(words):
+            s, words = self._ignore.sub("", s), None
         if "'" in s:
-            s = self._space_apostrophe.sub("'", s)
-        for literal, pattern, replacement in self._replacers:
-            if literal is None or literal in s:
-                s = pattern.sub(replacement, s)
+            s, words = self._space_apostrophe.sub("'", s), None
+        for literal, pattern, replacement, whole_word in self._replacers:
+            if whole_word:
+                words = set(_WORD.findall(s)) if words is None else words
+                if literal not in words:
+                    continue
+            elif literal is not None and literal not in s:
+                continue
+            replaced = pattern.sub(replacement, s)
+            if replaced != s:
+                s, words = replaced, None
         if "," in s:
             s = self._digit_commas.sub(r"\1\2", s)
         if "." in s:

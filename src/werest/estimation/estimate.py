@@ -320,6 +320,10 @@ def predict_features(
     cores), with the same numbers (each row's trees are summed in one order)."""
     from threadpoolctl import threadpool_limits
 
+    # a deferred payload (model.files.DeferredModel) is read before the limit is set: it
+    # applies to the OpenMP runtimes loaded by then, scikit-learn's among them
+    for _, model in models:
+        model.estimator  # noqa: B018
     limit = None if threads is None or threads < 0 else threads
     with logs.stage("predict"), threadpool_limits(limits=limit, user_api="openmp"):
         return _predict_features(features, models)

@@ -12,12 +12,13 @@ them, on two tables (the references removed):
         [--fingerprints FILE]
 
 Writes ``experiments/results/bench_winner_round.md`` and ``.json``: the seconds of each
-command of each round (the first round fills the cache, the later ones read it), and the
-machine's load when it started and ended. The bars (issue 41, issue 47): on 2 cores, a round
-on the 8-system table in at most 10 s, the first one (cache filling) included; any round on
-the 54-system table in at most 30 s. ``--fingerprints FILE`` also writes the sha256 of what
-each round wrote (the sheet, ``winner.json``, ``summary.json``, ``utterances.csv``,
-``pairs.csv``), so two commits can be shown to write the same bytes (``--compare A B``).
+command of each round (the first round fills the cache, the later ones read it), the CPU
+seconds of the round, and the machine's load when it started and ended. The bars (issue
+41, issue 47): on 2 cores, a round on the 8-system table in at most 10 s, the first one
+(cache filling) included; any round on the 54-system table in at most 30 s.
+``--fingerprints FILE`` also writes the sha256 of what each round wrote (the sheet,
+``winner.json``, ``summary.json``, ``utterances.csv``, ``pairs.csv``), so two commits can be
+shown to write the same bytes (``--compare A B``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -44,14 +46,20 @@ BARS = {"afrispeech": (10.0, 10.0), "librispeech": (30.0, 30.0)}
 WRITTEN = ("winner.json", "summary.json", "utterances.csv", "pairs.csv")
 
 
-def timed(*args: str, cwd: Path) -> float:
+def timed(*args: str, cwd: Path) -> tuple[float, float]:
+    """The seconds a ``werest`` command takes, and the CPU seconds it used (user and
+    system: on a busy machine the first grows with the load, the second much less)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
         [*WEREST, *args, "progress=false"], cwd=cwd, capture_output=True, text=True, check=False
     )
     if done.returncode:
         sys.exit(f"werest {' '.join(args)} failed:\n{done.stderr}")
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return seconds, cpu
 
 
 def fill(sheet: Path, truth: pd.Series) -> None:
@@ -131,9 +139,10 @@ def run_rounds(work: Path, table: pd.DataFrame, n_rounds: int, fingerprints: lis
         rounds.append(
             {
                 "round": number + 1,
-                "sample_s": round(sample, 2),
-                "estimate_s": round(estimate, 2),
-                "round_s": round(sample + estimate, 2),
+                "sample_s": round(sample[0], 2),
+                "estimate_s": round(estimate[0], 2),
+                "round_s": round(sample[0] + estimate[0], 2),
+                "round_cpu_s": round(sample[1] + estimate[1], 2),
             }
         )
     return rounds
@@ -221,7 +230,9 @@ def write_markdown(result: dict) -> None:
         "strategy=winner budget=10 labels=[...]` then `werest estimate labels=[...]`, each a "
         "fresh process as a user runs them (the first round with no labels: it fills the "
         f"cache), references removed, {result['cores']} cores, 1-minute load "
-        f"{result['load_start']} at the start and {result['load_end']} at the end.",
+        f"{result['load_start']} at the start and {result['load_end']} at the end "
+        "(`round_cpu_s`: the CPU seconds of the round's two processes, which grow less with "
+        "the load of other work on the machine than the seconds a person waits).",
     ]
     bars = []
     for table in result["tables"]:

@@ -6,7 +6,7 @@ Imports mu-bench's phone calls (``../shared/data/mubench``), keeps one locale's 
 their references (what a user has), and runs the loop of docs/winner.md through the real CLI:
 ``werest sample strategy=winner labels=[...]``, a person's transcripts (here the shared
 references, filled in by the script), ``werest estimate labels=[...]``, until
-``winner.json`` says ``decided`` or ``tie``. Writes ``experiments/results/winner_example.md``:
+``winner.json`` says ``decided`` or ``good``. Writes ``experiments/results/winner_example.md``:
 the commands, the first and last console blocks, and one row per round (labels, status,
 leader, difference and interval; a round's seconds: ``bench_winner_round.py``).
 """
@@ -99,6 +99,8 @@ def main() -> None:
                     "labels used": entry["labels_used"],
                     "status": entry["status"],
                     "leader": entry["leader"],
+                    "regret bound": entry["regret_bound"],
+                    "may be best": len(entry["may_be_best"]),
                     "runner-up": entry["runner_up"],
                     "difference": entry["difference"],
                     "low": entry["low"],
@@ -132,7 +134,7 @@ def write(args, rounds: list[dict], first: str, last: str, scores: pd.DataFrame)
         "# transcribe the empty references of s0.csv, then",
         "werest estimate input=calls.parquet 'labels=[s0.csv]' output_dir=est",
         "werest sample input=calls.parquet strategy=winner budget=10 'labels=[s0.csv]' out=s1.csv",
-        "# ... until est/winner.json says decided or tie",
+        "# ... until est/winner.json says decided or good",
         "```",
     ]
     lines = [

@@ -270,3 +270,215 @@ def test_more_labels_than_the_dataset_has_point_to_a_census():
     ]
     records[1]["more_labels_for_2_points"] = 50  # exactly the 50 left: still a number
     assert "about 50 more labels (beyond 50)" in format_more_labels(records, pairs)
+
+
+# --------------------------------------------------------------------------- sheets (issue 47)
+
+
+def sheets_table() -> pd.DataFrame:
+    """Two datasets of ten utterances, one system: what read_labels checks labels against."""
+    return pd.DataFrame(
+        {
+            "dataset": ["a"] * 10 + ["b"] * 10,
+            "utt_id": [f"u{i}" for i in range(10)] * 2,
+            "system": "s",
+            "hypothesis": "some words",
+        }
+    )
+
+
+def numbered_sheet(
+    tmp_path: Path,
+    name: str,
+    number: int | None,
+    utterances: list[str],
+    *,
+    dataset: str = "a",
+    draws: list[int] | None = None,
+    order: list[str] | None = None,
+    budget: int | None = None,
+    strategy: str = "winner",
+) -> Path:
+    """A filled sheet as werest sample writes it: ``sheet`` (None: no such column, a sheet
+    from before it was recorded), ``draw_order`` (default: the rows' order), ``budget``
+    (default: the draws' sum)."""
+    draws = draws or [1] * len(utterances)
+    if order is None:
+        places = np.split(np.arange(sum(draws)), np.cumsum(draws)[:-1])
+        order = ["|".join(map(str, p)) for p in places]
+    rows = pd.DataFrame(
+        {
+            "dataset": dataset,
+            "utt_id": utterances,
+            "reference": [f"words of {u}" for u in utterances],
+            "strategy": strategy,
+            "draws": draws,
+            "n_utterances": 10,
+            "budget": budget if budget is not None else sum(draws),
+            "draw_order": order,
+        }
+    )
+    if number is not None:
+        rows["sheet"] = number
+    else:
+        rows = rows.drop(columns="draw_order")
+    path = tmp_path / name
+    rows.to_csv(path, index=False)
+    return path
+
+
+def test_sheets_are_read_in_the_order_of_their_numbers(tmp_path):
+    from werest.estimation.labels import read_labels
+    from werest.estimation.sampling import next_sheet
+
+    s0 = numbered_sheet(tmp_path, "s0.csv", 0, ["u3", "u1"])
+    s1 = numbered_sheet(tmp_path, "s1.csv", 1, ["u5"])
+    s4 = numbered_sheet(tmp_path, "s4.csv", 4, ["u7", "u2"], draws=[2, 1], order=["0|2", "1"])
+    labels = read_labels([s4, s1, s0], sheets_table())
+    assert list(labels["sheet"]) == [0, 0, 1, 4, 4]
+    assert list(labels["utt_id"]) == ["u1", "u3", "u5", "u2", "u7"]  # rows by utterance
+    assert list(labels["draw_order"]) == ["1", "0", "0", "1", "0|2"]  # each with its places
+    assert next_sheet(labels) == 5  # past the highest number, not the count of sheets
+    assert labels.equals(read_labels([s0, s1, s4], sheets_table()))
+
+
+def test_a_sheet_given_twice_counts_once_with_a_note(tmp_path, caplog):
+    from werest.estimation.labels import read_labels
+
+    s0 = numbered_sheet(tmp_path, "s0.csv", 0, ["u3", "u1"])
+    s1 = numbered_sheet(tmp_path, "s1.csv", 1, ["u5"])
+    once = read_labels([s0, s1], sheets_table())
+    notes: list[str] = []
+    assert read_labels([s0, s1, s0], sheets_table(), notes=notes).equals(once)
+    assert notes == [f"labels: {s0} is given again; its labels count once"]
+    copy = tmp_path / "copy.csv"
+    copy.write_bytes(s0.read_bytes())
+    notes = []
+    assert read_labels([s0, copy, s1], sheets_table(), notes=notes).equals(once)
+    assert notes == [f"labels: {copy} is the same sheet as {s0}; its labels count once"]
+    with caplog.at_level("WARNING"):  # no list to take the note: the log says it
+        read_labels([s0, s0], sheets_table())
+    assert "is given again; its labels count once" in caplog.text
+
+
+def test_two_sheets_of_one_number_are_refused_naming_both(tmp_path):
+    from werest.errors import InputError
+    from werest.estimation.labels import read_labels
+
+    s0 = numbered_sheet(tmp_path, "s0.csv", 0, ["u3", "u1"])
+    redraw = numbered_sheet(tmp_path, "redraw.csv", 0, ["u3", "u4"])
+    with pytest.raises(InputError) as caught:
+        read_labels([s0, redraw], sheets_table())
+    message = str(caught.value)
+    assert message.startswith(f"{redraw}, column 'sheet': dataset a: this is sheet 0")
+    assert f"and so is {s0}" in message and "\n" not in message
+    # sheet 0 of another dataset is another sheet: its own generator, its own draws
+    other = numbered_sheet(tmp_path, "b0.csv", 0, ["u3", "u4"], dataset="b")
+    assert sorted(read_labels([s0, other], sheets_table())["dataset"]) == ["a", "a", "b", "b"]
+
+
+def test_sheets_without_a_number_keep_their_place_in_the_list(tmp_path):
+    """A sheet from before the number was recorded is numbered by its place among the list's
+    distinct sheets, as werest sample numbered the sheet after it; a recorded number that
+    falls on such a place is refused too."""
+    from werest.errors import InputError
+    from werest.estimation.labels import read_labels
+
+    old0 = numbered_sheet(tmp_path, "old0.csv", None, ["u3"])
+    old1 = numbered_sheet(tmp_path, "old1.csv", None, ["u5"])
+    new2 = numbered_sheet(tmp_path, "new2.csv", 2, ["u7"])
+    labels = read_labels([old1, old0, old1, new2], sheets_table())
+    assert list(zip(labels["utt_id"], labels["sheet"], strict=True)) == [
+        ("u5", 0),
+        ("u3", 1),
+        ("u7", 2),
+    ]
+    assert (labels.loc[labels["sheet"] < 2, "draw_order"] == "").all()
+    new1 = numbered_sheet(tmp_path, "new1.csv", 1, ["u7"])
+    with pytest.raises(InputError, match="records no sheet number") as caught:
+        read_labels([old0, old1, new1], sheets_table())
+    assert str(old1) in str(caught.value) and str(new1) in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("case", "fragments"),
+    [
+        ("deleted row", ["column 'draws'", "dataset a, sheet 0", "add up to 2", "drew 3"]),
+        ("added draw", ["column 'draws'", "add up to 4", "drew 3"]),
+        ("a census short of one", ["column 'draws'", "add up to 9", "drew 10"]),
+        ("places and draws differ", ["row 1", "column 'draw_order'"]),
+        ("a place twice", ["column 'draw_order'", "0 to 2"]),
+        ("not a place", ["row 2", "column 'draw_order'", "whole numbers"]),
+        ("sheet on some rows", ["row 2", "column 'sheet'", "some rows only"]),
+        ("sheet not whole", ["row 1", "column 'sheet'", "not a whole number"]),
+    ],
+)
+def test_a_sheet_that_does_not_hold_its_draws_is_refused(tmp_path, case, fragments):
+    from werest.errors import InputError
+    from werest.estimation.labels import read_labels
+
+    utterances = ["u1", "u2", "u3"]
+    made = {
+        "deleted row": lambda: numbered_sheet(
+            tmp_path, "s.csv", 0, utterances[:2], order=["2", "0"], budget=3
+        ),
+        "added draw": lambda: numbered_sheet(
+            tmp_path, "s.csv", 0, utterances, draws=[1, 2, 1], budget=3
+        ),
+        "a census short of one": lambda: numbered_sheet(
+            tmp_path,
+            "s.csv",
+            0,
+            [f"u{i}" for i in range(9)],
+            budget=20,
+            strategy="random",
+        ),
+        "places and draws differ": lambda: numbered_sheet(
+            tmp_path, "s.csv", 0, utterances[:2], draws=[2, 1], order=["0", "1|2"], budget=3
+        ),
+        "a place twice": lambda: numbered_sheet(
+            tmp_path, "s.csv", 0, utterances, order=["0", "1", "1"]
+        ),
+        "not a place": lambda: numbered_sheet(
+            tmp_path, "s.csv", 0, utterances, order=["0", "first", "2"]
+        ),
+    }
+    if case in made:
+        path = made[case]()
+    else:
+        path = numbered_sheet(tmp_path, "s.csv", 0, utterances)
+        rows = pd.read_csv(path, dtype=str, keep_default_na=False)
+        rows["sheet"] = ["1", "", "1"] if case == "sheet on some rows" else ["0.5", "0", "0"]
+        rows.to_csv(path, index=False)
+    with pytest.raises(InputError) as caught:
+        read_labels([path], sheets_table())
+    message = str(caught.value)
+    assert message.startswith(str(path))
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_a_census_and_a_winner_sheet_hold_their_draws(tmp_path):
+    """What the draws must add up to: ``min(budget, n_utterances)`` without replacement (a
+    census of N = 10 at budget 20 holds 10), ``budget`` for ``winner``'s draws with
+    replacement (a redrawn utterance is one row of two draws)."""
+    from werest.estimation.labels import read_labels
+
+    census = numbered_sheet(
+        tmp_path, "c.csv", 0, [f"u{i}" for i in range(10)], budget=20, strategy="random"
+    )
+    assert len(read_labels([census], sheets_table())) == 10
+    winner = numbered_sheet(tmp_path, "w.csv", 1, ["u1", "u2"], draws=[2, 1], budget=3)
+    assert read_labels([winner], sheets_table())["draws"].sum() == 3
+
+
+def test_draw_places():
+    from werest.estimation.labels import draw_places
+
+    assert draw_places("3|7") == [3, 7]
+    assert draw_places("3.0") == [3]  # a spreadsheet's number
+    assert draw_places(4) == [4]
+    assert draw_places("") == [] and draw_places(float("nan")) == []
+    for bad in ("x", "1|-2", "1.5"):
+        with pytest.raises(ValueError):
+            draw_places(bad)

@@ -500,3 +500,53 @@ def test_a_later_sheet_is_drawn_independently_of_the_first():
         assert len(set(first["utt_id"]) & set(later["utt_id"])) <= 4
         again = draw_sample(utterances, 30, strategy, seed=0, scores=scores, sheet_number=1)
         assert again.equals(later)  # still reproducible
+
+
+# --------------------------------------------------------------------------- the recorded order
+
+
+def drawn_sequence(sheet: pd.DataFrame) -> list[str]:
+    """A sheet's draws in the order it records (its ``draw_order`` places)."""
+    places = {
+        int(place): utt
+        for utt, cell in zip(sheet["utt_id"], sheet["draw_order"], strict=True)
+        for place in str(cell).split("|")
+    }
+    assert sorted(places) == list(range(int(sheet["draws"].sum())))  # each draw once
+    return [places[k] for k in range(len(places))]
+
+
+def test_recorded_order():
+    from werest.estimation.sampling import recorded_order
+
+    assert list(recorded_order(np.array([2, 0, 2, 1]), 4)) == ["1", "3", "0|2", ""]
+    assert list(recorded_order(np.array([], dtype=int), 2)) == ["", ""]
+
+
+def test_each_sheet_records_its_number_and_the_order_its_draws_were_made_in():
+    """The order is the generator's: ``random`` takes ``choice(N, n, replace=False)`` of the
+    dataset's generator in the order it returns them, ``active`` the multinomial's counts
+    then a permutation of them from the same generator; the design columns are those of the
+    same draw without the order (its counts are the multinomial's)."""
+    from werest.estimation.sampling import dataset_rng
+
+    utterances, scores, _ = population(n=40)
+    ids = utterances["utt_id"].to_numpy()
+    sheet = draw_sample(utterances, 8, "random", seed=5, scores=scores, sheet_number=3)
+    assert (sheet["sheet"] == 3).all() and list(sheet.columns) == SHEET_COLUMNS
+    drawn = dataset_rng(5, "d#3").choice(40, size=8, replace=False)
+    assert drawn_sequence(sheet) == list(ids[drawn])
+
+    sheet = draw_sample(utterances, 12, "active", seed=5, scores=scores, uniform_share=0.5)
+    assert (sheet["sheet"] == 0).all()
+    rng = dataset_rng(5, "d")
+    counts = rng.multinomial(12, active_probabilities(scores.to_numpy(float), 0.5))
+    assert list(sheet["draws"]) == list(counts[counts > 0])
+    drawn = rng.permutation(np.repeat(np.arange(40), counts))
+    assert drawn_sequence(sheet) == list(ids[drawn])
+    assert (sheet["draw_order"].str.count(r"\|") + 1 == sheet["draws"]).all()
+
+    sheet = draw_sample(utterances, 9, "stratified", seed=5, scores=scores, strata=3)
+    assert len(drawn_sequence(sheet)) == 9
+    census = draw_sample(utterances, 50, "random", seed=5)
+    assert sorted(drawn_sequence(census)) == sorted(ids)

@@ -531,27 +531,39 @@ class Winner:
     """Which system is best: builds a :class:`werest.estimation.winner.WinnerSettings`."""
 
     _target_: str = setting("werest.estimation.winner.WinnerSettings")
-    tie_margin: float = setting(
+    margin: float = setting(
         LIBRARY,
-        "points of WER within which systems are called tied (winner.json's tie)",
+        (
+            "points of WER: good means the leader is at most this much worse than the best "
+            "(the margin is the larger of margin and relative_margin)"
+        ),
+        minimum=0,
+    )
+    relative_margin: float = setting(
+        LIBRARY,
+        "the margin as a share of the leader's WER (0.05: 5 % of it)",
         minimum=0,
         maximum=1,
+        closed="left",
     )
     alpha: float = setting(
         LIBRARY,
         (
-            "at most this share of stops (at the first decided or tie, looking after every "
-            "batch) name a system more than tie_margin worse than the true best"
+            "at most this share of stops (at the first decided or good, looking after every "
+            "batch) name a system more than the margin worse than the true best, and a "
+            "regret_bound is exceeded as rarely"
         ),
         minimum=0,
         maximum=1,
         closed="neither",
     )
-    bounds: Literal["asymptotic", "eb"] = setting(
+    bounds: Literal["betting", "eb", "asymptotic"] = setting(
         LIBRARY,
         (
-            "asymptotic: confidence sequences from the central limit theorem, about half the "
-            "labels | eb: empirical Bernstein, valid at any number of labels"
+            "betting: confidence sequences valid at any number of labels, whatever the tail "
+            "| eb: empirical Bernstein, valid too, wider | asymptotic: from the central limit "
+            "theorem; it assumes the draws have seen the tail and can stop on the wrong "
+            "system where a rare hallucination was not drawn"
         ),
     )
 
@@ -931,7 +943,8 @@ class EstimateSettings:
         None,
         (
             "a few references (docs/few_labels.md): the filled sheet of werest sample, several "
-            "in the order drawn ([s0.csv,s1.csv]), any table with dataset, utt_id, reference, or "
+            "([s0.csv,s1.csv], read in the order of the sheet numbers they record), any table "
+            "with dataset, utt_id, reference, or "
             "`input` (the input's own references where only some rows have one); every estimate "
             "becomes prediction-powered and winner.json decides"
         ),
@@ -1155,9 +1168,9 @@ class SampleSettings:
     labels: Names | None = setting(
         None,
         (
-            "the sheets labelled so far, in the order drawn: the next sheet continues the "
-            "design (winner: from the decision they support; random: from the utterances not "
-            "labelled yet) and has the references they give filled in"
+            "every sheet labelled so far: the next sheet continues the design (winner: from "
+            "the decision they support; random: from the utterances not labelled yet), takes "
+            "the next sheet number and has the references they give filled in"
         ),
     )
     winner: Winner = winner_block()

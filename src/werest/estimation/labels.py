@@ -5,7 +5,8 @@ prediction-powered one (:mod:`werest.estimation.ppi`).
 filled in), or ``input``: the input's own references where only some rows have one. The
 sheet's design columns (``draws``, ``expected_draws``) say how the utterances were drawn;
 a table without them is taken as a simple random sample. One reference serves every system
-of its utterance.
+of its utterance. Several sheets are read in the order of the numbers they record
+(``sheet``), each with every one of its draws (``draw_order``): :func:`read_labels`.
 
 Per (dataset, system) with at least ``min_labels`` labelled utterances, ``estimated_wer`` and
 ``interval_low``/``interval_high`` become the prediction-powered estimate and its interval
@@ -18,6 +19,8 @@ gets the paired difference (``pairs.csv``).
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import logging
 from dataclasses import dataclass
 from itertools import pairwise
@@ -140,30 +143,126 @@ DESIGN_NUMBERS = ("selection_probability", "uniform_share")
 
 
 def read_labels(
-    source: str | Path | pd.DataFrame | list, table: pd.DataFrame, input_path=None
+    source: str | Path | pd.DataFrame | list,
+    table: pd.DataFrame,
+    input_path=None,
+    notes: list[str] | None = None,
 ) -> pd.DataFrame:
-    """The labels (a file, several files in the order they were drawn, ``input``, or a
-    DataFrame), one row per (sheet, dataset, utt_id) with ``reference``, ``sheet`` (the
-    file's position in the list), ``draws`` and ``expected_draws`` (NaN: no design recorded,
+    """The labels (a file, several files, ``input``, or a DataFrame), one row per (sheet,
+    dataset, utt_id) with ``reference``, ``sheet``, ``draw_order`` (:func:`draw_places`; ""
+    where the sheet records none), ``draws`` and ``expected_draws`` (NaN: no design recorded,
     a simple random sample) and the design columns of :data:`DESIGN_TEXT` and
-    :data:`DESIGN_NUMBERS` (empty where the sheet has none).
+    :data:`DESIGN_NUMBERS` (empty where the sheet has none), in the order of the sheets'
+    numbers.
+
+    A sheet's number is the ``sheet`` it records (``werest sample`` writes it); a sheet
+    without one (drawn before werest recorded it, a test split, ``input``) is numbered by its
+    place among the distinct sheets listed, the number ``werest sample`` gave the sheet
+    after them before it recorded one. The rows of a numbered sheet are sorted by utterance
+    (their order says nothing: ``draw_order`` does); an unnumbered sheet keeps its rows'
+    order. The same sheet given twice (the same file, or the same bytes) counts once: a note
+    says so, appended to ``notes`` (logged when ``notes`` is None).
 
     Raises
     ------
     InputError : naming file, row and column: a label for an utterance not in the table, a
         duplicated label, an empty reference, a reference that differs from the input's own
-        or from an earlier sheet's for the same utterance.
+        or from an earlier sheet's for the same utterance; a recorded ``sheet`` or
+        ``draw_order`` that is not whole numbers, or filled on some rows only; a sheet whose
+        draws do not add up to its ``budget`` (a deleted row) or do not match its
+        ``draw_order``; two files that are the same sheet of a dataset (naming both).
     """
     sources = list(source) if isinstance(source, list | tuple) else [source]
     if not sources:
         raise ConfigError("labels=[] names no sheet")
-    sheets = []
-    for number, one in enumerate(sources):
-        sheet = _read_sheet(one, table, input_path).assign(sheet=number)
+    sheets, seen, numbers = [], {}, {}
+    for one in sources:
+        name = _source_name(one)
+        keys = _source_keys(one)
+        earlier = next((seen[key] for key in keys if key in seen), None)
+        if earlier is not None:
+            same = "given again" if earlier == name else f"the same sheet as {earlier}"
+            _note(notes, f"labels: {name} is {same}; its labels count once")
+            continue
+        seen.update(dict.fromkeys(keys, name))
+        sheet = _read_sheet(one, table, input_path)
+        recorded = bool(sheet["sheet"].notna().any())
+        if not recorded:  # its place in the list, as werest sample numbered the next one
+            sheet["sheet"] = len(sheets)
+        sheet["sheet"] = sheet["sheet"].astype(int)
+        _check_numbers(sheet, name, recorded, numbers)
         if sheets:
             _check_across_sheets(pd.concat(sheets, ignore_index=True), sheet, one)
+        if recorded:  # its rows' order says nothing: the draw_order does
+            sheet = sheet.sort_values(["sheet", *UTTERANCE], kind="stable")
         sheets.append(sheet)
-    return pd.concat(sheets, ignore_index=True)
+    labels = pd.concat(sheets, ignore_index=True)
+    return labels.sort_values("sheet", kind="stable").reset_index(drop=True)
+
+
+def with_label_notes(block: str | None, notes: list[str]) -> str | None:
+    """The console's block (the decision's, ``Which system is best:``) with
+    :func:`read_labels`' notes under it, one ``  note:`` line each."""
+    if not notes:
+        return block
+    lines = [f"  note: {note}" for note in notes]
+    return "\n".join([block or "Labels:", *lines])
+
+
+def _note(notes: list[str] | None, note: str) -> None:
+    if notes is None:
+        log.warning(note)
+    else:
+        notes.append(note)
+
+
+def _source_name(source) -> str:
+    """How messages name a labels source."""
+    return "<labels>" if isinstance(source, pd.DataFrame) else str(source)
+
+
+def _source_keys(source) -> list[tuple]:
+    """What makes two labels sources one sheet: a file's resolved path and its bytes' hash, a
+    DataFrame's content, ``input`` itself."""
+    if isinstance(source, pd.DataFrame):
+        content = pd.util.hash_pandas_object(source, index=False).to_numpy().tobytes()
+        header = "|".join(map(str, source.columns)).encode()
+        return [("frame", hashlib.sha256(header + content).hexdigest())]
+    if str(source) == FROM_INPUT:
+        return [("input",)]
+    path = Path(source)
+    keys: list[tuple] = [("path", str(path.resolve()))]
+    with contextlib.suppress(OSError):  # reading it says what is wrong
+        keys.append(("bytes", hashlib.sha256(path.read_bytes()).hexdigest()))
+    return keys
+
+
+def _check_numbers(sheet: pd.DataFrame, name: str, recorded: bool, numbers: dict) -> None:
+    """A sheet number of a dataset that an earlier sheet of the list already has is refused,
+    naming both: the same number is the same generator, so the two sheets hold the same
+    draws (a sheet drawn without ``labels=`` of the sheets before it draws sheet 0 again),
+    and counting both would count those draws twice. ``numbers``: (dataset, number) → the
+    earlier sheet's name (and whether it recorded its number), updated."""
+    for (dataset, number), _ in sheet.groupby(["dataset", "sheet"], sort=True):
+        key = (str(dataset), int(number))
+        if key in numbers:
+            earlier, earlier_recorded = numbers[key]
+            unnumbered = [n for n, r in ((earlier, earlier_recorded), (name, recorded)) if not r]
+            how = (
+                f" ({' and '.join(unnumbered)} records no sheet number: numbered by its place in "
+                "the list)"
+                if unnumbered
+                else ""
+            )
+            raise InputError(
+                f"dataset {dataset}: this is sheet {number}, and so is {earlier}{how}: two "
+                "sheets of one number hold the same draws (a sheet drawn without labels= of "
+                "the sheets before it repeats them); draw it again with the earlier sheets in "
+                "labels=",
+                path=name,
+                column="sheet",
+            )
+        numbers[key] = (name, recorded)
 
 
 def _read_sheet(source, table: pd.DataFrame, input_path) -> pd.DataFrame:
@@ -217,6 +316,7 @@ def _read_sheet(source, table: pd.DataFrame, input_path) -> pd.DataFrame:
         if text.any():
             raise InputError("not a number", path=source, row=_row(text), column=column)
     _check_design(labels, source)
+    _read_recorded_order(labels, source)
     return _with_design(labels, source)
 
 
@@ -249,6 +349,10 @@ def _with_design(labels: pd.DataFrame, source) -> pd.DataFrame:
     if "skip" not in labels:
         labels["skip"] = False
     labels["skip"] = labels["skip"].astype(bool)
+    if "sheet" not in labels:
+        labels["sheet"] = np.nan
+    if "draw_order" not in labels:
+        labels["draw_order"] = ""
     for column in ("draws", "expected_draws", *DESIGN_NUMBERS):
         if column not in labels:
             labels[column] = np.nan
@@ -260,6 +364,8 @@ def _with_design(labels: pd.DataFrame, source) -> pd.DataFrame:
         *UTTERANCE,
         "reference",
         "skip",
+        "sheet",
+        "draw_order",
         "draws",
         "expected_draws",
         *DESIGN_NUMBERS,
@@ -294,6 +400,123 @@ def distinct_labels(labels: pd.DataFrame) -> pd.DataFrame:
 def _row(mask) -> int:
     """The row number (1 = the first row after the header) of the first True of ``mask``."""
     return int(np.flatnonzero(np.asarray(mask))[0]) + 1
+
+
+def draw_places(cell) -> list[int]:
+    """A ``draw_order`` cell's places, the 0-based indices of a row's draws in the order its
+    sheet's draws were made (``3`` or ``3|7``); [] for an empty cell. ValueError: not
+    whole numbers ≥ 0."""
+    from werest.estimation.sampling import ORDER_SEPARATOR
+
+    text = "" if cell is None or (isinstance(cell, float) and np.isnan(cell)) else str(cell)
+    if not text.strip():
+        return []
+    places = []
+    for part in text.split(ORDER_SEPARATOR):
+        number = float(part.strip())  # 3.0: a spreadsheet's number
+        if not number.is_integer() or number < 0:
+            raise ValueError(part)
+        places.append(int(number))
+    return places
+
+
+def _read_recorded_order(labels: pd.DataFrame, source) -> None:
+    """The ``sheet`` and ``draw_order`` a sheet records, checked and put in canonical form
+    (in place): ``sheet`` whole numbers (NaN: none recorded), ``draw_order`` places joined by
+    ``|`` ("" where none). A sheet with a number must hold all its draws: per dataset and
+    sheet, the draws add up to the ``budget`` (``min(budget, n_utterances)`` for a draw
+    without replacement or a census; ``winner`` draws ``budget`` with replacement), and the
+    recorded places are each draw's once."""
+    from werest.estimation.sampling import ORDER_SEPARATOR
+
+    if "sheet" in labels:
+        labels["sheet"] = _whole_numbers(labels["sheet"], source, "sheet")
+    if "draw_order" in labels:
+        places = []
+        for position, cell in enumerate(labels["draw_order"]):
+            try:
+                places.append(draw_places(cell))
+            except ValueError:
+                raise InputError(
+                    "draw_order must be whole numbers ≥ 0 joined by | (as werest sample writes it)",
+                    path=source,
+                    row=position + 1,
+                    column="draw_order",
+                ) from None
+        labels["draw_order"] = [ORDER_SEPARATOR.join(map(str, p)) for p in places]
+    numbered = "sheet" in labels and labels["sheet"].notna().any()
+    if numbered and labels["sheet"].isna().any():
+        raise InputError(
+            "sheet is filled on some rows only; keep the sheet's columns on every row",
+            path=source,
+            row=_row(labels["sheet"].isna()),
+            column="sheet",
+        )
+    if numbered:
+        for (dataset, number), rows in labels.groupby(["dataset", "sheet"], sort=True):
+            _check_sheet_draws(rows, f"dataset {dataset}, sheet {int(number)}", source)
+    elif "draw_order" in labels:  # an order without a number: the order is still checked
+        for dataset, rows in labels.groupby("dataset", sort=True):
+            _check_sheet_draws(rows, f"dataset {dataset}", source, budget=False)
+
+
+def _check_sheet_draws(rows: pd.DataFrame, which: str, source, *, budget: bool = True) -> None:
+    """One sheet's draws of one dataset: all there, each with one place in the draw order
+    (:func:`_read_recorded_order`); ``budget``: against the recorded budget too."""
+    draws = rows["draws"].fillna(1).round().astype(int)
+    total = int(draws.sum())
+    budget = _one_number(rows, "budget") if budget else None
+    if budget is not None:
+        size = _one_number(rows, "n_utterances")
+        with_replacement = "strategy" in rows and (rows["strategy"] == "winner").all()
+        expected = budget if with_replacement or size is None else min(budget, size)
+        if total != expected:
+            raise InputError(
+                f"{which}: its draws add up to {total}, and it drew {expected} (budget "
+                f"{budget}): a drawn row is missing or added; keep every drawn row (mark one "
+                "with no speech skip=true)",
+                path=source,
+                column="draws",
+            )
+    if "draw_order" not in rows or (rows["draw_order"] == "").all():
+        return
+    places = [draw_places(cell) for cell in rows["draw_order"]]
+    count = np.array([len(p) for p in places])
+    wrong = (count != draws.to_numpy()) | (count == 0)
+    flat = sorted(p for mine in places for p in mine)
+    if wrong.any() or flat != list(range(total)):
+        row = int(rows.index[np.flatnonzero(wrong)[0]]) + 1 if wrong.any() else None
+        raise InputError(
+            f"{which}: draw_order must give each of its {total} draws one place, 0 to "
+            f"{total - 1}, as many on a row as its draws (as werest sample writes it)",
+            path=source,
+            row=row,
+            column="draw_order",
+        )
+
+
+def _one_number(rows: pd.DataFrame, column: str) -> int | None:
+    """A column a sheet repeats on every row (``budget``, ``n_utterances``) as one whole
+    number; None where it is absent or blank."""
+    if column not in rows:
+        return None
+    values = pd.to_numeric(rows[column].astype(str).str.strip(), errors="coerce").dropna()
+    return int(values.iloc[0]) if len(values) and float(values.iloc[0]).is_integer() else None
+
+
+def _whole_numbers(values: pd.Series, source, column: str) -> pd.Series:
+    """A column of whole numbers (blank: NaN); anything else an InputError naming the row."""
+    text = values.map(lambda v: "" if pd.isna(v) else str(v).strip())
+    numbers = pd.to_numeric(text.where(text != ""), errors="coerce")
+    bad = (text != "") & ~(numbers.notna() & (numbers % 1 == 0))
+    if bad.any():
+        raise InputError(
+            "not a whole number (as werest sample writes it)",
+            path=source,
+            row=_row(bad),
+            column=column,
+        )
+    return numbers.astype(float)
 
 
 def _check_design(labels: pd.DataFrame, source) -> None:

@@ -32,6 +32,7 @@ depend on the table's row order nor on the other datasets in it.
 from __future__ import annotations
 
 import hashlib
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
@@ -65,6 +66,8 @@ SHEET_COLUMNS: list[str] = [
     "uniform_share",
     "leader",
     "rivals",
+    "sheet",
+    "draw_order",
 ]
 
 
@@ -313,9 +316,31 @@ def pilot_half_width(
 
 
 def next_sheet(labels: pd.DataFrame | None) -> int:
-    """The number of the sheet about to be drawn: 0 without labels, else one past the last
-    sheet of ``labels`` (:func:`werest.estimation.labels.read_labels` numbers them in order)."""
+    """The number of the sheet about to be drawn (its ``sheet`` column, and its generator's
+    seed): 0 without labels, else one past the highest sheet number of ``labels``
+    (:func:`werest.estimation.labels.read_labels`: the number each sheet records, or a sheet
+    without one its place in the list)."""
     return 0 if labels is None else int(labels["sheet"].max()) + 1
+
+
+#: joins the indices of an utterance's draws in a sheet's ``draw_order`` column
+ORDER_SEPARATOR = "|"
+
+
+def recorded_order(drawn: np.ndarray, n_utterances: int) -> np.ndarray:
+    """A sheet's ``draw_order`` cells from its draws in the order they were made (``drawn``:
+    utterance positions, one per draw): per utterance, the 0-based indices of its draws,
+    joined with ``|`` ("" for an utterance not drawn)."""
+    drawn = np.asarray(drawn, dtype=int)
+    by_utterance = np.argsort(drawn, kind="stable")  # each utterance's draws in draw order
+    starts = np.searchsorted(drawn[by_utterance], np.arange(n_utterances + 1))
+    return np.array(
+        [
+            ORDER_SEPARATOR.join(map(str, by_utterance[start:stop]))
+            for start, stop in pairwise(starts)
+        ],
+        dtype=object,
+    )
 
 
 def dataset_rng(seed: int, dataset: str) -> np.random.Generator:
@@ -368,10 +393,14 @@ def draw_sample(
     replacement, ``1 - (1 - p_i)**budget`` for ``active``), ``selection_probability``
     (``expected_draws`` / the dataset's number of draws, ``min(budget, N)``: ``p_i`` for
     ``active``, ``1/N`` in a census; it sums to 1 over a dataset's utterances),
-    ``n_utterances`` (the dataset's N), ``budget``, and ``stratum`` (``stratified``: 1 = the
-    lowest predicted WER, unscored utterances last; empty otherwise and in a census).
-    ``Σ draws_i · x_i / expected_draws_i`` over a dataset's rows is an unbiased estimate
-    of ``Σ x_i`` over all its utterances, for every strategy.
+    ``n_utterances`` (the dataset's N), ``budget``, ``stratum`` (``stratified``: 1 = the
+    lowest predicted WER, unscored utterances last; empty otherwise and in a census),
+    ``sheet`` (``sheet_number``) and ``draw_order`` (:func:`recorded_order`: the 0-based
+    places of the row's draws in the order they were made: the order ``random`` drew its
+    sample in, stratum by stratum for ``stratified``; ``active``'s counts and a census in a
+    uniformly random order from the dataset's generator, which is how draws made one at a
+    time would come). ``Σ draws_i · x_i / expected_draws_i`` over a dataset's rows is an
+    unbiased estimate of ``Σ x_i`` over all its utterances, for every strategy.
 
     Raises
     ------
@@ -400,7 +429,7 @@ def draw_sample(
         rng = dataset_rng(seed, f"{dataset}#{sheet_number}" if sheet_number else str(dataset))
         group = group.reset_index(drop=True)
         if budget >= len(group):
-            design = _census(len(group))
+            design = _census(len(group), rng)
         elif strategy == "random":
             design = _random(len(group), budget, rng)
         elif strategy == "stratified":
@@ -416,17 +445,18 @@ def draw_sample(
     sheet = pd.concat(parts, ignore_index=True)
     sheet["strategy"] = strategy
     sheet["uniform_share"] = uniform_share if strategy == "active" else np.nan
-    return as_sheet(sheet, budget)
+    return as_sheet(sheet, budget, sheet_number)
 
 
-def as_sheet(rows: pd.DataFrame, budget: int) -> pd.DataFrame:
-    """Drawn rows (``dataset, utt_id, strategy, draws, expected_draws, ...``) as a labelling
-    sheet: :data:`SHEET_COLUMNS`, the references empty, the design columns a strategy does
-    not use empty."""
+def as_sheet(rows: pd.DataFrame, budget: int, sheet_number: int = 0) -> pd.DataFrame:
+    """Drawn rows (``dataset, utt_id, strategy, draws, expected_draws, draw_order, ...``) as a
+    labelling sheet: :data:`SHEET_COLUMNS`, the references empty, ``sheet`` the sheet's
+    number (:func:`next_sheet`), the design columns a strategy does not use empty."""
     sheet = rows.copy()
     sheet["reference"] = ""
     sheet["budget"] = budget
-    for column in ("audio", "leader", "rivals"):
+    sheet["sheet"] = int(sheet_number)
+    for column in ("audio", "leader", "rivals", "draw_order"):
         if column not in sheet:
             sheet[column] = ""
     for column in ("duration", "stratum", "uniform_share", "inclusion_probability"):
@@ -464,8 +494,11 @@ def _design(
     expected: np.ndarray,
     inclusion: np.ndarray,
     selection: np.ndarray,
+    drawn: np.ndarray,
     stratum: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
+    """A dataset's design columns; ``drawn``: the utterances' positions in draw order (one
+    per draw), for ``draw_order``."""
     n = len(draws)
     return {
         "draws": draws,
@@ -473,19 +506,22 @@ def _design(
         "inclusion_probability": inclusion,
         "selection_probability": selection,
         "stratum": stratum if stratum is not None else np.full(n, np.nan),
+        "draw_order": recorded_order(drawn, n),
     }
 
 
-def _census(n_utterances: int) -> dict[str, np.ndarray]:
+def _census(n_utterances: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     ones = np.ones(n_utterances)
-    return _design(ones.astype(int), ones, ones, ones / n_utterances)
+    order = rng.permutation(n_utterances)  # nothing is drawn: an order to read them in
+    return _design(ones.astype(int), ones, ones, ones / n_utterances, order)
 
 
 def _random(n_utterances: int, budget: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     draws = np.zeros(n_utterances, dtype=int)
-    draws[rng.choice(n_utterances, size=budget, replace=False)] = 1
+    drawn = rng.choice(n_utterances, size=budget, replace=False)  # in the order drawn
+    draws[drawn] = 1
     share = np.full(n_utterances, budget / n_utterances)
-    return _design(draws, share, share, share / budget)
+    return _design(draws, share, share, share / budget, drawn)
 
 
 def _stratified(
@@ -495,11 +531,13 @@ def _stratified(
     sizes = np.bincount(labels)
     allocation = allocate(sizes, budget)
     draws = np.zeros(len(scores), dtype=int)
+    drawn = []
     for stratum, (size, n) in enumerate(zip(sizes, allocation, strict=True)):
         members = np.flatnonzero(labels == stratum)
-        draws[members[rng.choice(size, size=n, replace=False)]] = 1
+        drawn.append(members[rng.choice(size, size=n, replace=False)])
+        draws[drawn[-1]] = 1
     share = (allocation / sizes)[labels]
-    return _design(draws, share, share, share / budget, labels + 1.0)
+    return _design(draws, share, share, share / budget, np.concatenate(drawn), labels + 1.0)
 
 
 def stratum_labels(scores: np.ndarray, budget: int, strata: int) -> np.ndarray:
@@ -559,4 +597,6 @@ def _active(
 ) -> dict[str, np.ndarray]:
     p = active_probabilities(scores, uniform_share)
     draws = rng.multinomial(budget, p)
-    return _design(draws, budget * p, 1.0 - (1.0 - p) ** budget, p)
+    # the counts in a uniformly random order: distributed as draws made one at a time
+    drawn = rng.permutation(np.repeat(np.arange(len(p)), draws))
+    return _design(draws, budget * p, 1.0 - (1.0 - p) ** budget, p, drawn)

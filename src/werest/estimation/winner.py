@@ -14,19 +14,24 @@ does most of the work (docs/winner.md):
   contender (each pair's distances scaled to mean 1). A draw's Horvitz–Thompson term
   x_i / (N q_i) is unbiased for the mean difference and bounded by max_i d_i / (N q_i),
   which the design keeps small; every weight 1 / (N q_i) is at most 1 / u.
-* A person looks after every batch, so every bound is a confidence sequence: the predictable
-  plug-in empirical-Bernstein CS of Waudby-Smith & Ramdas (2024, JRSS-B, Theorem 2), valid at
-  any stopping time (:func:`eb_lower_bounds`). Draws made uniformly from the utterances not
-  yet labelled (``strategy=random``) use the exact conditional mean of sampling without
-  replacement (their Theorem 3).
+* A person looks after every batch, so every bound is a confidence sequence, valid at any
+  stopping time and in finite samples (:mod:`werest.estimation.sequences`: by default the
+  betting sequence of Waudby-Smith & Ramdas 2024, its bets sized by each draw's known range).
+  Draws made uniformly from the utterances not yet labelled (``strategy=random``) use the
+  exact conditional mean of sampling without replacement. Every bound also stays inside what
+  is known without a label: the labelled differences exactly, ±d_i on the rest
+  (:func:`known_ranges`), so an utterance no draw has reached is never assumed small.
 
-The decision (:func:`decide`), at level 1 − α: the leader W is ``decided`` when every other
-system is shown worse than W, and it is a ``tie`` when every other system is shown no better
-than W by more than ``tie_margin`` and every system not shown worse (``tied``) is shown within
-``tie_margin`` of W. Bonferroni over the pairs that contain the true best (whichever it is):
-contender pairs share α/2, pairs with a non-contender α/2 over S − 1, so a stop names a
-system more than ``tie_margin`` worse than the true best with probability at most α, however
-the user stops. The contenders only steer the draws and the split of α.
+The decision (:func:`decide`), at level 1 − α, is ε-good best-arm identification (LUCB,
+Kalyanakrishnan et al. 2012), one-sided: the leader W is ``decided`` when every other system
+is shown worse than W, and ``good`` when every other system is shown no better than W by more
+than the margin (the larger of ``winner.margin`` points and ``winner.relative_margin`` of W's
+WER). Each round it reports ``regret_bound``, the largest upper bound on (e_W − e_B) over the
+rivals: W is at most that much worse than the best. Bonferroni over the pairs that contain
+the true best (whichever it is): contender pairs share α/2, pairs with a non-contender α/2
+over S − 1, so a stop names a system more than the margin worse than the true best, and a
+``regret_bound`` is exceeded, with probability at most α, however the user stops. The
+contenders only steer the draws and the split of α.
 """
 
 from __future__ import annotations
@@ -40,20 +45,31 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from werest.estimation import sequences  # noqa: F401 (the module, for the tests)
+from werest.estimation.sequences import (  # noqa: F401 (re-exported)
+    HORIZON,
+    TRUNCATION,
+    asymptotic_bounds,
+    asymptotic_half_widths,
+    betting_lower_bounds,
+    eb_lower_bounds,
+)
 from werest.estimation.shortlist import SHORTLIST_SHARE, shortlist  # noqa: F401 (re-exported)
 
 log = logging.getLogger(__name__)
 
-#: The decision's error level: at most this share of stops name a system more than
-#: ``tie_margin`` worse than the true best.
+#: The decision's error level: at most this share of stops name a system more than the
+#: margin worse than the true best.
 ALPHA = 0.05
-#: Points of WER within which two systems are called tied (at most 1, the issue's bound).
-TIE_MARGIN = 0.5
+#: ``good``: the leader is at most this many points of WER worse than the best, or
+#: :data:`RELATIVE_MARGIN` of its WER where that is larger
+MARGIN = 1.0
+RELATIVE_MARGIN = 0.05
 #: ``strategy=winner``: the share of each draw's probability spread evenly over the
 #: utterances: every weight 1 / (N q_i) is at most 1 / u.
 WINNER_UNIFORM_SHARE = 0.2
 #: The statuses of a dataset's decision.
-DECIDED, TIE, UNDECIDED = "decided", "tie", "undecided"
+DECIDED, GOOD, UNDECIDED = "decided", "good", "undecided"
 #: How a sheet's draws were made, as the decision reads them.
 WITH_REPLACEMENT, FRESH_UNIFORM = "with_replacement", "fresh_uniform"
 
@@ -108,21 +124,43 @@ class Contest:
         key = (min(a, b), max(a, b))
         if key not in self._distances:
             from werest.estimation import contest_store
-            from werest.text import encoded_distances, encoded_texts
+            from werest.text import encoded_distances
 
             path = contest_store.distance_file(self.store, self.number, key)
             stored = contest_store.read_distances(path, self.n)
             if stored is not None:  # an earlier process of the label loop aligned them
                 self._distances[key] = stored
                 return stored
-            if "encoded" not in self._distances:  # each text encoded once
-                unit = "char" if self.unit == "character" else "word"
-                self._distances["encoded"] = encoded_texts(list(self.texts), unit)
             self._distances[key] = encoded_distances(
-                self._distances["encoded"], self.codes[:, key[0]], self.codes[:, key[1]]
+                self._encoded(), self.codes[:, key[0]], self.codes[:, key[1]]
             ).astype(float)
             contest_store.write_distances(path, self._distances[key])
         return self._distances[key]
+
+    def _encoded(self) -> list:
+        if "encoded" not in self._distances:  # each text encoded once
+            from werest.text import encoded_texts
+
+            unit = "char" if self.unit == "character" else "word"
+            self._distances["encoded"] = encoded_texts(list(self.texts), unit)
+        return self._distances["encoded"]
+
+    def consensus_gap(self, a: int, b: int) -> np.ndarray:
+        """g_i = d_i(A, P) − d_i(B, P) on every utterance (N,), P the consensus: the
+        hypothesis most systems gave (ties: the first text). A label-free guess of e_A − e_B
+        (exact where the consensus is the reference), |g_i| ≤ d_i(A, B); the decision's
+        control variate."""
+        from werest.text import encoded_distances
+
+        if "consensus" not in self._distances:
+            self._distances["consensus"] = consensus_codes(self.codes)
+        consensus = self._distances["consensus"]
+        for s in (a, b):
+            if ("to_consensus", s) not in self._distances:
+                self._distances[("to_consensus", s)] = encoded_distances(
+                    self._encoded(), self.codes[:, s], consensus
+                ).astype(float)
+        return self._distances[("to_consensus", a)] - self._distances[("to_consensus", b)]
 
     @property
     def disputed(self) -> np.ndarray:
@@ -136,6 +174,16 @@ class Contest:
     def points(self, words_per_utterance: float) -> float:
         """A mean difference in errors per utterance, in WER points."""
         return 100.0 * words_per_utterance / self.words
+
+
+def consensus_codes(codes: np.ndarray) -> np.ndarray:
+    """Per row of ``codes`` (N, S), the code most columns hold (ties: the lowest code)."""
+    ordered = np.sort(codes, axis=1)
+    out = np.empty(len(codes), dtype=codes.dtype)
+    for i, row in enumerate(ordered):
+        values, counts = np.unique(row, return_counts=True)
+        out[i] = values[int(np.argmax(counts))]
+    return out
 
 
 def build_contests(
@@ -264,13 +312,22 @@ def winner_scores(contest: Contest, leader: str, rivals: list[str]) -> np.ndarra
     return score
 
 
+#: ``strategy=winner``: the share of the draw (besides the uniform share) spent on the leader's
+#: pair with its *critical* rival, the one whose bound sets ``regret_bound`` (LUCB); the rest
+#: follows :func:`winner_scores` over every rival, so each pair's terms stay bounded
+CRITICAL_SHARE = 0.5
+
+
 def winner_probabilities(
     contest: Contest, leader: str, rivals: list[str], uniform_share: float
 ) -> np.ndarray:
-    """The per-draw probabilities of ``strategy=winner``: q_i = u/M + (1 − u) s_i / Σ s on
-    the M disputed utterances (where two systems differ), 0 where every system agrees (every
-    difference is exactly 0 there: a label would say nothing). They sum to 1; every
-    disputed utterance has q_i ≥ u/M, so no weight 1/(N q_i) exceeds M/(N u) ≤ 1/u."""
+    """The per-draw probabilities of ``strategy=winner``: on the M disputed utterances (where
+    two systems differ), q_i = u/M + (1 − u) (π d_i / Σ d + (1 − π) s_i / Σ s), with d the
+    distance of the leader to the critical rival (``rivals[0]``: the one that limits the
+    certificate, as LUCB draws), π = :data:`CRITICAL_SHARE` and s :func:`winner_scores`; 0
+    where every system agrees (every difference is exactly 0 there: a label would say
+    nothing). They sum to 1; every disputed utterance has q_i ≥ u/M, so no weight 1/(N q_i)
+    exceeds M/(N u) ≤ 1/u, and the critical pair's terms are at most mean(d)/((1 − u) π)."""
     score = winner_scores(contest, leader, rivals)
     disputed = contest.disputed
     m = int(disputed.sum())
@@ -278,7 +335,12 @@ def winner_probabilities(
         return np.full(contest.n, 1.0 / contest.n)
     if score.sum() <= 0:
         return disputed / m
-    q = np.where(disputed, uniform_share / m, 0.0) + (1 - uniform_share) * score / score.sum()
+    mix = score / score.sum()
+    if rivals and rivals[0] in contest.systems and rivals[0] != leader:
+        critical = contest.distance(contest.index(leader), contest.index(rivals[0]))
+        if critical.sum() > 0:
+            mix = CRITICAL_SHARE * critical / critical.sum() + (1 - CRITICAL_SHARE) * mix
+    q = np.where(disputed, uniform_share / m, 0.0) + (1 - uniform_share) * mix
     return q / q.sum()
 
 
@@ -308,9 +370,11 @@ class Batch:
 
 def draw_order(positions: np.ndarray, dataset: str, number: int) -> np.ndarray:
     """A batch's draws in a fixed pseudo-random order (seeded by the dataset and the batch's
-    number): a uniformly random order of exchangeable draws is distributed as the draws
-    themselves, so the predictable bets of :func:`eb_lower_bounds` stay valid whatever
-    order the sheet lists its rows in."""
+    number), for a sheet that does not record the order its draws were made in (no
+    ``draw_order`` column: drawn before werest recorded it, or made by hand): a uniformly
+    random order of exchangeable draws is distributed as the draws themselves, so the
+    predictable bets of :func:`eb_lower_bounds` stay valid. The order follows the rows' order
+    on the sheet; a recorded order (:func:`recorded_draws`) does not."""
     digest = hashlib.blake2b(f"{dataset}/{number}".encode(), digest_size=8).digest()
     rng = np.random.default_rng(int.from_bytes(digest, "little"))
     return np.asarray(positions)[rng.permutation(len(positions))]
@@ -319,113 +383,109 @@ def draw_order(positions: np.ndarray, dataset: str, number: int) -> np.ndarray:
 # --------------------------------------------------------------------------- bounds
 
 
-#: the bets' truncation (λ < 1 keeps the process nonnegative; WSR and confseq use 1/2)
-TRUNCATION = 0.5
-
-
-def _psi(lam: np.ndarray) -> np.ndarray:
-    """ψ_E(λ) = (−log(1 − λ) − λ) / 4."""
-    return (-np.log1p(-lam) - lam) / 4
-
-
-def eb_lower_bounds(
-    x: np.ndarray, bound: np.ndarray, mean_slope: np.ndarray, mean_offset: np.ndarray, alpha
-) -> np.ndarray:
-    """A lower confidence sequence for μ, the mean of a finite population of paired
-    differences, from T draws (rows) of P pairs (columns).
-
-    Draw t's term x_t lies in [−c_t, c_t] (``bound``, known before the draw) and has
-    conditional mean m_t(μ) = a_t μ + b_t given the past (``mean_slope`` a, ``mean_offset``
-    b: a = 1, b = 0 for a draw with replacement; the without-replacement correction for a
-    fresh uniform draw). Scaled to X = (x + c)/(2c) in [0, 1], the predictable plug-in
-    empirical-Bernstein process of Waudby-Smith & Ramdas (2024, Theorem 2),
-
-        Π_t exp(λ_t (X_t − (m_t + c_t)/(2c_t)) − v_t ψ_E(λ_t)),  v_t = 4 (X_t − X̂_{t−1})²,
-
-    is a nonnegative supermartingale under μ, so μ ≥ L_t for every t with probability at
-    least 1 − α (Ville). L_t is linear in the log-capital: closed form, no grid. Returns the
-    running maximum of L_t (T, P): the bound after each draw (−inf before it can say
-    anything). ``alpha``: scalar or (P,)."""
-    x = np.asarray(x, dtype=float)
-    c = np.asarray(bound, dtype=float)
-    t_count, _ = x.shape
-    exact = c <= 0  # the two systems agree on every utterance this draw could hit: x = 0
-    c_safe = np.where(exact, 1.0, c)
-    scaled = np.where(exact, 0.5, (x + c_safe) / (2 * c_safe))
-    # the predictable plug-in bets (WSR eq. 26): μ̂_{t−1}, σ̂²_{t−1} from the draws before t
-    steps = np.arange(1, t_count + 1)[:, None]
-    cumulative = np.cumsum(scaled, axis=0)
-    running_mean = (0.5 + cumulative) / (steps + 1)  # μ̂_t
-    squares = np.cumsum((scaled - running_mean) ** 2, axis=0)
-    first = np.ones((1, x.shape[1]))
-    mean_before = np.vstack([0.5 * first, running_mean[:-1]])
-    var_before = np.vstack([0.25 * first, (0.25 + squares[:-1]) / steps[1:]])
-    log_alpha = np.log(1 / np.broadcast_to(np.asarray(alpha, dtype=float), x.shape[1:]))
-    lam = np.sqrt(2 * log_alpha / (var_before * steps * np.log1p(steps)))
-    lam = np.minimum(lam, TRUNCATION)
-    lam = np.where(exact, 0.0, lam)
-    v = 4 * (scaled - mean_before) ** 2
-    # Σ λ (X − (a μ + b + c)/(2c)) − Σ v ψ ≥ log(1/α)  ⇔  μ ≤ L
-    slope = np.cumsum(lam * mean_slope / (2 * c_safe), axis=0)
-    rest = np.cumsum(lam * (scaled - (mean_offset + c_safe) / (2 * c_safe)) - v * _psi(lam), axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lower = np.where(slope > 0, (rest - log_alpha) / slope, -np.inf)
-    return np.maximum.accumulate(lower, axis=0)
-
-
 @dataclass
 class PairTerms:
     """The draws' terms for pairs (A_k, B_k): x (T, P) = e_A − e_B on each draw's utterance
-    weighted as the design says, c (T, P) their bounds, and the mean's slope a and offset
-    b (T, P) (:func:`eb_lower_bounds`)."""
+    weighted as the design says, c (T, P) their bounds, the mean's slope a and offset b
+    (T, P) (:mod:`werest.estimation.sequences`), and ``ends``: the draws counted at the end of
+    each batch (where a user looks)."""
 
     x: np.ndarray
     c: np.ndarray
     slope: np.ndarray
     offset: np.ndarray
+    ends: list[int] = field(default_factory=list)
 
 
 def pair_terms(
-    contest: Contest, batches: list[Batch], errors: np.ndarray, pairs: list[tuple[int, int]]
+    contest: Contest,
+    batches: list[Batch],
+    errors: np.ndarray,
+    pairs: list[tuple[int, int]],
+    *,
+    control: bool = True,
 ) -> PairTerms:
     """The terms of every draw of ``batches`` (in order) for ``pairs`` of system positions.
     ``errors``: (N, S) true errors, read only at drawn utterances (NaN elsewhere is fine).
 
+    With ``control`` (a control variate, Zrnic & Candès 2024), each term is that of
+    x_i − β g_i, g the pair's :meth:`Contest.consensus_gap` (known on every utterance, its
+    mean ḡ exactly), and the term's mean is shifted by β ḡ: unbiased whatever g is. β is
+    predictable: the least-squares slope of x on g over the draws of earlier batches, in
+    [0, 1] (0 before any), so a guess that does not follow the truth costs nothing but the
+    range, (d_i + β |g_i|) where it was d_i.
+
     A fresh uniform draw of an utterance labelled before adds nothing (a draw without
     replacement never repeats; one of a sample drawn from every utterance that hits a
     labelled one is rejected, which leaves the others uniform over the unlabelled); its
-    bound is max_i d_i over every utterance, a valid (if loose) range."""
+    bound is the largest range over the utterances not labelled when its batch began."""
     n = contest.n
     a_idx = np.array([a for a, _ in pairs], dtype=int)
     b_idx = np.array([b for _, b in pairs], dtype=int)
-    xs, cs, slopes, offsets = [], [], [], []
+    distances = np.column_stack([contest.distance(*pair) for pair in pairs])  # (N, P)
+    gaps = (
+        np.column_stack([contest.consensus_gap(*pair) for pair in pairs])
+        if control
+        else np.zeros_like(distances)
+    )
+    gap_total = gaps.sum(axis=0)
+    xs, cs, slopes, offsets, ends = [], [], [], [], []
     labelled = np.zeros(n, dtype=bool)
-    labelled_sum = np.zeros(len(pairs))
+    labelled_x, labelled_g = np.zeros(len(pairs)), np.zeros(len(pairs))
+    fit_xg, fit_gg = np.zeros(len(pairs)), np.zeros(len(pairs))
+    count = 0
     for batch in batches:
+        beta = np.clip(np.divide(fit_xg, fit_gg, out=np.zeros_like(fit_xg), where=fit_gg > 0), 0, 1)
         pos = np.asarray(batch.positions, dtype=int)
         diff = errors[pos][:, a_idx] - errors[pos][:, b_idx]  # (m, P)
+        guess = gaps[pos]
         first = _first_labels(pos, labelled)
+        reach = distances + beta * np.abs(gaps)  # (N, P): |x − β g| ≤ d + β |g|
         if batch.kind == WITH_REPLACEMENT:
+            # the labelled utterances' part of the mean is known: each draw's term is its
+            # utterance's HT term if no earlier draw labelled it, else 0, and its mean the
+            # unlabelled part, μ − (known part)/N; its range, the largest over the
+            # utterances not labelled when the batch began
             weight = 1.0 / (n * batch.probabilities[pos])
-            xs.append(diff * weight[:, None])
-            cs.append(np.repeat(batch.bounds(contest, pairs)[None, :], len(pos), axis=0))
+            zero = np.zeros((1, len(pairs)))
+            known_z = (labelled_x - beta * labelled_g) + np.vstack(
+                [zero, np.cumsum((diff - beta * guess) * first[:, None], axis=0)[:-1]]
+            )
+            xs.append((diff - beta * guess) * (weight * first)[:, None])
+            scale = np.divide(
+                1.0, n * batch.probabilities, out=np.zeros(n), where=batch.probabilities > 0
+            )
+            unlabelled = (reach * scale[:, None])[~labelled]
+            widest = unlabelled.max(axis=0) if len(unlabelled) else zero[0]
+            cs.append(np.repeat(widest[None, :], len(pos), axis=0))
             slopes.append(np.ones_like(diff))
-            offsets.append(np.zeros_like(diff))
+            offsets.append(-(beta * gap_total + known_z) / n)
+            fit_xg += (diff * guess * weight[:, None] ** 2).sum(axis=0)
+            fit_gg += (guess**2 * weight[:, None] ** 2).sum(axis=0)
+            count += len(pos)
         else:
-            fresh = diff[first]
+            fresh, fresh_g = diff[first], guess[first]
             before = labelled.sum() + np.arange(len(fresh))  # labelled before each draw
-            sums = labelled_sum + np.vstack([np.zeros(len(pairs)), np.cumsum(fresh, axis=0)[:-1]])
+            zero = np.zeros((1, len(pairs)))
+            sums_x = labelled_x + np.vstack([zero, np.cumsum(fresh, axis=0)[:-1]])
+            sums_g = labelled_g + np.vstack([zero, np.cumsum(fresh_g, axis=0)[:-1]])
             left = (n - before)[:, None]
-            xs.append(fresh)
-            cs.append(np.repeat(contest.max_distances(pairs)[None, :], len(fresh), axis=0))
+            unlabelled = reach[~labelled].max(axis=0) if (~labelled).any() else zero[0]
+            xs.append(fresh - beta * fresh_g)
+            cs.append(np.repeat(unlabelled[None, :], len(fresh), axis=0))
             slopes.append(np.broadcast_to(n / left, fresh.shape))
-            offsets.append(-sums / left)
-        labelled_sum = labelled_sum + diff[first].sum(axis=0)
+            offsets.append(-(sums_x + beta * (gap_total - sums_g)) / left)
+            fit_xg += (fresh * fresh_g).sum(axis=0)
+            fit_gg += (fresh_g**2).sum(axis=0)
+            count += len(fresh)
+        ends.append(count)
+        labelled_x = labelled_x + diff[first].sum(axis=0)
+        labelled_g = labelled_g + guess[first].sum(axis=0)
         labelled[pos] = True
     if not xs:
         empty = np.zeros((0, len(pairs)))
-        return PairTerms(empty, empty, empty, empty)
-    return PairTerms(*(np.vstack(v) for v in (xs, cs, slopes, offsets)))
+        return PairTerms(empty, empty, empty, empty, [])
+    return PairTerms(*(np.vstack(v) for v in (xs, cs, slopes, offsets)), ends)
 
 
 def _first_labels(positions: np.ndarray, labelled: np.ndarray) -> np.ndarray:
@@ -437,64 +497,104 @@ def _first_labels(positions: np.ndarray, labelled: np.ndarray) -> np.ndarray:
     return mask & ~labelled[positions]
 
 
-#: how :func:`pair_bounds` bounds (``winner.bounds``): ``asymptotic`` (the default: about half
-#: the labels, valid as the draws grow) or ``eb`` (valid at every sample size)
-BOUNDS = ("asymptotic", "eb")
-#: the asymptotic confidence sequence's ρ is tuned for this many draws (its width is
-#: smallest there; it is valid at every time)
-HORIZON = 100
-#: the asymptotic confidence sequence says nothing before this many draws (its variance
-#: estimate needs them; the central limit theorem it rests on, more)
-MIN_DRAWS = 20
+#: how :func:`pair_bounds` bounds (``winner.bounds``): ``betting`` (the default: valid at
+#: every number of labels, the tightest), ``eb`` (valid too, wider at the usual horizon) or
+#: ``asymptotic`` (valid only as the draws grow: it assumes they have seen the tail)
+BOUNDS = ("betting", "eb", "asymptotic")
+#: the decision's terms use the consensus control variate (:func:`pair_terms`): off, as it
+#: measured more labels in `werest evaluate experiment=winner winner.control=true`
+CONTROL = False
+#: printed under a decision read with ``winner.bounds=asymptotic``
+ASYMPTOTIC_CAVEAT = (
+    "winner.bounds=asymptotic assumes the draws have already seen the tail: where a system "
+    "hallucinates on a few utterances no draw reached, it can stop on the wrong system "
+    "(the default, betting, cannot)"
+)
 
 
-def asymptotic_half_widths(x: np.ndarray, alpha) -> np.ndarray:
-    """The half-widths (T, P) of Waudby-Smith et al.'s asymptotic confidence sequence after
-    each draw (2024, "Time-uniform central limit theory and asymptotic confidence
-    sequences", eq. 13): σ̂_t √(2(tρ² + 1)/(t²ρ²) · log(√(tρ² + 1)/α)), ρ tuned for
-    :data:`HORIZON` draws. It is Robbins' two-sided normal mixture boundary at intrinsic time
-    t σ̂_t², divided by t (``confseq.boundaries.normal_mixture_bound``)."""
-    t = np.arange(1, len(x) + 1)[:, None]
-    mean = np.cumsum(x, axis=0) / t
-    var = np.maximum(np.cumsum(x**2, axis=0) / t - mean**2, 1e-12)
-    a = np.broadcast_to(np.asarray(alpha, dtype=float), x.shape[1:])
-    rho2 = (-2 * np.log(a) + np.log(-2 * np.log(a) + 1)) / HORIZON
-    scale = 2 * (t * rho2 + 1) / (t**2 * rho2)
-    return np.sqrt(var) * np.sqrt(scale * np.log(np.sqrt(t * rho2 + 1) / a))
-
-
-def asymptotic_bounds(x: np.ndarray, alpha) -> tuple[np.ndarray, np.ndarray]:
-    """The asymptotic confidence sequence's running intersection after all T draws (P,):
-    nothing before :data:`MIN_DRAWS` draws."""
-    t = np.arange(1, len(x) + 1)[:, None]
-    mean = np.cumsum(x, axis=0) / t
-    half = asymptotic_half_widths(x, alpha)
-    low = np.where(t >= MIN_DRAWS, mean - half, -np.inf)
-    high = np.where(t >= MIN_DRAWS, mean + half, np.inf)
-    return np.maximum.accumulate(low, axis=0)[-1], np.minimum.accumulate(high, axis=0)[-1]
+def known_ranges(
+    contest: Contest, pairs: list[tuple[int, int]], errors: np.ndarray, labelled: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """What each pair's mean difference μ = mean_i (e_A − e_B) is known to lie in without any
+    further label (P,): the labelled utterances' exact differences, and ±d_i(A, B) on every
+    utterance not labelled (|e_A − e_B| ≤ d_i). Exact once every utterance is labelled; [0,
+    0] for two systems whose outputs are the same everywhere."""
+    lowest, highest = [], []
+    for a, b in pairs:
+        d = contest.distance(a, b)
+        known = (errors[labelled, a] - errors[labelled, b]).sum()
+        unknown = d[~labelled].sum()
+        lowest.append((known - unknown) / contest.n)
+        highest.append((known + unknown) / contest.n)
+    return np.array(lowest), np.array(highest)
 
 
 def pair_bounds(
-    terms: PairTerms, alpha: np.ndarray, bounds: str = "asymptotic"
+    terms: PairTerms,
+    alpha: np.ndarray,
+    bounds: str = "betting",
+    *,
+    lowest: np.ndarray,
+    highest: np.ndarray,
+    memo: dict | None = None,
+    keys: list | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The lower and upper confidence-sequence bounds (P,) of each pair's mean difference
-    (errors per utterance) after all the draws, each side at its pair's ``alpha``
-    (``bounds``: :data:`BOUNDS`)."""
+    (errors per utterance) after all the draws, each side at its pair's ``alpha``, within
+    the ranges known without a label (:func:`known_ranges`). ``memo`` (the simulation's, one
+    per user) keeps each pair's betting bound at each batch's end, keyed by ``keys``: the
+    earlier batches' draws never change."""
     if not len(terms.x):
-        inf = np.full(terms.x.shape[1], np.inf)
-        return -inf, inf
+        return lowest.copy(), highest.copy()
     if bounds == "asymptotic":
-        return asymptotic_bounds(terms.x, np.asarray(alpha))  # two-sided at α: α/2 a side
-    lower = eb_lower_bounds(terms.x, terms.c, terms.slope, terms.offset, alpha)[-1]
-    upper = -eb_lower_bounds(-terms.x, terms.c, terms.slope, -terms.offset, alpha)[-1]
-    return lower, upper
+        unbiased = (terms.x - terms.offset) / terms.slope  # each term's mean: μ
+        low, high = asymptotic_bounds(unbiased, np.asarray(alpha))  # two-sided at α
+    elif bounds == "eb":
+        low = eb_lower_bounds(terms.x, terms.c, terms.slope, terms.offset, alpha)[-1]
+        high = -eb_lower_bounds(-terms.x, terms.c, terms.slope, -terms.offset, alpha)[-1]
+    else:
+        low = _betting(terms, alpha, lowest, highest, memo, keys, side=1)
+        high = -_betting(terms, alpha, -highest, -lowest, memo, keys, side=-1)
+    return np.clip(low, lowest, highest), np.clip(high, lowest, highest)
+
+
+def _betting(terms: PairTerms, alpha, lowest, highest, memo, keys, side: int) -> np.ndarray:
+    """:func:`betting_lower_bounds` of ``side`` · x, read at every batch's end (a running
+    maximum), the batches already read taken from ``memo``."""
+    x, offset = side * terms.x, side * terms.offset
+    alpha = np.broadcast_to(np.asarray(alpha, dtype=float), (x.shape[1],))
+    if memo is None:  # nothing kept: every batch's end read now
+        memo, keys = {}, list(range(x.shape[1]))
+    out = np.array(lowest, dtype=float)
+    ends = terms.ends
+    columns = [(side, keys[p], float(alpha[p])) for p in range(x.shape[1])]
+    known = [memo.get(column, []) for column in columns]
+    start = min(len(k) for k in known)
+    if start < len(ends):
+        fresh = betting_lower_bounds(
+            x,
+            terms.c,
+            terms.slope,
+            offset,
+            alpha,
+            lowest=lowest,
+            highest=highest,
+            checkpoints=ends[start:],
+        )
+        for p, column in enumerate(columns):
+            memo[column] = known[p][:start] + list(fresh[:, p])
+            known[p] = memo[column]
+    for p in range(x.shape[1]):
+        out[p] = max(out[p], max(known[p][: len(ends)], default=-np.inf))
+    return out
 
 
 def point_differences(terms: PairTerms) -> np.ndarray:
-    """Each pair's mean difference per utterance, estimated from the draws (P,)."""
+    """Each pair's mean difference per utterance, estimated from the draws (P,): the mean of
+    (x_t − b_t) / a_t, each unbiased for μ given the draws before it."""
     if not len(terms.x):
         return np.zeros(terms.x.shape[1])
-    return terms.x.mean(axis=0)
+    return ((terms.x - terms.offset) / terms.slope).mean(axis=0)
 
 
 # --------------------------------------------------------------------------- the decision
@@ -518,27 +618,39 @@ def pair_alpha(contest: Contest, w: int, others: list[int], alpha: float = ALPHA
 
 @dataclass
 class Decision:
-    """One dataset's entry of ``winner.json`` (differences in WER points)."""
+    """One dataset's entry of ``winner.json`` (differences in WER points).
+
+    ``status``: :data:`DECIDED` (every other system shown worse than the leader), :data:`GOOD`
+    (every other system shown no better than the leader by more than ``margin``: the leader
+    is the best or at most ``margin`` worse) or :data:`UNDECIDED`. ``regret_bound``: the
+    largest upper bound over the rivals on (e_leader − e_rival), floored at 0: the leader is
+    at most this many points worse than the best (at level 1 − α, at any stopping time).
+    ``may_be_best``: the leader and the systems not shown worse than it. ``runner_up``: the
+    rival that sets ``regret_bound``, with its ``difference`` over the leader and interval
+    ``low``/``high`` (the difference always inside it). ``exact``: every utterance is
+    labelled, so the differences are known."""
 
     dataset: str
     status: str
     leader: str
     winner: str | None
-    tied: list[str]
     contenders: list[str]
+    may_be_best: list[str]
     runner_up: str | None
     difference: float
     low: float
     high: float
+    regret_bound: float
+    margin: float
     labels_used: int
     draws: int
-    tie_margin: float
     labels_to_go: int | None
+    exact: bool = False
     open: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         out = {k: v for k, v in self.__dict__.items()}
-        for key in ("difference", "low", "high"):
+        for key in ("difference", "low", "high", "regret_bound", "margin"):
             value = out[key]
             out[key] = None if value is None or not np.isfinite(value) else round(value, 4)
         return out
@@ -576,95 +688,101 @@ def decide(
     contest: Contest,
     batches: list[Batch],
     errors: np.ndarray,
+    settings: WinnerSettings | None = None,
     *,
-    tie_margin: float = TIE_MARGIN,
-    alpha: float = ALPHA,
-    bounds: str = "asymptotic",
+    memo: dict | None = None,
 ) -> Decision:
-    """The decision after ``batches`` (see the module docstring). ``errors`` (N, S): the true
-    errors of every system, read only at the drawn utterances."""
+    """The decision after ``batches`` (see the module docstring), with the margin, α and
+    bounds of ``settings`` (:class:`WinnerSettings`, or anything with its fields: the
+    experiment's). ``errors`` (N, S): the true errors of every system, read only at the
+    labelled utterances. ``memo``: see :func:`pair_bounds`."""
+    settings = settings or WinnerSettings()
     draws = sum(len(b.positions) for b in batches)
-    labelled = len(np.unique(np.concatenate([b.positions for b in batches]))) if draws else 0
-    estimates = system_estimates(contest, batches, errors)
+    labelled = np.zeros(contest.n, dtype=bool)
+    for batch in batches:
+        labelled[np.asarray(batch.positions, dtype=int)] = True
+    exact = bool(labelled.all())
+    estimates = errors.mean(axis=0) if exact else system_estimates(contest, batches, errors)
     w = leader_of(contest, estimates, draws > 0)
     others = [b for b in range(len(contest.systems)) if b != w]
     pairs = [(b, w) for b in others]  # B − W: positive when B is worse
-    terms = pair_terms(contest, batches, errors, pairs)
-    margin = tie_margin / 100 * contest.words
-    if labelled == contest.n:  # every utterance labelled: the differences are known
-        point = (errors[:, others] - errors[:, [w]]).mean(axis=0)
-        lower = upper = point
-    else:
-        lower, upper = pair_bounds(terms, pair_alpha(contest, w, others, alpha), bounds)
-        point = point_differences(terms) if draws else estimates[others] - estimates[w]
-    worse = lower > 0
-    near = (lower > -margin) & (upper < margin)
-    if worse.all():
-        status, tied = DECIDED, []
-    elif (lower > -margin).all() and (worse | near).all():
-        status, tied = (
-            TIE,
-            [contest.systems[b] for b, ok in zip(others, worse, strict=True) if not ok],
-        )
-    else:
-        status, tied = UNDECIDED, []
-    # the runner-up: the closest rival by its lower bound (the one the decision waits for),
-    # then by its estimated difference
-    k = int(np.lexsort((np.nan_to_num(point, nan=np.inf), lower))[0])
-    to_go = (
-        None
-        if status != UNDECIDED
-        else labels_to_go(terms, lower, upper, point, margin, draws, labelled)
+    terms = pair_terms(
+        contest, batches, errors, pairs, control=getattr(settings, "control", CONTROL)
     )
-    open_rivals = [contest.systems[b] for b, ok in zip(others, worse | near, strict=True) if not ok]
+    lowest, highest = known_ranges(contest, pairs, errors, labelled)
+    if exact:  # every utterance labelled: the differences are known
+        lower, upper, point = lowest, highest, lowest
+    else:
+        alphas = pair_alpha(contest, w, others, settings.alpha)
+        lower, upper = pair_bounds(
+            terms, alphas, settings.bounds, lowest=lowest, highest=highest, memo=memo, keys=pairs
+        )
+        point = point_differences(terms) if draws else estimates[others] - estimates[w]
+        point = np.clip(np.nan_to_num(point, nan=0.0), lower, upper)  # inside its interval
+    leader_wer = contest.points(estimates[w]) if np.isfinite(estimates[w]) else 0.0
+    margin_points = settings.margin_points(leader_wer)
+    margin = margin_points / 100 * contest.words
+    worse = lower > 0
+    if worse.all():
+        status = DECIDED
+    elif (lower > -margin).all():
+        status = GOOD
+    else:
+        status = UNDECIDED
+    # the runner-up: the rival whose bound sets regret_bound, then the closest by estimate
+    k = int(np.lexsort((point, lower))[0])
+    open_rivals = [
+        contest.systems[b] for b, low in zip(others, lower, strict=True) if low <= -margin
+    ]
     return Decision(
         dataset=contest.dataset,
         status=status,
         leader=contest.systems[w],
         winner=contest.systems[w] if status != UNDECIDED else None,
-        tied=tied,
         contenders=list(contest.contenders),
+        may_be_best=[contest.systems[w]]
+        + [contest.systems[b] for b, ok in zip(others, worse, strict=True) if not ok],
         runner_up=contest.systems[others[k]],
-        difference=contest.points(point[k]) if np.isfinite(point[k]) else float("nan"),
+        difference=contest.points(point[k]),
         low=contest.points(lower[k]),
         high=contest.points(upper[k]),
-        labels_used=labelled,
+        regret_bound=max(0.0, contest.points(-float(lower.min()))),
+        margin=margin_points,
+        labels_used=int(labelled.sum()),
         draws=draws,
-        tie_margin=tie_margin,
-        labels_to_go=to_go,
+        labels_to_go=None
+        if status != UNDECIDED
+        else labels_to_go(lower, point, margin, draws, int(labelled.sum()), contest.n),
+        exact=exact,
         open=open_rivals,
     )
 
 
-def decide_as(settings, contest: Contest, batches: list[Batch], errors: np.ndarray) -> Decision:
-    """:func:`decide` with the ``tie_margin``, ``alpha`` and ``bounds`` of ``settings``
-    (:class:`WinnerSettings`, or the experiment's)."""
-    return decide(
-        contest,
-        batches,
-        errors,
-        tie_margin=settings.tie_margin,
-        alpha=settings.alpha,
-        bounds=settings.bounds,
-    )
+def decide_as(settings, contest: Contest, batches: list[Batch], errors: np.ndarray, memo=None):
+    """:func:`decide` with ``settings`` first (the experiment's call)."""
+    return decide(contest, batches, errors, settings, memo=memo)
 
 
-def labels_to_go(terms, lower, upper, point, margin, draws: int, labelled: int) -> int | None:
-    """A rough estimate of the further labels a decision needs: the widest open pair's
-    half-width shrinks about as √(log t / t); the labels until it is below the larger of
-    its estimated difference and the margin, scaled by labels per draw so far. None with
-    no draw yet."""
+def labels_to_go(lower, point, margin, draws: int, labelled: int, n: int) -> int | None:
+    """A rough forecast of the further labels until ``good``: each open rival's bound must
+    rise above −margin, so its distance below the estimate must shrink to (estimate +
+    margin). With bets capped by the draws' known ranges the distance shrinks about as 1/t
+    over the horizon users stop at (the 1/√t of a spread-limited bound forecast about 3×
+    too many: ``experiment=winner`` checks it), so the draws needed grow as that ratio,
+    scaled by labels per draw so far. Never more than the utterances not yet labelled
+    (labelling them all makes the answer exact); None before any draw."""
     if not draws:
         return None
-    half = (upper - lower) / 2
-    target = np.maximum(np.abs(point), margin)
-    settled = (lower > 0) | ((lower > -margin) & (upper < margin))
-    need = np.where(settled, 0.0, (half / np.maximum(target, 1e-12)) ** 2)
-    ratio = float(np.nanmax(need)) if need.size else 0.0
-    if not np.isfinite(ratio):
-        return None
-    more_draws = max(0.0, draws * ratio - draws)
-    return math.ceil(more_draws * labelled / max(draws, 1))
+    left = n - labelled
+    half = point - lower
+    room = point + margin
+    blocking = lower <= -margin
+    if (blocking & (room <= 0)).any():
+        return left
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(blocking, half / np.where(room > 0, room, 1), 0.0)
+    more_draws = max(0.0, draws * float(ratio.max()) - draws)
+    return min(left, max(1, math.ceil(more_draws * labelled / draws)))
 
 
 # --------------------------------------------------------------------------- sheets
@@ -676,26 +794,38 @@ class WinnerSettings:
 
     Parameters
     ----------
-    tie_margin : points of WER within which systems are called tied (at most 1).
+    margin : points of WER: ``good`` means the leader is at most this much worse than the
+        best (the margin is the larger of this and ``relative_margin``).
+    relative_margin : the same as a share of the leader's WER (0.05: 5 % of it).
     alpha : the decision's error level: at most this share of stops name a system more than
-        ``tie_margin`` worse than the true best, however the user stops.
+        the margin worse than the true best, however the user stops.
+    bounds : :data:`BOUNDS`.
     """
 
-    tie_margin: float = TIE_MARGIN
+    margin: float = MARGIN
+    relative_margin: float = RELATIVE_MARGIN
     alpha: float = ALPHA
-    bounds: str = "asymptotic"
+    bounds: str = "betting"
 
     def __post_init__(self) -> None:
         from werest.errors import ConfigError
 
-        if not 0 <= self.tie_margin <= 1:
-            raise ConfigError(f"winner.tie_margin must be in [0, 1] points, got {self.tie_margin}")
+        if not self.margin >= 0:
+            raise ConfigError(f"winner.margin must be ≥ 0 points, got {self.margin}")
+        if not 0 <= self.relative_margin < 1:
+            raise ConfigError(
+                f"winner.relative_margin must be in [0, 1), got {self.relative_margin}"
+            )
         if not 0 < self.alpha < 1:
             raise ConfigError(f"winner.alpha must be in (0, 1), got {self.alpha}")
         if self.bounds not in BOUNDS:
             raise ConfigError(
                 f"winner.bounds must be one of {', '.join(BOUNDS)}, got {self.bounds!r}"
             )
+
+    def margin_points(self, leader_wer: float) -> float:
+        """The margin in points for a leader at ``leader_wer`` points."""
+        return max(self.margin, self.relative_margin * max(leader_wer, 0.0))
 
 
 def error_matrix(contest: Contest, scores: pd.DataFrame) -> np.ndarray:
@@ -721,7 +851,9 @@ def sheet_batches(
     contest: Contest, labels: pd.DataFrame, active: np.ndarray | None = None
 ) -> tuple[list[Batch], list[str]]:
     """The batches the decision reads from one dataset's labels (``read_labels`` rows: its
-    sheets in order), and notes on the sheets it cannot read.
+    sheets in the order of their numbers), and notes on the sheets it cannot read. Each
+    batch's draws are in the order they were made (:func:`recorded_draws`), so neither the
+    order the sheets are listed in nor the order of a sheet's rows changes the decision.
 
     ``winner`` sheets: with replacement, q recomputed from the recorded leader, rivals and
     uniform share (it must match the recorded ``selection_probability``: the same table).
@@ -735,8 +867,7 @@ def sheet_batches(
     for number, sheet in labels.groupby("sheet", sort=True):
         position = contest.utterances.get_indexer(sheet["utt_id"].astype(str))
         sheet, position = sheet[position >= 0], position[position >= 0]
-        draws = sheet["draws"].fillna(1).round().astype(int).to_numpy()
-        drawn = draw_order(np.repeat(position, draws), contest.dataset, int(number))
+        drawn = recorded_draws(sheet, position, contest.dataset, int(number))
         strategy = str(sheet["strategy"].iat[0]) if len(sheet) else ""
         recorded = sheet["selection_probability"].to_numpy(dtype=float)
         if strategy == "winner":
@@ -774,6 +905,26 @@ def sheet_batches(
     return batches, notes
 
 
+def recorded_draws(
+    sheet: pd.DataFrame, position: np.ndarray, dataset: str, number: int
+) -> np.ndarray:
+    """One sheet's draws of one dataset (``position``: each row's utterance in the contest)
+    in the order they were made: each row's recorded ``draw_order`` places
+    (:func:`werest.estimation.labels.draw_places`; ``werest sample`` writes them), else, on a
+    sheet that records none, :func:`draw_order` of the rows as listed."""
+    from werest.estimation.labels import draw_places
+
+    draws = sheet["draws"].fillna(1).round().astype(int).to_numpy()
+    cells = sheet["draw_order"] if "draw_order" in sheet else pd.Series("", index=sheet.index)
+    places = [draw_places(cell) for cell in cells]
+    if not len(places) or not all(places):
+        return draw_order(np.repeat(position, draws), dataset, number)
+    drawn = np.full(max(max(p) for p in places) + 1, -1)
+    for utterance, mine in zip(position, places, strict=True):
+        drawn[mine] = utterance
+    return drawn[drawn >= 0]
+
+
 def winner_sheet(
     contest: Contest,
     batches: list[Batch],
@@ -786,11 +937,14 @@ def winner_sheet(
 ) -> tuple[pd.DataFrame, Decision]:
     """The next ``budget`` draws of ``strategy=winner`` for one dataset (with replacement, from
     every utterance: a redrawn labelled utterance costs no new label) and the decision they
-    start from; no draw when it is already decided or a tie. The rivals are the contenders
-    the leader has not yet been separated from (or tied with); once none is left, every
-    other system not yet separated."""
-    decision = decide_as(settings, contest, batches, errors)
-    columns = ["utt_id", "draws", "expected_draws", "selection_probability"]
+    start from; no draw once it is ``decided`` or ``good`` (:func:`next_batch` picks the
+    rivals). ``draw_order``: each row's places in the batch's draw order
+    (:func:`werest.estimation.sampling.recorded_order`), which :func:`sheet_batches` reads
+    back."""
+    from werest.estimation.sampling import recorded_order
+
+    decision = decide(contest, batches, errors, settings)
+    columns = ["utt_id", "draws", "expected_draws", "selection_probability", "draw_order"]
     if decision.status != UNDECIDED:
         return pd.DataFrame(columns=columns), decision
     batch, rivals = next_batch(contest, decision, budget, uniform_share, rng)
@@ -803,6 +957,7 @@ def winner_sheet(
             "draws": counts[chosen],
             "expected_draws": budget * q[chosen],
             "selection_probability": q[chosen],
+            "draw_order": recorded_order(batch.positions, contest.n)[chosen],
         }
     )
     return sheet.assign(
@@ -818,10 +973,12 @@ def next_batch(
     rng: np.random.Generator,
 ) -> tuple[Batch, list[str]]:
     """``budget`` draws with replacement of ``strategy=winner`` after ``decision`` (the
-    batch, its positions in draw order, and its rivals): the rivals are the contenders the
-    leader has not yet been separated from (or tied with); once none is left, every other
-    system not yet separated."""
+    batch, its positions in draw order, and its rivals): the rivals are the open contenders
+    (those the leader is not yet shown within the margin of; once none is left, every open
+    system), the critical one first (the runner-up: its bound sets ``regret_bound``)."""
     rivals = [s for s in decision.open if s in contest.contenders] or decision.open
+    if decision.runner_up in decision.open:
+        rivals = [decision.runner_up] + [s for s in rivals if s != decision.runner_up]
     q = winner_probabilities(contest, decision.leader, rivals, uniform_share)
     positions = rng.choice(contest.n, size=budget, p=q)
     return Batch(positions, WITH_REPLACEMENT, q), rivals
@@ -928,8 +1085,9 @@ def winner_entries(
         cache_dir=cache_dir,
         n_jobs=n_jobs,
     )
+    caveat = [ASYMPTOTIC_CAVEAT] if settings.bounds == "asymptotic" else []
     return [
-        {**decide_as(settings, contest, batches, errors).as_dict(), "notes": notes}
+        {**decide(contest, batches, errors, settings).as_dict(), "notes": notes + caveat}
         for contest, batches, errors, notes in prepared
     ]
 
@@ -939,7 +1097,7 @@ def zero_label_entry(
 ) -> dict:
     """A dataset's ``winner.json`` entry before any label: undecided, the shortlist, the
     leader (the lowest zero-label estimate among the contenders) and the next contender's
-    estimated difference (points)."""
+    estimated difference (points); no bound yet (a label decides, not agreement)."""
     ranked = sorted(
         (s for s in estimates if s in contenders and np.isfinite(estimates[s])),
         key=lambda s: (estimates[s], s),
@@ -947,20 +1105,22 @@ def zero_label_entry(
     leader = ranked[0] if ranked else sorted(contenders)[0]
     runner = ranked[1] if len(ranked) > 1 else None
     difference = 100 * (estimates[runner] - estimates[leader]) if runner else None
+    leader_wer = 100 * estimates.get(leader, float("nan"))
     return Decision(
         dataset=dataset,
         status=UNDECIDED,
         leader=leader,
         winner=None,
-        tied=[],
         contenders=list(contenders),
+        may_be_best=sorted(estimates),
         runner_up=runner,
         difference=float("nan") if difference is None else difference,
         low=float("nan"),
         high=float("nan"),
+        regret_bound=float("nan"),
+        margin=settings.margin_points(leader_wer if np.isfinite(leader_wer) else 0.0),
         labels_used=0,
         draws=0,
-        tie_margin=settings.tie_margin,
         labels_to_go=None,
         open=[s for s in sorted(estimates) if s != leader],
     ).as_dict() | {"notes": []}
@@ -983,43 +1143,51 @@ def _active_design(
 
 
 def format_winner(entries: list[dict]) -> str:
-    """The console's first block: per dataset, the shortlist, and with labels the decision."""
+    """The console's first block: per dataset, the shortlist, and with labels the decision
+    and its certificate in one plain line (the notes below it)."""
     lines = ["Which system is best:"]
     for entry in entries:
-        contenders = entry["contenders"]
-        if entry["labels_used"] == 0:
-            said = (
-                f"{contenders[0]} (the only contender)"
-                if len(contenders) == 1
-                else f"{len(contenders)} contenders: {', '.join(contenders)}; label to decide "
-                "(werest sample strategy=winner)"
-            )
-        elif entry["status"] == DECIDED:
-            said = (
-                f"{entry['winner']}, decided with {entry['labels_used']} labels: "
-                f"{entry['runner_up']} is {_signed(entry['difference'])} points worse "
-                f"[{_signed(entry['low'])}, {_signed(entry['high'])}]"
-            )
-        elif entry["status"] == TIE:
-            said = (
-                f"a tie within {entry['tie_margin']:g} points: {entry['winner']}, "
-                f"{', '.join(entry['tied'])} ({entry['labels_used']} labels)"
-            )
-        else:
-            to_go = entry["labels_to_go"]
-            interval = (
-                f"[{_signed(entry['low'])}, {_signed(entry['high'])}]"
-                if entry["low"] is not None
-                else "(no interval yet)"
-            )
-            said = (
-                f"undecided after {entry['labels_used']} labels: {entry['leader']} leads "
-                f"{entry['runner_up']} by {_signed(entry['difference'])} points {interval}"
-                + (f"; about {to_go} more labels" if to_go else "")
-            )
-        lines.append(f"  {entry['dataset']}: {said}")
+        lines.append(f"  {entry['dataset']}: {_said(entry)}")
         lines += [f"    note: {note}" for note in entry.get("notes", [])]
     return "\n".join(lines)
+
+
+def _said(entry: dict) -> str:
+    """One dataset's line of :func:`format_winner`."""
+    contenders, n = entry["contenders"], entry["labels_used"]
+    if n == 0 and entry["status"] == UNDECIDED and entry.get("regret_bound") is None:
+        if len(contenders) == 1:
+            return f"{contenders[0]} (the only contender)"
+        return (
+            f"{len(contenders)} contenders: {', '.join(contenders)}; label to decide "
+            "(werest sample strategy=winner)"
+        )
+    labels = (
+        "every utterance labelled, the answer is exact"
+        if entry.get("exact")
+        else (f"{n} {'label' if n == 1 else 'labels'}")
+    )
+    regret = f"at most {entry['regret_bound']:.2f} points worse than the best"
+    if entry["status"] == DECIDED:
+        return (
+            f"{entry['winner']}, decided ({labels}): every other system is worse; the least "
+            f"clearly, {entry['runner_up']}, by {_interval(entry)} points"
+        )
+    if entry["status"] == GOOD:
+        return (
+            f"{entry['winner']}, good ({labels}): {regret} (margin {entry['margin']:.2f}); "
+            f"may be best: {', '.join(entry['may_be_best'])}"
+        )
+    to_go = entry["labels_to_go"]
+    return (
+        f"undecided ({labels}): {entry['leader']} leads, {regret}; "
+        f"{entry['runner_up']} is {_interval(entry)} points worse"
+        + (f"; about {to_go} more labels to within {entry['margin']:.2f}" if to_go else "")
+    )
+
+
+def _interval(entry: dict) -> str:
+    return f"{_signed(entry['difference'])} [{_signed(entry['low'])}, {_signed(entry['high'])}]"
 
 
 def _signed(value) -> str:
@@ -1062,6 +1230,7 @@ def winner_draw(
     for contest, batches, errors, notes in prepared:
         rng = dataset_rng(seed, f"{contest.dataset}#{number}")
         sheet, decision = winner_sheet(contest, batches, errors, budget, settings=settings, rng=rng)
-        decisions.append({**decision.as_dict(), "notes": notes})
+        caveat = [ASYMPTOTIC_CAVEAT] if settings.bounds == "asymptotic" else []
+        decisions.append({**decision.as_dict(), "notes": notes + caveat})
         sheets.append(sheet.assign(dataset=contest.dataset, n_utterances=contest.n))
     return pd.concat(sheets, ignore_index=True), decisions

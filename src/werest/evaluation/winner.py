@@ -10,7 +10,7 @@ Two questions, on every dataset of the shared data (or a user's table with refer
    dataset's domain).
 2. **The decision** (:func:`werest.estimation.winner.decide`): ``n_users`` simulated users
    per dataset each label batches of ``batch`` draws, look after every batch and stop at the
-   first ``decided`` or ``tie``, or at ``max_labels`` distinct labels, or once every
+   first ``decided`` or ``good``, or at ``max_labels`` distinct labels, or once every
    utterance is labelled. Three arms share the stopping rule:
 
    * ``winner``: ``werest sample strategy=winner`` (draws ∝ the contenders' disagreement);
@@ -19,8 +19,13 @@ Two questions, on every dataset of the shared data (or a user's table with refer
    * ``labels_only``: no prediction at all: every system a contender, no zero-label leader,
      uniform draws: what a user does with labels alone.
 
-   A stop is *wrong* when the named winner's true WER is more than ``tie_margin`` above the
-   true best's.
+   A stop is *wrong* when the named winner's true WER is more than the decision's margin
+   above the true best's. Each user's ``regret_bound`` is kept at :data:`CHECKPOINTS` labels,
+   and the forecast ``labels_to_go`` is checked against the labels the user then needed.
+
+A stress dataset (:func:`hallucination_stress`) is added to the shared data: one dataset's
+true best system made to loop on 2 % of its utterances, so that it is no longer the best and
+random draws miss the loops.
 """
 
 from __future__ import annotations
@@ -34,13 +39,17 @@ import pandas as pd
 from werest import logs
 from werest.estimation.winner import (
     ALPHA,
+    CONTROL,
     FRESH_UNIFORM,
-    TIE_MARGIN,
+    GOOD,
+    MARGIN,
+    RELATIVE_MARGIN,
     UNDECIDED,
     WINNER_UNIFORM_SHARE,
     Batch,
     Contest,
-    decide_as,
+    WinnerSettings,
+    decide,
     next_batch,
     shortlist,
 )
@@ -51,8 +60,18 @@ log = logging.getLogger(__name__)
 ARMS: tuple[str, ...] = ("winner", "uniform", "labels_only")
 #: The shares the shortlist's calibration tries.
 SHARES = tuple(round(s, 2) for s in np.arange(0.05, 1.0001, 0.05))
-#: Labels at which the report counts the users decided.
+#: Labels at which the report counts the users decided and reads their regret_bound.
 CHECKPOINTS = (50, 100, 300)
+#: The share of the stress dataset's utterances where its best system loops.
+STRESS_SHARE = 0.02
+#: The dataset the stress dataset copies: mu-bench's es-MX phone calls (792 utterances, 6
+#: systems), of the size and shape of the dataset where random sheets stopped wrong (#47).
+STRESS_DATASET = "mubench-es-MX"
+#: The stress dataset's domain: never in the shortlist's calibration.
+STRESS_DOMAIN = "hallucination stress"
+#: The stress's loops make the looping system at least this many points worse than the
+#: best other system (beyond any margin: a stop on it is wrong).
+STRESS_GAP = 3.0
 
 
 @dataclass(frozen=True)
@@ -64,22 +83,32 @@ class WinnerExperiment:
     n_users : simulated users per dataset and arm.
     batch : draws per batch (a user looks after each).
     max_labels : a user gives up after this many distinct labels.
-    tie_margin, alpha, bounds : the decision's (:class:`werest.estimation.winner.WinnerSettings`).
+    margin, relative_margin, alpha, bounds : the decision's
+        (:class:`werest.estimation.winner.WinnerSettings`).
     uniform_share : ``strategy=winner``'s uniform share.
     coverage : the shortlist's calibration target.
     arms : which arms to run (:data:`ARMS`).
+    stress : the share of utterances of the stress dataset where its best system loops
+        (:func:`hallucination_stress`; 0: no stress dataset).
+    stress_dataset : the shared dataset the stress dataset copies.
+    control : the decision's consensus control variate
+        (:func:`werest.estimation.winner.pair_terms`; false: the ablation without it).
     seed : the users' seed.
     """
 
     n_users: int = 200
     batch: int = 10
     max_labels: int = 300
-    tie_margin: float = TIE_MARGIN
+    margin: float = MARGIN
+    relative_margin: float = RELATIVE_MARGIN
     alpha: float = ALPHA
     uniform_share: float = WINNER_UNIFORM_SHARE
-    bounds: str = "asymptotic"
+    bounds: str = "betting"
     coverage: float = 0.9
     arms: tuple[str, ...] = ARMS
+    stress: float = STRESS_SHARE
+    stress_dataset: str = STRESS_DATASET
+    control: bool = CONTROL
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -87,6 +116,9 @@ class WinnerExperiment:
         unknown = sorted(set(self.arms) - set(ARMS))
         if unknown:
             raise ValueError(f"winner.arms: unknown {unknown[0]!r} ({', '.join(ARMS)})")
+
+    def margin_points(self, leader_wer: float) -> float:
+        return WinnerSettings(self.margin, self.relative_margin).margin_points(leader_wer)
 
 
 @dataclass
@@ -173,45 +205,69 @@ def simulate_users(
     settings: WinnerExperiment,
 ) -> pd.DataFrame:
     """``settings.n_users`` users of one arm on one dataset (module docstring): one row each,
-    with ``status``, ``labels``, ``draws``, ``winner`` and ``wrong``."""
+    with ``status``, ``labels``, ``draws``, ``winner``, ``gap`` (its true WER above the
+    best's), ``wrong``, the ``regret_bound`` and whether it held at each of
+    :data:`CHECKPOINTS`, and the first forecast made at 50 labels or more with the labels
+    the user then needed."""
     if arm == "labels_only":
         contest = replace(contest, contenders=list(contest.systems), zero_label={})
     rows = []
     for user in range(settings.n_users):
         rng = np.random.default_rng([settings.seed, user, ARMS.index(arm)])
-        batches: list[Batch] = []
-        labelled = np.zeros(contest.n, dtype=bool)
-        while True:
-            decision = decide_as(settings, contest, batches, errors)
-            used = int(labelled.sum())
-            if decision.status != UNDECIDED or used >= settings.max_labels or used >= contest.n:
-                break
-            if arm == "winner":
-                batch, _ = next_batch(
-                    contest, decision, settings.batch, settings.uniform_share, rng
-                )
-            else:
-                free = np.flatnonzero(~labelled)
-                picked = rng.choice(free, size=min(settings.batch, len(free)), replace=False)
-                batch = Batch(picked, FRESH_UNIFORM)
-            batches.append(batch)
-            labelled[batch.positions] = True
-        named = decision.winner
-        gap = true_wer[contest.index(named)] - true_wer.min() if named else np.nan
-        rows.append(
-            {
-                "dataset": contest.dataset,
-                "arm": arm,
-                "user": user,
-                "status": decision.status,
-                "labels": decision.labels_used,
-                "draws": decision.draws,
-                "winner": named,
-                "gap": gap,
-                "wrong": bool(named is not None and gap > settings.tie_margin),
-            }
-        )
+        rows.append(_one_user(contest, errors, true_wer, arm, settings, rng) | {"user": user})
     return pd.DataFrame(rows)
+
+
+def _one_user(contest, errors, true_wer, arm, settings, rng) -> dict:
+    """One simulated user (:func:`simulate_users`)."""
+    batches: list[Batch] = []
+    labelled = np.zeros(contest.n, dtype=bool)
+    memo: dict = {}
+    regret: dict[int, tuple[float, bool]] = {}
+    forecast = None
+    while True:
+        decision = decide(contest, batches, errors, settings, memo=memo)
+        used = int(labelled.sum())
+        best_gap = true_wer[contest.index(decision.leader)] - true_wer.min()
+        for checkpoint in CHECKPOINTS:  # the bound a user reads at that many labels
+            if checkpoint not in regret and (used >= checkpoint or decision.status != UNDECIDED):
+                regret[checkpoint] = (
+                    decision.regret_bound,
+                    bool(best_gap <= decision.regret_bound + 1e-9),
+                )
+        if forecast is None and used >= CHECKPOINTS[0] and decision.status == UNDECIDED:
+            forecast = (used, decision.labels_to_go)
+        if decision.status != UNDECIDED or used >= settings.max_labels or used >= contest.n:
+            break
+        if arm == "winner":
+            batch, _ = next_batch(contest, decision, settings.batch, settings.uniform_share, rng)
+        else:
+            free = np.flatnonzero(~labelled)
+            picked = rng.choice(free, size=min(settings.batch, len(free)), replace=False)
+            batch = Batch(picked, FRESH_UNIFORM)
+        batches.append(batch)
+        labelled[batch.positions] = True
+    named = decision.winner
+    gap = true_wer[contest.index(named)] - true_wer.min() if named else np.nan
+    row = {
+        "dataset": contest.dataset,
+        "arm": arm,
+        "status": decision.status,
+        "labels": decision.labels_used,
+        "draws": decision.draws,
+        "winner": named,
+        "gap": gap,
+        "margin": decision.margin,
+        "wrong": bool(named is not None and gap > decision.margin + 1e-9),
+    }
+    for checkpoint in CHECKPOINTS:
+        bound, held = regret.get(checkpoint, (np.nan, True))
+        row[f"regret_{checkpoint}"] = bound
+        row[f"regret_held_{checkpoint}"] = held
+    stopped = decision.status != UNDECIDED
+    row["forecast_at"], row["forecast"] = forecast if forecast else (np.nan, np.nan)
+    row["needed"] = decision.labels_used - row["forecast_at"] if stopped and forecast else np.nan
+    return row
 
 
 def dataset_table(users: pd.DataFrame, sizes: dict[str, int], max_labels: int) -> pd.DataFrame:
@@ -229,15 +285,36 @@ def dataset_table(users: pd.DataFrame, sizes: dict[str, int], max_labels: int) -
             "users": len(mine),
             "wrong_stops": float(mine["wrong"].sum() / max(stopped.sum(), 1)),
             "decided": float(stopped.mean()),
-            "ties": float((mine["status"] == "tie").mean()),
+            "good": float((mine["status"] == GOOD).mean()),
         }
         for checkpoint in CHECKPOINTS:
             row[f"decided_{checkpoint}"] = float((labels <= checkpoint).mean())
         row["decided_cap"] = float((labels <= min(max_labels, sizes[dataset])).mean())
         row["median_labels"] = float(np.median(labels))
         row["p90_labels"] = float(np.quantile(labels, 0.9))
+        for checkpoint in CHECKPOINTS:
+            row[f"regret_{checkpoint}"] = float(np.nanmedian(mine[f"regret_{checkpoint}"]))
+        row["regret_held"] = float(
+            mine[[f"regret_held_{c}" for c in CHECKPOINTS]].to_numpy().mean()
+        )
+        row.update(forecast_fields(mine))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def forecast_fields(users: pd.DataFrame) -> dict:
+    """How the first forecast made at 50 labels or more held, over the users who then
+    stopped: the median ratio of the labels they needed to the labels forecast, and the share
+    whose forecast was at least the labels needed."""
+    made = users.dropna(subset=["forecast", "needed"])
+    made = made[made["forecast"] > 0]
+    if made.empty:
+        return {"forecast_ratio": np.nan, "forecast_enough": np.nan}
+    ratio = made["needed"] / made["forecast"]
+    return {
+        "forecast_ratio": float(ratio.median()),
+        "forecast_enough": float((made["forecast"] >= made["needed"]).mean()),
+    }
 
 
 def overall_table(datasets: pd.DataFrame, users: pd.DataFrame) -> pd.DataFrame:
@@ -258,6 +335,11 @@ def overall_table(datasets: pd.DataFrame, users: pd.DataFrame) -> pd.DataFrame:
                     for c in (*CHECKPOINTS, "cap")
                 },
                 "median_labels": float(np.median(mine["median_labels"])),
+                **{f"regret_{c}": float(np.nanmedian(theirs[f"regret_{c}"])) for c in CHECKPOINTS},
+                "regret_held": float(
+                    theirs[[f"regret_held_{c}" for c in CHECKPOINTS]].to_numpy().mean()
+                ),
+                **forecast_fields(theirs),
             }
         )
     return pd.DataFrame(rows)
@@ -281,7 +363,9 @@ def evaluate_winner(
     from joblib import Parallel, delayed
 
     start = time.perf_counter()
-    calibration, shipped = calibrate_shortlist(cells, settings.coverage)
+    calibration, shipped = calibrate_shortlist(
+        cells[cells["domain"] != STRESS_DOMAIN], settings.coverage
+    )
     share = dict(zip(calibration["dataset"], calibration["share"], strict=True))
     for name, contest in contests.items():
         mine = cells[cells["dataset"] == name]
@@ -300,7 +384,12 @@ def evaluate_winner(
     datasets = dataset_table(users, sizes, settings.max_labels)
     limits = pd.DataFrame(
         [
-            {"dataset": name, **fixed_size_labels(c, errors[name], settings.tie_margin)}
+            {
+                "dataset": name,
+                **fixed_size_labels(
+                    c, errors[name], settings.margin_points(float(true_wer[name].min()))
+                ),
+            }
             for name, c in contests.items()
         ]
     )
@@ -346,6 +435,49 @@ def scored_contests(
     return contests, errors, truth
 
 
+def hallucination_stress(
+    table: pd.DataFrame, normaliser, dataset: str, share: float = STRESS_SHARE, seed: int = 0
+) -> pd.DataFrame:
+    """A copy of ``dataset``'s rows named ``<dataset>+hallucination`` in which its true best
+    system loops on ``share`` of the utterances (chosen at random): its hypothesis there is
+    repeated r times, r the fewest (≤ 20) that make it :data:`STRESS_GAP` points worse than the
+    best other system. Agreement does not see it (the experiment copies the zero-label
+    estimates); random draws of a few dozen labels mostly miss the loops; a stop on the
+    looping system is wrong."""
+    from werest.text.scoring import score_utterances
+
+    mine = table[table["dataset"] == dataset].copy()
+    if mine.empty:
+        raise ValueError(f"winner.stress_dataset: no dataset {dataset!r} in the table")
+    scored = score_utterances(mine, normaliser)
+    totals = scored.groupby("system")[["word_errors", "ref_words"]].sum()
+    wer = 100 * totals["word_errors"] / totals["ref_words"]
+    best, words = str(wer.idxmin()), float(totals["ref_words"].iloc[0])
+    others = float(wer.drop(best).min())
+    ids = np.sort(mine["utt_id"].unique())
+    rng = np.random.default_rng([seed, 47])
+    looped = set(rng.choice(ids, size=max(1, round(share * len(ids))), replace=False))
+    rows = (mine["system"] == best) & mine["utt_id"].isin(looped)
+    hyp = mine.loc[rows, "hypothesis"].fillna("").astype(str)
+    for repeats in range(2, 21):
+        trial = mine.copy()
+        trial.loc[rows, "hypothesis"] = ((hyp + " ") * repeats).str.strip()
+        errors = score_utterances(trial[trial["system"] == best], normaliser)["word_errors"]
+        if 100 * errors.sum() / words >= others + STRESS_GAP:
+            break
+    log.info(
+        "stress: %s loops %d times on %d utterances of %s", best, repeats, len(looped), dataset
+    )
+    return trial.assign(dataset=f"{dataset}+hallucination")
+
+
+def stress_cells(cells: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    """The stress dataset's zero-label cells: its source's, renamed (agreement never saw the
+    loops), in :data:`STRESS_DOMAIN`."""
+    mine = cells[cells["dataset"] == dataset]
+    return mine.assign(dataset=f"{dataset}+hallucination", domain=STRESS_DOMAIN)
+
+
 def _only(contest: Contest, keep: np.ndarray) -> Contest:
     """The contest on the utterances ``keep`` marks."""
     return replace(
@@ -356,15 +488,15 @@ def _only(contest: Contest, keep: np.ndarray) -> Contest:
     )
 
 
-def fixed_size_labels(contest: Contest, errors: np.ndarray, tie_margin: float) -> dict:
+def fixed_size_labels(contest: Contest, errors: np.ndarray, margin_points: float) -> dict:
     """The limit of any design: the draws a fixed-size 95 % test would need to separate the
-    true top two (or, closer than ``tie_margin``, to call them tied), told which two they
+    true top two (or, closer than ``margin_points``, to show them within it), told which two they
     are, with uniform draws and with draws ∝ their distance; (1.96 σ / gap)²."""
     totals = errors.mean(axis=0)
     best, second = np.argsort(totals)[:2]
     x = errors[:, second] - errors[:, best]
     mu = float(x.mean())
-    margin = tie_margin / 100 * contest.words
+    margin = margin_points / 100 * contest.words
     target = mu if mu > margin else margin - mu
     d = contest.distance(int(best), int(second))
     q = d / d.sum() if d.sum() > 0 else np.full(contest.n, 1 / contest.n)

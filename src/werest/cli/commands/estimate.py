@@ -29,6 +29,7 @@ from werest.estimation.labels import (
     check_bootstrap_memory,
     format_more_labels,
     read_labels,
+    with_label_notes,
 )
 from werest.estimation.outputs import write_outputs, write_summary
 from werest.estimation.winner import (
@@ -86,7 +87,10 @@ def _estimate(settings: EstimateSettings) -> list[dict]:
     source = stage_source(settings, numeric=numeric)
     if settings.audio_scoring.enabled:
         source = scored_inline(source, settings, models.feature_names)
-    labels = read_labels(settings.labels, source, settings.input) if settings.labels else None
+    notes: list[str] = []  # on the labels: printed under the decision
+    labels = (
+        read_labels(settings.labels, source, settings.input, notes) if settings.labels else None
+    )
     label_settings = build(settings.few_labels, LabelSettings) if labels is not None else None
     if labels is not None:  # refused before any work when it cannot fit in memory
         check_bootstrap_memory(labels, source, label_settings)
@@ -141,7 +145,7 @@ def _estimate(settings: EstimateSettings) -> list[dict]:
         save_config(settings, staged / "config.yaml")
     has_audio = "audio" in getattr(source, "columns", ())  # a table in memory
     print_blocks(
-        format_winner(winner) if winner else None,
+        with_label_notes(format_winner(winner) if winner else None, notes),
         evidence_line(models, has_audio),
         format_summary(records, labels is not None),
         format_pairs(pairs) if labels is None and len(pairs) else None,

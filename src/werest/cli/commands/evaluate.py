@@ -35,7 +35,9 @@ from werest.evaluation.winner import (
     WinnerExperiment,
     WinnerResult,
     evaluate_winner,
+    hallucination_stress,
     scored_contests,
+    stress_cells,
 )
 from werest.ingest.table import read_table
 from werest.io import atomic_path, check_output, staged_output
@@ -153,6 +155,13 @@ def _winner(settings: EvaluateSettings) -> WinnerResult:
             )
         cells = pd.read_csv(settings.cells).rename(columns={"awer": "estimated_wer"})
         table = labelled_table(settings, [])
+        if experiment.stress > 0:  # the hallucination stress dataset (#47)
+            source = experiment.stress_dataset
+            stress = hallucination_stress(
+                table, normaliser_setting(settings), source, experiment.stress, experiment.seed
+            )
+            table = pd.concat([table, stress], ignore_index=True)
+            cells = pd.concat([cells, stress_cells(cells, source)], ignore_index=True)
     contests, errors, truth = scored_contests(table, normaliser_setting(settings))
     return evaluate_winner(contests, errors, truth, cells, experiment, n_jobs=settings.n_jobs)
 

@@ -16,7 +16,12 @@ from werest.cli.commands._common import build, print_blocks, save_config
 from werest.cli.schema import SampleSettings
 from werest.errors import InputError
 from werest.estimation.estimate import input_features
-from werest.estimation.labels import LabelSettings, labelled_estimates, read_labels
+from werest.estimation.labels import (
+    LabelSettings,
+    labelled_estimates,
+    read_labels,
+    with_label_notes,
+)
 from werest.estimation.sampling import (
     as_sheet,
     check_design,
@@ -79,7 +84,9 @@ def _sample(settings: SampleSettings) -> pd.DataFrame:
             source=settings.input,
             cache_dir=settings.cache_dir,
         )
-    labels = read_labels(settings.labels, table, settings.input) if settings.labels else None
+    notes: list[str] = []  # on the labels: printed under the decision
+    labels = read_labels(settings.labels, table, settings.input, notes) if settings.labels else None
+    number = next_sheet(labels)  # the sheet records it; its draws' generator is seeded by it
     if strategy == "winner":
         rows, decisions = winner_draw(
             records,
@@ -99,7 +106,7 @@ def _sample(settings: SampleSettings) -> pd.DataFrame:
                 1 - (1 - r["selection_probability"]) ** r["draws"].sum()
             ),
         )
-        sheet = as_sheet(rows, settings.budget)
+        sheet = as_sheet(rows, settings.budget, number)
     else:
         utterances = utterance_list(table)
         if labels is not None and strategy == "random":  # the next of one random sample
@@ -108,7 +115,7 @@ def _sample(settings: SampleSettings) -> pd.DataFrame:
         if strategy != "random":
             score = mean_predicted_wer if strategy == "stratified" else labelling_scores
             scores = score(estimated)
-        sheet = draw_sample(utterances, scores=scores, sheet_number=next_sheet(labels), **draw)
+        sheet = draw_sample(utterances, scores=scores, sheet_number=number, **draw)
     if labels is not None:
         sheet = _filled(sheet, labels)
     widths, pilots = (
@@ -125,7 +132,7 @@ def _sample(settings: SampleSettings) -> pd.DataFrame:
         sheets if settings.labels else f"labels={settings.out}"
     )
     print_blocks(
-        format_winner(decisions) if decisions else None,
+        with_label_notes(format_winner(decisions) if decisions else None, notes),
         format_draw(sheet, widths, pilots),
         hint,
     )

@@ -112,3 +112,20 @@ def test_renaming_systems_leaves_panel_features_unchanged():
     after = after.set_index(KEY).loc[before.index]
     numeric = before.select_dtypes("number").columns
     np.testing.assert_allclose(after[numeric].to_numpy(float), before[numeric].to_numpy(float))
+
+
+@pytest.mark.parametrize("utterances", [0, 1, 30])
+def test_word_totals_equal_the_totals_of_every_pair(utterances):
+    """The guards' sample reads only word totals (pairwise_word_totals): the same rows, in
+    the same order and types, as pair_totals of the full pairwise agreement; a dataset
+    with one system has none."""
+    from werest.features.agreement import pairwise_word_totals
+    from werest.features.proxy import pair_totals
+
+    table = _noisy_table(seed=3, utterances=utterances)
+    lone = pd.DataFrame(
+        [("solo", "u0", "s0", "a b"), ("solo", "u1", "s0", "c")], columns=table.columns
+    )
+    table = pd.concat([table, lone], ignore_index=True)
+    expected = pair_totals(pairwise_agreement(table, normaliser=NONE))
+    pd.testing.assert_frame_equal(pairwise_word_totals(table, normaliser=NONE), expected)

@@ -240,6 +240,28 @@ def test_fast_english_normaliser_equals_the_reference_on_adversarial_strings(tok
     assert FastEnglishTextNormalizer()(text) == EnglishTextNormalizer()(text)
 
 
+_NUMBER_TOKENS = [
+    *["one", "ones", "two", "oh", "zero", "first", "twelfth", "twenty", "thirties", "hundred"],
+    *["thousands", "millionth", "minus", "plus", "dollars", "cent", "cents", "per", "percent"],
+    *["and", "double", "triple", "point", "half", "a", "and a half", "cat", "the", "x1", "3x"],
+    *["1", "07", "2.5", "1.2.3", "$3", "-4", "+5", "£", "$", "¢7", "$0.5", "12th", "1960s"],
+    *["1s", "٣", "²", "one's", "0"],
+]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(_NUMBER_TOKENS), max_size=12), st.sampled_from(["", " ", "  "]))
+def test_fast_number_normaliser_equals_the_reference_on_number_words(tokens, joiner):
+    """Runs of number words, numbers, signs and currencies between plain words: the fast
+    normaliser cuts the words at the plain ones, which must not change a run's reading."""
+    from whisper_normalizer.english import EnglishNumberNormalizer
+
+    from werest.text.english import FastEnglishNumberNormalizer
+
+    text = joiner.join(tokens)
+    assert FastEnglishNumberNormalizer()(text) == EnglishNumberNormalizer()(text)
+
+
 @pytest.mark.shared
 def test_fast_english_normaliser_equals_the_reference_on_the_shared_transcripts(
     dighr_table, thennal10_table

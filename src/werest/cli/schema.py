@@ -333,8 +333,9 @@ def estimate_cache_setting() -> Any:
     return setting(
         Path(".werest-cache/estimates"),
         (
-            "the zero-label estimate of a table is kept here by content, so the label loop's "
-            "rounds (labels=, or sample with the model) estimate it once; null: no cache"
+            "the zero-label estimate of a table (and the winner's contests) is kept here by "
+            "content, so the label loop's rounds (labels=, or sample with the model) estimate "
+            "it once; null: no cache"
         ),
     )
 

@@ -31,9 +31,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from werest.features.agreement import STATUS_OK, pairwise_agreement
+from werest.features.agreement import STATUS_OK, pairwise_word_totals
 from werest.features.inputs import relative_to_proxy
-from werest.features.proxy import pair_distances_of, pair_totals
+from werest.features.proxy import pair_distances_of
 from werest.formatting import plural
 from werest.ingest.table import UTTERANCE
 from werest.text import Normaliser
@@ -68,7 +68,7 @@ def sample_pairs(
     seed: int = 0,
     n_jobs: int = 1,
 ) -> pd.DataFrame:
-    """Pairwise agreement (:func:`pairwise_agreement`) on a seeded sample of at most
+    """Pairwise agreement (:func:`pairwise_word_totals`) on a seeded sample of at most
     ``per_dataset`` utterances of each dataset (chosen independently of row order and names),
     as :func:`werest.features.proxy.pair_totals`: one row per dataset and ordered pair of systems,
     whatever the number of utterances."""
@@ -81,10 +81,8 @@ def sample_pairs(
     step = max(1, int(PAIR_ROWS // systems**2))
     starts = range(0, max(len(sample), 1), step)  # an empty sample: one empty piece
     parts = [
-        pair_totals(
-            pairwise_agreement(
-                rows, sample.iloc[start : start + step], normaliser=normaliser, n_jobs=n_jobs
-            )
+        pairwise_word_totals(
+            rows, sample.iloc[start : start + step], normaliser=normaliser, n_jobs=n_jobs
         )
         for start in starts
     ]

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special
 
 #: Interval methods (:func:`estimate_draws`).
 METHODS = ("normal", "t", "bootstrap")
@@ -523,9 +523,11 @@ def interval_centre(est: Estimates) -> np.ndarray:
 
 def quantile(method: str, level: float, m: int) -> float:
     """The two-sided ``level`` multiplier of the ``normal`` or ``t`` (m − 1 df) interval."""
+    # scipy.stats' t.ppf and norm.ppf are these functions (the same numbers), without
+    # importing scipy.stats (about 0.6 s of a run's start-up)
     if method == "t":
-        return float(stats.t.ppf(0.5 + level / 2, max(m - 1, 1)))
-    return float(stats.norm.ppf(0.5 + level / 2))
+        return float(special.stdtrit(max(m - 1, 1), 0.5 + level / 2))
+    return float(special.ndtri(0.5 + level / 2))
 
 
 def verdict(low: float, high: float) -> str:

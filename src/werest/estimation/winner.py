@@ -107,6 +107,10 @@ class Contest:
     contenders: list[str] = field(default_factory=list)
     zero_label: dict[str, float] = field(default_factory=dict)
     _distances: dict = field(default_factory=dict, repr=False)
+    #: where its distances are kept by content (:mod:`werest.estimation.contest_store`), and
+    #: its number there
+    store: Path | None = field(default=None, repr=False)
+    number: int = field(default=0, repr=False)
 
     @property
     def n(self) -> int:
@@ -119,11 +123,18 @@ class Contest:
         """d_i(A, B) on every utterance (N,), computed once per pair."""
         key = (min(a, b), max(a, b))
         if key not in self._distances:
+            from werest.estimation import contest_store
             from werest.text import encoded_distances
 
+            path = contest_store.distance_file(self.store, self.number, key)
+            stored = contest_store.read_distances(path, self.n)
+            if stored is not None:  # an earlier process of the label loop aligned them
+                self._distances[key] = stored
+                return stored
             self._distances[key] = encoded_distances(
                 self._encoded(), self.codes[:, key[0]], self.codes[:, key[1]]
             ).astype(float)
+            contest_store.write_distances(path, self._distances[key])
         return self._distances[key]
 
     def _encoded(self) -> list:
@@ -185,11 +196,26 @@ def build_contests(
     n_jobs: int = 1,
 ) -> dict[str, Contest]:
     """One :class:`Contest` per dataset of a transcripts table with two or more systems,
-    its hypotheses normalised as ``werest score`` normalises them (kept by content in
-    ``cache_dir``, when set, for the label loop's next round)."""
+    its hypotheses normalised as ``werest score`` normalises them (the contests and their
+    distances kept by content in ``cache_dir``, when set, for the label loop's next process:
+    :mod:`werest.estimation.contest_store`)."""
+    from werest.estimation.contest_store import contests_folder, read_contests, write_contests
     from werest.text.scoring import dataset_units, scoring_units
 
-    text = normalised_hypotheses(table, normaliser, cache_dir, n_jobs=n_jobs)
+    folder = None if cache_dir is None else contests_folder(cache_dir, table, normaliser)
+    stored = None if folder is None else read_contests(folder)
+    if stored is not None:
+        return {
+            fields["dataset"]: Contest(
+                **fields,
+                contenders=list((contenders or {}).get(fields["dataset"], fields["systems"])),
+                zero_label=dict((zero_label or {}).get(fields["dataset"], {})),
+                store=folder,
+                number=number,
+            )
+            for number, fields in enumerate(stored)
+        }
+    text = normalised_hypotheses(table, normaliser, n_jobs=n_jobs)  # the contests are kept
     rows = table[["dataset", "utt_id", "system"]].assign(text=text.to_numpy())
     units = dataset_units(scoring_units(table, normaliser), table["dataset"])
     out = {}
@@ -217,6 +243,10 @@ def build_contests(
             contenders=list((contenders or {}).get(dataset, systems)),
             zero_label=dict((zero_label or {}).get(dataset, {})),
         )
+    if folder is not None:
+        write_contests(folder, list(out.values()))
+        for number, contest in enumerate(out.values()):
+            contest.store, contest.number = folder, number
     return out
 
 

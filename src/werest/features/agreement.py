@@ -203,6 +203,65 @@ def pair_distances(keys: pd.DataFrame, n_jobs: int = 1, panel: Panel | None = No
     return out
 
 
+def pairwise_word_totals(
+    table: pd.DataFrame,
+    utterances: pd.DataFrame | None = None,
+    *,
+    normaliser: Normaliser = AUTO,
+    n_jobs: int = 1,
+) -> pd.DataFrame:
+    """:func:`werest.features.proxy.pair_totals` of :func:`pairwise_agreement`, the same
+    rows, computed from the word distances alone: per dataset and ordered pair of systems,
+    Σ word edits (``errors``), Σ the longer of the two word counts (``longer``) and the
+    utterances both transcribed (``shared``), sorted. What the proxy order and the guards
+    read of a sample (:func:`werest.estimation.guards.sample_pairs`): no character
+    alignment, no row per ordered pair (each unordered one is aligned once, and its sums
+    count for both orders), and integer codes instead of names until the totals. ``table``
+    is validated (:func:`werest.ingest.table.validate_table`: no null hypothesis)."""
+    keys = _normalised_keys(table, normaliser, n_jobs, utterances)
+    rank, texts = pd.factorize(keys["text"], sort=True)
+    words = np.array([len(text.split()) for text in texts], dtype=np.int64)
+    dataset, datasets = pd.factorize(keys["dataset"], sort=True)
+    system, systems = pd.factorize(keys["system"], sort=True)
+    rows = pd.DataFrame(
+        {
+            "u": row_codes(keys["dataset"], keys["utt_id"])[0],
+            "d": dataset,
+            "s": system,
+            "r": rank,
+            "w": words[rank],
+        }
+    )
+    pairs = rows.merge(rows.drop(columns="d"), on="u", suffixes=("", "_o"))
+    pairs = pairs[(pairs["s"] < pairs["s_o"]).to_numpy()]
+    errors = coded_distances(
+        pairs["r_o"].to_numpy(), pairs["r"].to_numpy(), texts.tolist(), "word", n_jobs=n_jobs
+    )
+    forward = pd.DataFrame(
+        {
+            "d": pairs["d"].to_numpy(),
+            "s": pairs["s"].to_numpy(),
+            "o": pairs["s_o"].to_numpy(),
+            "errors": errors,
+            "longer": np.maximum(pairs["w"].to_numpy(), pairs["w_o"].to_numpy()),
+        }
+    )
+    both = pd.concat([forward, forward.rename(columns={"s": "o", "o": "s"})], ignore_index=True)
+    grouped = both.groupby(["d", "s", "o"], sort=False)
+    sums = grouped[["errors", "longer"]].sum().assign(shared=grouped.size()).reset_index()
+    named = pd.DataFrame(
+        {
+            "dataset": datasets.take(sums["d"].to_numpy()),
+            "system": systems.take(sums["s"].to_numpy()),
+            "other": systems.take(sums["o"].to_numpy()),
+            "errors": sums["errors"].to_numpy(),
+            "longer": sums["longer"].to_numpy(),
+            "shared": sums["shared"].to_numpy(),
+        }
+    )
+    return named.sort_values(["dataset", "system", "other"], ignore_index=True)
+
+
 def _lengths(texts: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Word and character counts of normalised texts, as jiwer counts them."""
     codes, distinct = pd.factorize(texts)

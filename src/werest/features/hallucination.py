@@ -50,8 +50,15 @@ def letter_script(character: str) -> str | None:
     return name.split(" ", 1)[0] if name else None
 
 
+#: ``str.translate`` table that drops every ASCII character but the letters (all LATIN)
+_ASCII_LETTERS_ONLY = dict.fromkeys(code for code in range(128) if not chr(code).isalpha())
+
+
 def script_counts(text: str) -> Counter:
     """Letters of ``text`` per script."""
+    if text.isascii():  # its letters are a-z and A-Z: LATIN (one C pass instead of a lookup each)
+        letters = len(text.translate(_ASCII_LETTERS_ONLY))
+        return Counter({"LATIN": letters}) if letters else Counter()
     return Counter(script for script in map(letter_script, text) if script is not None)
 
 

@@ -570,10 +570,14 @@ def _refuse_unknown(names: list[str], what: str, path: str | Path) -> None:
     )
 
 
-def load_model(path: str | Path, *, trust_model: bool = False) -> TrainedModel:
+def load_model(
+    path: str | Path, *, trust_model: bool = False, deferred: bool = False
+) -> TrainedModel:
     """Load a model saved by :func:`save_model`, after checking it against its card and
     auditing the types it names. ``path`` is a file or the name of a shipped model
-    (:func:`model_file`: ``default``, ``audio``).
+    (:func:`model_file`: ``default``, ``audio``). ``deferred``: the payload (the fitted
+    estimator and ranking) is read when first used (:class:`DeferredModel`), once every check
+    that needs no payload has passed; a file that differs from its card is read now.
 
     Raises
     ------
@@ -600,13 +604,62 @@ def load_model(path: str | Path, *, trust_model: bool = False) -> TrainedModel:
             path=path,
         )
     check_versions(card, path)
-    from werest import logs
-
-    with logs.stage(f"load model ({path.name})"):
-        payload = load_skops(path)
+    if deferred and digest == card["sha256"]:
+        return DeferredModel(path, card)
+    payload = _read_payload(path)
     if digest != card["sha256"]:
         log.warning("%s: sha256 differs from its card; loaded because trust_model=true", path)
     return model_from_payload(payload, card, path)
+
+
+def _read_payload(path: Path):
+    from werest import logs
+
+    with logs.stage(f"load model ({path.name})"):
+        return load_skops(path)
+
+
+class DeferredModel(TrainedModel):
+    """A :class:`TrainedModel` built from its card, its payload read when first used.
+
+    The file has passed every check that needs no payload (its kind, its card, the card's
+    sha256 and scikit-learn version); the fitted estimator and the ranking are read, audited
+    and checked (:func:`load_skops`, :func:`model_from_payload`) on first access, and the
+    payload must say what the card says (features, target, normaliser). A run that never
+    predicts, such as ``werest estimate labels=`` served by its cache, then never imports
+    skops and scikit-learn (about 1 s)."""
+
+    def __init__(self, path: Path, card: dict) -> None:
+        self.path, self.card, self.loaded = path, card, None
+        self.feature_names = list(card["features"])
+        self.target = card["target"]
+        self.normaliser = card.get("normaliser", "whisper_english")
+        self.info = _card_info(card)
+
+    @property
+    def estimator(self):
+        return self.payload().estimator
+
+    @property
+    def ranking(self) -> Ranking | None:
+        return self.payload().ranking
+
+    def payload(self) -> TrainedModel:
+        """The model as :func:`load_model` reads it now (read once)."""
+        if self.loaded is None:
+            loaded = model_from_payload(_read_payload(self.path), self.card, self.path)
+            said = (self.feature_names, self.target, self.normaliser)
+            if (loaded.feature_names, loaded.target, loaded.normaliser) != said:
+                raise ModelError(
+                    "the model's target or normaliser differs from its card's", path=self.path
+                )
+            self.loaded = loaded
+        return self.loaded
+
+
+def _card_info(card: dict) -> dict:
+    """What a :class:`TrainedModel` keeps of its card besides its own fields."""
+    return {k: v for k, v in card.items() if k not in ("features", "target", "normaliser")}
 
 
 def check_versions(card: dict, path: str | Path) -> None:
@@ -629,7 +682,7 @@ def model_from_payload(payload, card: dict, path: str | Path) -> TrainedModel:
         raise ModelError("the model's features differ from its card's", path=path)
     check_trees(payload["estimator"], len(card["features"]), path)
     ranking = Ranking(**payload["ranking"]) if payload.get("ranking") else None
-    info = {k: v for k, v in card.items() if k not in ("features", "target", "normaliser")}
+    info = _card_info(card)
     return TrainedModel(
         estimator=payload["estimator"],
         feature_names=payload["feature_names"],
@@ -719,10 +772,13 @@ def load_models(
     cer_model_path: str | Path | None = None,
     *,
     trust_model: bool = False,
+    deferred: bool = False,
 ) -> Models:
     """The WER model (``model_path``: a file or a shipped model's name; default: the shipped
-    ``default``) and an optional CER one."""
+    ``default``) and an optional CER one; ``deferred``: their payloads read when first used
+    (:func:`load_model`)."""
+    checks = {"trust_model": trust_model, "deferred": deferred}
     return Models(
-        load_model(model_path or default_model_path(), trust_model=trust_model),
-        load_model(cer_model_path, trust_model=trust_model) if cer_model_path else None,
+        load_model(model_path or default_model_path(), **checks),
+        load_model(cer_model_path, **checks) if cer_model_path else None,
     )

@@ -54,7 +54,7 @@ from werest.ingest.table import (
     warn_without_hypotheses,
 )
 from werest.io import deferred_signals, record_write, replace_folder
-from werest.text import NormalisationCache, cached_normalisation
+from werest.text import NormalisationCache, reusing_normalisation
 
 log = logging.getLogger(__name__)
 
@@ -672,14 +672,16 @@ def stage_input(
     """The input of a stage's run as a :class:`StageInput`.
 
     A table (``source`` a DataFrame) is the one partition of an in-memory run, with a
-    run-wide normalisation cache (``partitioning`` is not read). A path is spilled
-    (:func:`spill_input`) as ``partitioning`` says into a scratch folder beside ``output`` (or
-    in its ``dir``), and its partitions run by its runner; with ``final``, each partition
-    writes ``part-NNNNN{suffix}`` into a staging folder that :meth:`StageInput.place` renames
-    to ``final`` (:func:`workspace`). Every temporary folder is removed whatever happens.
+    run-wide normalisation cache (the command's, when it opened one; ``partitioning`` is not
+    read). A path is spilled (:func:`spill_input`) as ``partitioning`` says into a scratch
+    folder beside ``output`` (or in its ``dir``), and its partitions run by its runner; with
+    ``final``, each partition writes ``part-NNNNN{suffix}`` into a staging folder that
+    :meth:`StageInput.place` renames to ``final`` (:func:`workspace`). Every temporary
+    folder is removed whatever happens.
     """
     if isinstance(source, pd.DataFrame):
-        with cached_normalisation(NormalisationCache()):  # each distinct string once a run
+        # each distinct string once a run (the command's own cache when it opened one)
+        with reusing_normalisation(NormalisationCache()):
             yield StageInput(whole_table(source, select), [None])
         return
     spilling = {"numeric": numeric, "select": select}

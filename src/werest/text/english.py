@@ -8,18 +8,22 @@ big run (``experiments/bench_scale.py``). This subclass changes *how*, never *wh
 * every pattern is compiled once;
 * a replacer whose literal text (the pattern without its ``\\b`` anchors) is not in the
   string cannot match it, so it is skipped: ``in`` is a substring search, far cheaper
-  than a regex call. The check is made on the string as it stands at that step, so the
-  replacers still apply in the reference order;
+  than a regex call. A pattern that is a whole word (``\bst\b``, the fillers
+  ``\b(hmm|uh|...)\b``) can only match one of the string's runs of word characters, so it
+  is looked up in their set (``st`` is in "first", not among its words). The check is made
+  on the string as it stands at that step, so the replacers still apply in the reference
+  order;
 * ASCII strings (NFKD leaves them unchanged and none of them is a diacritic) replace their
   symbols and punctuation with one ``str.translate``, built from the same Unicode
   categories the reference reads.
 
-The number and spelling normalisers are the reference's own objects. The replacers are
-taken from the reference instance, so a new whisper-normalizer release that changes them is
-followed; a release that changes the steps themselves would not be, which is why
-``tests/unit/test_text.py`` compares this class with the reference on every distinct transcript
-of the shared data (and on adversarial strings) and the version is pinned in
-``pyproject.toml``.
+The spelling normaliser is the reference's own object; the number normaliser is the
+reference's class, its rules run only on the runs of words they can change
+(:class:`FastEnglishNumberNormalizer`). The replacers are taken from the reference instance,
+so a new whisper-normalizer release that changes them is followed; a release that changes
+the steps themselves would not be, which is why ``tests/unit/test_text.py`` compares these
+classes with the reference on every distinct transcript of the shared data (and on
+adversarial strings) and the version is pinned in ``pyproject.toml``.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import re
 import unicodedata
 
 from whisper_normalizer.basic import remove_symbols_and_diacritics
-from whisper_normalizer.english import EnglishTextNormalizer
+from whisper_normalizer.english import EnglishNumberNormalizer, EnglishTextNormalizer
 
 #: Characters the reference keeps through symbol removal (numeric symbols).
 _KEEP = ".%$¢€£"
@@ -51,17 +55,90 @@ def _literal(pattern: str) -> str | None:
     return None if re.escape(text) != text.replace(" ", r"\ ") else text
 
 
+#: what the reference's number normaliser reads as an arabic number (after a sign or currency)
+_NUMBER = re.compile(r"^\d+(\.\d+)?$")
+#: an ASCII digit: every pattern of the number normaliser's pre- and post-processing needs one
+_ASCII_DIGIT = re.compile(r"[0-9]")
+
+
+#: a maximal run of word characters: ``\bword\b`` matches where one of them is ``word``
+_WORD = re.compile(r"\w+")
+
+
+def _whole_word(pattern: str) -> bool:
+    """Whether ``pattern`` is ``\bword\b``, ``word`` word characters only: it matches a
+    string exactly when ``word`` is one of the string's runs of word characters."""
+    return _whole_words(pattern) is not None and "|" not in pattern
+
+
+def _whole_words(pattern: str) -> frozenset[str] | None:
+    """The words of a pattern ``\bword\b`` or ``\b(one|two)\b`` (word characters only),
+    any of which it matches as a whole run of word characters; None for another pattern."""
+    found = re.fullmatch(r"\\b(?:\((\w+(?:\|\w+)*)\)|(\w+))\\b", pattern)
+    return frozenset((found.group(1) or found.group(2)).split("|")) if found else None
+
+
+class FastEnglishNumberNormalizer(EnglishNumberNormalizer):
+    """``EnglishNumberNormalizer`` with the same output, its rules run only where they can
+    change something.
+
+    The reference runs a state machine over every word (a regular expression and a dozen
+    set lookups each). A *plain* word, neither one of its number words (``self.words``) nor
+    an arabic number (:data:`_NUMBER`, after a sign or currency symbol), is yielded as it
+    is and leaves the machine as it found it when it started (no value, no prefix, nothing
+    to skip); and a plain neighbour reads as no neighbour (``prev``/``next`` are only looked
+    up in the number words, or matched as numbers). So the words are cut at the plain ones,
+    and only the runs between them go through the reference's machine. The pre- and
+    post-processing patterns all need an ASCII digit (or ``half``), so a string without one
+    skips them."""
+
+    def process_words(self, words: list[str]):
+        yield from self._standardised(words)
+
+    def _standardised(self, words: list[str]) -> list[str]:
+        number_words, prefixes, machine = self.words, self.prefixes, super().process_words
+        out: list[str] = []
+        start = 0  # where the current run of words that are not plain began
+        for i, word in enumerate(words):
+            # an arabic number ends with what \d matches (str.isdecimal)
+            bare = word[1:] if word[0] in prefixes else word
+            if word in number_words or (word[-1].isdecimal() and _NUMBER.match(bare)):
+                continue
+            if start < i:
+                out.extend(machine(words[start:i]))
+            out.append(word)
+            start = i + 1
+        if start < len(words):
+            out.extend(machine(words[start:]))
+        return out
+
+    def __call__(self, s: str) -> str:
+        s = self.preprocess(s)
+        s = " ".join(word for word in self._standardised(s.split()) if word is not None)
+        return self.postprocess(s)
+
+    def preprocess(self, s: str) -> str:
+        if "half" in s or _ASCII_DIGIT.search(s):
+            return super().preprocess(s)
+        return s if s.strip() else ""  # the reference drops a blank segment
+
+    def postprocess(self, s: str) -> str:
+        return super().postprocess(s) if _ASCII_DIGIT.search(s) else s
+
+
 class FastEnglishTextNormalizer(EnglishTextNormalizer):
     """``EnglishTextNormalizer`` with compiled patterns and literal pre-checks."""
 
     def __init__(self) -> None:
         super().__init__()
+        self.standardize_numbers = FastEnglishNumberNormalizer()
         self._brackets = re.compile(r"[<\[][^>\]]*[>\]]")
         self._parentheses = re.compile(r"\(([^)]+?)\)")
         self._ignore = re.compile(self.ignore_patterns)
         self._space_apostrophe = re.compile(r"\s+'")
+        self._ignored = _whole_words(self.ignore_patterns)
         self._replacers = [
-            (_literal(pattern), re.compile(pattern), replacement)
+            (_literal(pattern), re.compile(pattern), replacement, _whole_word(pattern))
             for pattern, replacement in self.replacers.items()
         ]
         self._digit_commas = re.compile(r"(\d),(\d)")
@@ -77,12 +154,21 @@ class FastEnglishTextNormalizer(EnglishTextNormalizer):
             s = self._brackets.sub("", s)
         if "(" in s:
             s = self._parentheses.sub("", s)
-        s = self._ignore.sub("", s)
+        words = set(_WORD.findall(s))  # what a pattern between \b anchors can match
+        if self._ignored is None or not self._ignored.isdisjoint(words):
+            s, words = self._ignore.sub("", s), None
         if "'" in s:
-            s = self._space_apostrophe.sub("'", s)
-        for literal, pattern, replacement in self._replacers:
-            if literal is None or literal in s:
-                s = pattern.sub(replacement, s)
+            s, words = self._space_apostrophe.sub("'", s), None
+        for literal, pattern, replacement, whole_word in self._replacers:
+            if whole_word:
+                words = set(_WORD.findall(s)) if words is None else words
+                if literal not in words:
+                    continue
+            elif literal is not None and literal not in s:
+                continue
+            replaced = pattern.sub(replacement, s)
+            if replaced != s:
+                s, words = replaced, None
         if "," in s:
             s = self._digit_commas.sub(r"\1\2", s)
         if "." in s:

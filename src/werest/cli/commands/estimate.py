@@ -42,7 +42,7 @@ from werest.model.files import load_models
 from werest.partition.estimate import EstimateOptions, estimate_cached, estimate_input
 from werest.report.estimate_report import evidence_line, format_pairs, format_summary
 from werest.resources import ResourceMonitor, write_resources
-from werest.text import requested_normaliser
+from werest.text import NormalisationCache, cached_normalisation, requested_normaliser
 
 #: What a run writes in ``output_dir`` (an earlier run's, replaced whole: docs/architecture.md)
 OUTPUTS = (
@@ -58,10 +58,24 @@ OWNED = (*OUTPUTS, "config.yaml")
 
 
 def run(settings: EstimateSettings) -> list[dict]:
-    """Estimate, write the outputs and the config, show the summary; returns its records."""
+    """Estimate, write the outputs and the config, show the summary; returns its records.
+
+    Each distinct hypothesis is normalised once a run: the estimate, the guards' sample,
+    the winner's contests and the labels' scores share one cache."""
+    with cached_normalisation(NormalisationCache()):
+        return _estimate(settings)
+
+
+def _estimate(settings: EstimateSettings) -> list[dict]:
     check_output(settings.output_dir, owned=OWNED)  # one that cannot be replaced: refused now
+    # a run the cache may serve (labels=, in memory) reads the model's payload only if it
+    # predicts (model.files.DeferredModel)
+    cached = bool(settings.labels and settings.cache_dir) and not partitioned_run(settings)
     models = load_models(
-        settings.model_path, settings.cer_model_path, trust_model=settings.trust_model
+        settings.model_path,
+        settings.cer_model_path,
+        trust_model=settings.trust_model,
+        deferred=cached,
     )
     if partitioned_run(settings) and settings.labels:
         raise ConfigError(

@@ -38,10 +38,19 @@ from werest.ingest.table import UTTERANCE, read_table
 from werest.io import atomic_path, check_output, staged_output
 from werest.model.files import load_models
 from werest.partition.estimate import EstimateOptions, estimate_table
+from werest.text import NormalisationCache, cached_normalisation
 
 
 def run(settings: SampleSettings) -> pd.DataFrame:
-    """Draw, write the sheet and its config, show a line per dataset; returns the sheet."""
+    """Draw, write the sheet and its config, show a line per dataset; returns the sheet.
+
+    Each distinct hypothesis is normalised once a run: the estimate, the guards' sample,
+    the winner's contests and the labels' scores share one cache."""
+    with cached_normalisation(NormalisationCache()):
+        return _sample(settings)
+
+
+def _sample(settings: SampleSettings) -> pd.DataFrame:
     check_output(settings.out, file=True)  # one that cannot be replaced: refused now
     strategy = settings.strategy
     table = None
@@ -61,7 +70,11 @@ def run(settings: SampleSettings) -> pd.DataFrame:
     if strategy == "random":
         table = read_table(settings.input) if table is None else table
     else:
-        models = load_models(settings.model_path, trust_model=settings.trust_model)
+        models = load_models(  # its payload read only if the cache cannot serve the estimate
+            settings.model_path,
+            trust_model=settings.trust_model,
+            deferred=settings.cache_dir is not None,
+        )
         table = read_table(settings.input, numeric=input_features(models))
         _check_systems(table, strategy, settings.input)
         estimated, records, _ = estimate_table(

@@ -758,11 +758,6 @@ def decide(
     )
 
 
-def decide_as(settings, contest: Contest, batches: list[Batch], errors: np.ndarray, memo=None):
-    """:func:`decide` with ``settings`` first (the experiment's call)."""
-    return decide(contest, batches, errors, settings, memo=memo)
-
-
 def labels_to_go(lower, point, margin, draws: int, labelled: int, n: int) -> int | None:
     """A rough forecast of the further labels until ``good``: each open rival's bound must
     rise above −margin, so its distance below the estimate must shrink to (estimate +

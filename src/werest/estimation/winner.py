@@ -167,10 +167,6 @@ class Contest:
         """Where at least two systems' hypotheses differ (N,)."""
         return (self.codes != self.codes[:, :1]).any(axis=1)
 
-    def max_distances(self, pairs: list[tuple[int, int]]) -> np.ndarray:
-        """max_i d_i of each pair (P,)."""
-        return np.array([self.distance(*pair).max() for pair in pairs])
-
     def points(self, words_per_utterance: float) -> float:
         """A mean difference in errors per utterance, in WER points."""
         return 100.0 * words_per_utterance / self.words
@@ -356,16 +352,6 @@ class Batch:
     positions: np.ndarray
     kind: str
     probabilities: np.ndarray | None = None
-    _bounds: dict = field(default_factory=dict, repr=False)
-
-    def bounds(self, contest: Contest, pairs: list[tuple[int, int]]) -> np.ndarray:
-        """Each pair's range c = max_i d_i / (N q_i) under this batch's design (P,)."""
-        q = self.probabilities
-        weight = np.divide(1.0, contest.n * q, out=np.zeros_like(q), where=q > 0)
-        for pair in pairs:
-            if pair not in self._bounds:
-                self._bounds[pair] = float((contest.distance(*pair) * weight).max())
-        return np.array([self._bounds[pair] for pair in pairs])
 
 
 def draw_order(positions: np.ndarray, dataset: str, number: int) -> np.ndarray:
@@ -510,6 +496,11 @@ ASYMPTOTIC_CAVEAT = (
     "hallucinates on a few utterances no draw reached, it can stop on the wrong system "
     "(the default, betting, cannot)"
 )
+
+
+def _caveats(settings: WinnerSettings) -> list[str]:
+    """The notes a decision read with ``settings`` prints under itself."""
+    return [ASYMPTOTIC_CAVEAT] if settings.bounds == "asymptotic" else []
 
 
 def known_ranges(
@@ -1080,9 +1071,11 @@ def winner_entries(
         cache_dir=cache_dir,
         n_jobs=n_jobs,
     )
-    caveat = [ASYMPTOTIC_CAVEAT] if settings.bounds == "asymptotic" else []
     return [
-        {**decide(contest, batches, errors, settings).as_dict(), "notes": notes + caveat}
+        {
+            **decide(contest, batches, errors, settings).as_dict(),
+            "notes": notes + _caveats(settings),
+        }
         for contest, batches, errors, notes in prepared
     ]
 
@@ -1225,7 +1218,6 @@ def winner_draw(
     for contest, batches, errors, notes in prepared:
         rng = dataset_rng(seed, f"{contest.dataset}#{number}")
         sheet, decision = winner_sheet(contest, batches, errors, budget, settings=settings, rng=rng)
-        caveat = [ASYMPTOTIC_CAVEAT] if settings.bounds == "asymptotic" else []
-        decisions.append({**decision.as_dict(), "notes": notes + caveat})
+        decisions.append({**decision.as_dict(), "notes": notes + _caveats(settings)})
         sheets.append(sheet.assign(dataset=contest.dataset, n_utterances=contest.n))
     return pd.concat(sheets, ignore_index=True), decisions

@@ -528,9 +528,9 @@ def few_labels_block() -> Any:
 
 @dataclass
 class Winner:
-    """Which system is best: builds a :class:`werest.estimation.winner.WinnerSettings`."""
+    """Which system is best: builds a :class:`werest.estimation.decision.WinnerSettings`."""
 
-    _target_: str = setting("werest.estimation.winner.WinnerSettings")
+    _target_: str = setting("werest.estimation.decision.WinnerSettings")
     margin: float = setting(
         LIBRARY,
         (

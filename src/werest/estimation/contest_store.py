@@ -1,9 +1,9 @@
 """The winner's contests kept by content in ``cache_dir``, for the label loop's next process.
 
 Every ``werest sample strategy=winner`` and ``werest estimate labels=`` of the loop builds the
-same contests from the same table (:func:`werest.estimation.winner.build_contests`: each
+same contests from the same table (:func:`werest.estimation.contest.build_contests`: each
 dataset's hypotheses normalised, pivoted to an utterance × system matrix of text codes) and
-aligns the leader's hypotheses with every other system's (:meth:`werest.estimation.winner.
+aligns the leader's hypotheses with every other system's (:meth:`werest.estimation.contest.
 Contest.distance`). Both depend on the table's texts and the normaliser only, so they are
 stored once, under a digest of those, and read back by the later processes:
 
@@ -76,7 +76,7 @@ def _read_one(folder: Path, number: int, entry: dict) -> dict:
 
 
 def write_contests(folder: Path, contests: list) -> None:
-    """Store ``contests`` (:class:`werest.estimation.winner.Contest` objects) in ``folder``,
+    """Store ``contests`` (:class:`werest.estimation.contest.Contest` objects) in ``folder``,
     put in place whole."""
     from werest.io import unrecorded
 

@@ -41,7 +41,7 @@ from werest.errors import ConfigError, InputError
 from werest.features.agreement import STATUS_OK
 from werest.ingest.table import UTTERANCE
 
-#: the strategies :func:`draw_sample` knows (``winner`` is :func:`werest.estimation.winner.
+#: the strategies :func:`draw_sample` knows (``winner`` is :func:`werest.estimation.label_round.
 #: winner_draw`'s: it needs the decision so far)
 STRATEGIES: tuple[str, ...] = ("random", "stratified", "active")
 

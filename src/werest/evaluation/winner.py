@@ -2,13 +2,13 @@
 
 Two questions, on every dataset of the shared data (or a user's table with references):
 
-1. **The zero-label shortlist** (:func:`werest.estimation.winner.shortlist`): its rule, the
+1. **The zero-label shortlist** (:func:`werest.estimation.shortlist.shortlist`): its rule, the
    share of systems kept, is calibrated leave one domain out (:func:`calibrate_shortlist`):
    for each held-out domain, the smallest share that held the true best in ``coverage`` of
    the other domains' datasets; then its coverage and size on the held-out datasets. The
    zero-label estimates are the LODO cells of ``experiment=lodo`` (never trained on the
    dataset's domain).
-2. **The decision** (:func:`werest.estimation.winner.decide`): ``n_users`` simulated users
+2. **The decision** (:func:`werest.estimation.decision.decide`): ``n_users`` simulated users
    per dataset each label batches of ``batch`` draws, look after every batch and stop at the
    first ``decided`` or ``good``, or at ``max_labels`` distinct labels, or once every
    utterance is labelled. Three arms share the stopping rule:
@@ -37,22 +37,19 @@ import numpy as np
 import pandas as pd
 
 from werest import logs
-from werest.estimation.winner import (
+from werest.estimation.contest import FRESH_UNIFORM, Batch, Contest
+from werest.estimation.decision import (
     ALPHA,
     CONTROL,
-    FRESH_UNIFORM,
     GOOD,
     MARGIN,
     RELATIVE_MARGIN,
     UNDECIDED,
-    WINNER_UNIFORM_SHARE,
-    Batch,
-    Contest,
     WinnerSettings,
     decide,
-    next_batch,
-    shortlist,
 )
+from werest.estimation.design import WINNER_UNIFORM_SHARE, next_batch
+from werest.estimation.shortlist import shortlist
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +81,7 @@ class WinnerExperiment:
     batch : draws per batch (a user looks after each).
     max_labels : a user gives up after this many distinct labels.
     margin, relative_margin, alpha, bounds : the decision's
-        (:class:`werest.estimation.winner.WinnerSettings`).
+        (:class:`werest.estimation.decision.WinnerSettings`).
     uniform_share : ``strategy=winner``'s uniform share.
     coverage : the shortlist's calibration target.
     arms : which arms to run (:data:`ARMS`).
@@ -92,7 +89,7 @@ class WinnerExperiment:
         (:func:`hallucination_stress`; 0: no stress dataset).
     stress_dataset : the shared dataset the stress dataset copies.
     control : the decision's consensus control variate
-        (:func:`werest.estimation.winner.pair_terms`; false: the ablation without it).
+        (:func:`werest.estimation.decision.pair_terms`; false: the ablation without it).
     seed : the users' seed.
     """
 
@@ -174,7 +171,8 @@ def smallest_share(needed: pd.Series, coverage: float) -> float:
 def calibrate_shortlist(cells: pd.DataFrame, coverage: float) -> tuple[pd.DataFrame, float]:
     """Leave one domain out: per held-out dataset, the share calibrated on the other domains'
     datasets, whether its shortlist holds the true best, and its size; and the share
-    calibrated on every dataset (what ships: :data:`werest.estimation.winner.SHORTLIST_SHARE`)."""
+    calibrated on every dataset (what ships:
+    :data:`werest.estimation.shortlist.SHORTLIST_SHARE`)."""
     ranks = best_rank_shares(cells)
     rows = []
     for domain in sorted(ranks["domain"].unique()):
@@ -412,7 +410,7 @@ def scored_contests(
     each system's true errors on every utterance (N, S) and its true WER in points (S,),
     counted as ``werest score`` counts them (a missing hypothesis: every reference word
     deleted, as in the contest)."""
-    from werest.estimation.winner import build_contests, error_matrix
+    from werest.estimation.contest import build_contests, error_matrix
     from werest.text.scoring import score_utterances
 
     contests = build_contests(table, normaliser)

@@ -219,7 +219,7 @@ def winner_markdown(result: WinnerResult, cfg: Mapping | None, name: str) -> str
         f"{len(shortlist)} datasets ({_pct(shortlist['holds_best'].mean())}), keeping on "
         f"average {_pct(shortlist['kept_share'].mean())} of their systems. `needed`: the "
         "smallest share that would have held it. Calibrated on every dataset, the share is "
-        f"{result.shipped_share:g} (`werest.estimation.winner.SHORTLIST_SHARE`).\n",
+        f"{result.shipped_share:g} (`werest.estimation.shortlist.SHORTLIST_SHARE`).\n",
         markdown_table(_shortlist(result)),
         "",
         "## Every arm, over the datasets\n",

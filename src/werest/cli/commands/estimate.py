@@ -21,8 +21,10 @@ from werest.cli.commands._common import (
 )
 from werest.cli.schema import EstimateSettings
 from werest.errors import ConfigError
+from werest.estimation.decision import WinnerSettings
 from werest.estimation.estimate import input_features, zero_label_pairs
 from werest.estimation.guards import attach_warnings, format_warnings
+from werest.estimation.label_round import winner_entries
 from werest.estimation.labels import (
     LabelSettings,
     apply_labels,
@@ -32,14 +34,10 @@ from werest.estimation.labels import (
     with_label_notes,
 )
 from werest.estimation.outputs import write_outputs, write_summary
-from werest.estimation.winner import (
-    WinnerSettings,
-    format_winner,
-    winner_entries,
-)
 from werest.io import atomic_path, check_output, staged_output, write_csv, write_json
 from werest.model.files import load_models
 from werest.partition.estimate import EstimateOptions, estimate_cached, estimate_input
+from werest.report.decision_text import format_winner
 from werest.report.estimate_report import evidence_line, format_pairs, format_summary
 from werest.resources import ResourceMonitor, write_resources
 from werest.text import NormalisationCache, cached_normalisation, requested_normaliser

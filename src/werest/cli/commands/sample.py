@@ -15,7 +15,9 @@ import pandas as pd
 from werest.cli.commands._common import build, print_blocks, save_config
 from werest.cli.schema import SampleSettings
 from werest.errors import InputError
+from werest.estimation.decision import WinnerSettings
 from werest.estimation.estimate import input_features
+from werest.estimation.label_round import winner_draw
 from werest.estimation.labels import (
     LabelSettings,
     labelled_estimates,
@@ -33,11 +35,11 @@ from werest.estimation.sampling import (
     next_sheet,
     utterance_list,
 )
-from werest.estimation.winner import WinnerSettings, format_winner, winner_draw
 from werest.ingest.table import UTTERANCE, read_table
 from werest.io import atomic_path, check_output, staged_output
 from werest.model.files import load_models
 from werest.partition.estimate import EstimateOptions, estimate_table
+from werest.report.decision_text import format_winner
 from werest.text import NormalisationCache, cached_normalisation
 
 

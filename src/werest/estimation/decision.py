@@ -1,0 +1,478 @@
+"""The decision of the label loop (ε-good best-arm identification, LUCB, one-sided): per
+pair (leader, rival), the draws' Horvitz–Thompson terms (:func:`pair_terms`), their
+confidence sequences (:mod:`werest.estimation.sequences`) kept inside what the labels and
+distances already fix (:func:`known_ranges`), and the status, certificate and forecast
+(:func:`decide`). See :mod:`werest.estimation.winner` for the whole argument."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from werest.estimation.contest import WITH_REPLACEMENT, Batch, Contest
+from werest.estimation.sequences import (
+    asymptotic_bounds,
+    betting_lower_bounds,
+    eb_lower_bounds,
+)
+
+#: The decision's error level: at most this share of stops name a system more than the
+#: margin worse than the true best.
+ALPHA = 0.05
+
+
+#: ``good``: the leader is at most this many points of WER worse than the best, or
+#: :data:`RELATIVE_MARGIN` of its WER where that is larger
+MARGIN = 1.0
+
+
+RELATIVE_MARGIN = 0.05
+
+
+#: The statuses of a dataset's decision.
+DECIDED, GOOD, UNDECIDED = "decided", "good", "undecided"
+
+
+#: how :func:`pair_bounds` bounds (``winner.bounds``): ``betting`` (the default: valid at
+#: every number of labels, the tightest), ``eb`` (valid too, wider at the usual horizon) or
+#: ``asymptotic`` (valid only as the draws grow: it assumes they have seen the tail)
+BOUNDS = ("betting", "eb", "asymptotic")
+
+
+#: the decision's terms use the consensus control variate (:func:`pair_terms`): off, as it
+#: measured more labels in `werest evaluate experiment=winner winner.control=true`
+CONTROL = False
+
+
+#: printed under a decision read with ``winner.bounds=asymptotic``
+ASYMPTOTIC_CAVEAT = (
+    "winner.bounds=asymptotic assumes the draws have already seen the tail: where a system "
+    "hallucinates on a few utterances no draw reached, it can stop on the wrong system "
+    "(the default, betting, cannot)"
+)
+
+
+@dataclass(frozen=True)
+class WinnerSettings:
+    """``winner:`` of ``werest estimate`` and ``werest sample``.
+
+    Parameters
+    ----------
+    margin : points of WER: ``good`` means the leader is at most this much worse than the
+        best (the margin is the larger of this and ``relative_margin``).
+    relative_margin : the same as a share of the leader's WER (0.05: 5 % of it).
+    alpha : the decision's error level: at most this share of stops name a system more than
+        the margin worse than the true best, however the user stops.
+    bounds : :data:`BOUNDS`.
+    """
+
+    margin: float = MARGIN
+    relative_margin: float = RELATIVE_MARGIN
+    alpha: float = ALPHA
+    bounds: str = "betting"
+
+    def __post_init__(self) -> None:
+        from werest.errors import ConfigError
+
+        if not self.margin >= 0:
+            raise ConfigError(f"winner.margin must be ≥ 0 points, got {self.margin}")
+        if not 0 <= self.relative_margin < 1:
+            raise ConfigError(
+                f"winner.relative_margin must be in [0, 1), got {self.relative_margin}"
+            )
+        if not 0 < self.alpha < 1:
+            raise ConfigError(f"winner.alpha must be in (0, 1), got {self.alpha}")
+        if self.bounds not in BOUNDS:
+            raise ConfigError(
+                f"winner.bounds must be one of {', '.join(BOUNDS)}, got {self.bounds!r}"
+            )
+
+    def margin_points(self, leader_wer: float) -> float:
+        """The margin in points for a leader at ``leader_wer`` points."""
+        return max(self.margin, self.relative_margin * max(leader_wer, 0.0))
+
+
+def caveats(settings: WinnerSettings) -> list[str]:
+    """The notes a decision read with ``settings`` prints under itself."""
+    return [ASYMPTOTIC_CAVEAT] if settings.bounds == "asymptotic" else []
+
+
+@dataclass
+class PairTerms:
+    """The draws' terms for pairs (A_k, B_k): x (T, P) = e_A − e_B on each draw's utterance
+    weighted as the design says, c (T, P) their bounds, the mean's slope a and offset b
+    (T, P) (:mod:`werest.estimation.sequences`), and ``ends``: the draws counted at the end of
+    each batch (where a user looks)."""
+
+    x: np.ndarray
+    c: np.ndarray
+    slope: np.ndarray
+    offset: np.ndarray
+    ends: list[int] = field(default_factory=list)
+
+
+def pair_terms(
+    contest: Contest,
+    batches: list[Batch],
+    errors: np.ndarray,
+    pairs: list[tuple[int, int]],
+    *,
+    control: bool = True,
+) -> PairTerms:
+    """The terms of every draw of ``batches`` (in order) for ``pairs`` of system positions.
+    ``errors``: (N, S) true errors, read only at drawn utterances (NaN elsewhere is fine).
+
+    With ``control`` (a control variate, Zrnic & Candès 2024), each term is that of
+    x_i − β g_i, g the pair's :meth:`Contest.consensus_gap` (known on every utterance, its
+    mean ḡ exactly), and the term's mean is shifted by β ḡ: unbiased whatever g is. β is
+    predictable: the least-squares slope of x on g over the draws of earlier batches, in
+    [0, 1] (0 before any), so a guess that does not follow the truth costs nothing but the
+    range, (d_i + β |g_i|) where it was d_i.
+
+    A fresh uniform draw of an utterance labelled before adds nothing (a draw without
+    replacement never repeats; one of a sample drawn from every utterance that hits a
+    labelled one is rejected, which leaves the others uniform over the unlabelled); its
+    bound is the largest range over the utterances not labelled when its batch began."""
+    n = contest.n
+    a_idx = np.array([a for a, _ in pairs], dtype=int)
+    b_idx = np.array([b for _, b in pairs], dtype=int)
+    distances = np.column_stack([contest.distance(*pair) for pair in pairs])  # (N, P)
+    gaps = (
+        np.column_stack([contest.consensus_gap(*pair) for pair in pairs])
+        if control
+        else np.zeros_like(distances)
+    )
+    gap_total = gaps.sum(axis=0)
+    xs, cs, slopes, offsets, ends = [], [], [], [], []
+    labelled = np.zeros(n, dtype=bool)
+    labelled_x, labelled_g = np.zeros(len(pairs)), np.zeros(len(pairs))
+    fit_xg, fit_gg = np.zeros(len(pairs)), np.zeros(len(pairs))
+    count = 0
+    for batch in batches:
+        beta = np.clip(np.divide(fit_xg, fit_gg, out=np.zeros_like(fit_xg), where=fit_gg > 0), 0, 1)
+        pos = np.asarray(batch.positions, dtype=int)
+        diff = errors[pos][:, a_idx] - errors[pos][:, b_idx]  # (m, P)
+        guess = gaps[pos]
+        first = _first_labels(pos, labelled)
+        reach = distances + beta * np.abs(gaps)  # (N, P): |x − β g| ≤ d + β |g|
+        if batch.kind == WITH_REPLACEMENT:
+            # the labelled utterances' part of the mean is known: each draw's term is its
+            # utterance's HT term if no earlier draw labelled it, else 0, and its mean the
+            # unlabelled part, μ − (known part)/N; its range, the largest over the
+            # utterances not labelled when the batch began
+            weight = 1.0 / (n * batch.probabilities[pos])
+            zero = np.zeros((1, len(pairs)))
+            known_z = (labelled_x - beta * labelled_g) + np.vstack(
+                [zero, np.cumsum((diff - beta * guess) * first[:, None], axis=0)[:-1]]
+            )
+            xs.append((diff - beta * guess) * (weight * first)[:, None])
+            scale = np.divide(
+                1.0, n * batch.probabilities, out=np.zeros(n), where=batch.probabilities > 0
+            )
+            unlabelled = (reach * scale[:, None])[~labelled]
+            widest = unlabelled.max(axis=0) if len(unlabelled) else zero[0]
+            cs.append(np.repeat(widest[None, :], len(pos), axis=0))
+            slopes.append(np.ones_like(diff))
+            offsets.append(-(beta * gap_total + known_z) / n)
+            fit_xg += (diff * guess * weight[:, None] ** 2).sum(axis=0)
+            fit_gg += (guess**2 * weight[:, None] ** 2).sum(axis=0)
+            count += len(pos)
+        else:
+            fresh, fresh_g = diff[first], guess[first]
+            before = labelled.sum() + np.arange(len(fresh))  # labelled before each draw
+            zero = np.zeros((1, len(pairs)))
+            sums_x = labelled_x + np.vstack([zero, np.cumsum(fresh, axis=0)[:-1]])
+            sums_g = labelled_g + np.vstack([zero, np.cumsum(fresh_g, axis=0)[:-1]])
+            left = (n - before)[:, None]
+            unlabelled = reach[~labelled].max(axis=0) if (~labelled).any() else zero[0]
+            xs.append(fresh - beta * fresh_g)
+            cs.append(np.repeat(unlabelled[None, :], len(fresh), axis=0))
+            slopes.append(np.broadcast_to(n / left, fresh.shape))
+            offsets.append(-(sums_x + beta * (gap_total - sums_g)) / left)
+            fit_xg += (fresh * fresh_g).sum(axis=0)
+            fit_gg += (fresh_g**2).sum(axis=0)
+            count += len(fresh)
+        ends.append(count)
+        labelled_x = labelled_x + diff[first].sum(axis=0)
+        labelled_g = labelled_g + guess[first].sum(axis=0)
+        labelled[pos] = True
+    if not xs:
+        empty = np.zeros((0, len(pairs)))
+        return PairTerms(empty, empty, empty, empty, [])
+    return PairTerms(*(np.vstack(v) for v in (xs, cs, slopes, offsets)), ends)
+
+
+def _first_labels(positions: np.ndarray, labelled: np.ndarray) -> np.ndarray:
+    """Which draws label an utterance for the first time (not labelled before, nor by an
+    earlier draw of the same batch)."""
+    _, first = np.unique(positions, return_index=True)
+    mask = np.zeros(len(positions), dtype=bool)
+    mask[first] = True
+    return mask & ~labelled[positions]
+
+
+def known_ranges(
+    contest: Contest, pairs: list[tuple[int, int]], errors: np.ndarray, labelled: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """What each pair's mean difference μ = mean_i (e_A − e_B) is known to lie in without any
+    further label (P,): the labelled utterances' exact differences, and ±d_i(A, B) on every
+    utterance not labelled (|e_A − e_B| ≤ d_i). Exact once every utterance is labelled; [0,
+    0] for two systems whose outputs are the same everywhere."""
+    lowest, highest = [], []
+    for a, b in pairs:
+        d = contest.distance(a, b)
+        known = (errors[labelled, a] - errors[labelled, b]).sum()
+        unknown = d[~labelled].sum()
+        lowest.append((known - unknown) / contest.n)
+        highest.append((known + unknown) / contest.n)
+    return np.array(lowest), np.array(highest)
+
+
+def pair_bounds(
+    terms: PairTerms,
+    alpha: np.ndarray,
+    bounds: str = "betting",
+    *,
+    lowest: np.ndarray,
+    highest: np.ndarray,
+    memo: dict | None = None,
+    keys: list | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The lower and upper confidence-sequence bounds (P,) of each pair's mean difference
+    (errors per utterance) after all the draws, each side at its pair's ``alpha``, within
+    the ranges known without a label (:func:`known_ranges`). ``memo`` (the simulation's, one
+    per user) keeps each pair's betting bound at each batch's end, keyed by ``keys``: the
+    earlier batches' draws never change."""
+    if not len(terms.x):
+        return lowest.copy(), highest.copy()
+    if bounds == "asymptotic":
+        unbiased = (terms.x - terms.offset) / terms.slope  # each term's mean: μ
+        low, high = asymptotic_bounds(unbiased, np.asarray(alpha))  # two-sided at α
+    elif bounds == "eb":
+        low = eb_lower_bounds(terms.x, terms.c, terms.slope, terms.offset, alpha)[-1]
+        high = -eb_lower_bounds(-terms.x, terms.c, terms.slope, -terms.offset, alpha)[-1]
+    else:
+        low = _betting(terms, alpha, lowest, highest, memo, keys, side=1)
+        high = -_betting(terms, alpha, -highest, -lowest, memo, keys, side=-1)
+    return np.clip(low, lowest, highest), np.clip(high, lowest, highest)
+
+
+def _betting(terms: PairTerms, alpha, lowest, highest, memo, keys, side: int) -> np.ndarray:
+    """:func:`betting_lower_bounds` of ``side`` · x, read at every batch's end (a running
+    maximum), the batches already read taken from ``memo``."""
+    x, offset = side * terms.x, side * terms.offset
+    alpha = np.broadcast_to(np.asarray(alpha, dtype=float), (x.shape[1],))
+    if memo is None:  # nothing kept: every batch's end read now
+        memo, keys = {}, list(range(x.shape[1]))
+    out = np.array(lowest, dtype=float)
+    ends = terms.ends
+    columns = [(side, keys[p], float(alpha[p])) for p in range(x.shape[1])]
+    known = [memo.get(column, []) for column in columns]
+    start = min(len(k) for k in known)
+    if start < len(ends):
+        fresh = betting_lower_bounds(
+            x,
+            terms.c,
+            terms.slope,
+            offset,
+            alpha,
+            lowest=lowest,
+            highest=highest,
+            checkpoints=ends[start:],
+        )
+        for p, column in enumerate(columns):
+            memo[column] = known[p][:start] + list(fresh[:, p])
+            known[p] = memo[column]
+    for p in range(x.shape[1]):
+        out[p] = max(out[p], max(known[p][: len(ends)], default=-np.inf))
+    return out
+
+
+def point_differences(terms: PairTerms) -> np.ndarray:
+    """Each pair's mean difference per utterance, estimated from the draws (P,): the mean of
+    (x_t − b_t) / a_t, each unbiased for μ given the draws before it."""
+    if not len(terms.x):
+        return np.zeros(terms.x.shape[1])
+    return ((terms.x - terms.offset) / terms.slope).mean(axis=0)
+
+
+def pair_alpha(contest: Contest, w: int, others: list[int], alpha: float = ALPHA) -> np.ndarray:
+    """Each pair (W, B)'s α: contender pairs share α/2 over the K − 1 pairs of a contender
+    with the others, pairs with a non-contender α/2 over S − 1, so the pairs that contain the
+    true best, whichever system it is, spend at most α in all."""
+    contenders = {contest.index(s) for s in contest.contenders}
+    s_count, k_count = len(contest.systems), max(len(contenders), 2)
+    return np.array(
+        [
+            alpha / (2 * (k_count - 1))
+            if (w in contenders and b in contenders)
+            else alpha / (2 * (s_count - 1))
+            for b in others
+        ]
+    )
+
+
+@dataclass
+class Decision:
+    """One dataset's entry of ``winner.json`` (differences in WER points).
+
+    ``status``: :data:`DECIDED` (every other system shown worse than the leader), :data:`GOOD`
+    (every other system shown no better than the leader by more than ``margin``: the leader
+    is the best or at most ``margin`` worse) or :data:`UNDECIDED`. ``regret_bound``: the
+    largest upper bound over the rivals on (e_leader − e_rival), floored at 0: the leader is
+    at most this many points worse than the best (at level 1 − α, at any stopping time).
+    ``may_be_best``: the leader and the systems not shown worse than it. ``runner_up``: the
+    rival that sets ``regret_bound``, with its ``difference`` over the leader and interval
+    ``low``/``high`` (the difference always inside it). ``exact``: every utterance is
+    labelled, so the differences are known."""
+
+    dataset: str
+    status: str
+    leader: str
+    winner: str | None
+    contenders: list[str]
+    may_be_best: list[str]
+    runner_up: str | None
+    difference: float
+    low: float
+    high: float
+    regret_bound: float
+    margin: float
+    labels_used: int
+    draws: int
+    labels_to_go: int | None
+    exact: bool = False
+    open: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        out = {k: v for k, v in self.__dict__.items()}
+        for key in ("difference", "low", "high", "regret_bound", "margin"):
+            value = out[key]
+            out[key] = None if value is None or not np.isfinite(value) else round(value, 4)
+        return out
+
+
+def system_estimates(contest: Contest, batches: list[Batch], errors: np.ndarray) -> np.ndarray:
+    """Each system's mean errors per utterance from the draws (S,): the leader's choice.
+    Before any draw, the zero-label estimates (scaled by r̄), NaN where there is none."""
+    if not any(len(b.positions) for b in batches):
+        return np.array(
+            [contest.zero_label.get(s, np.nan) * contest.words for s in contest.systems]
+        )
+    n = contest.n
+    parts = []
+    for batch in batches:
+        pos = np.asarray(batch.positions, dtype=int)
+        if batch.kind == WITH_REPLACEMENT:
+            parts.append(errors[pos] / (n * batch.probabilities[pos])[:, None])
+        else:
+            parts.append(errors[pos])
+    return np.vstack(parts).mean(axis=0)
+
+
+def leader_of(contest: Contest, estimates: np.ndarray, labelled: bool) -> int:
+    """The leader: before any label, the contender with the lowest zero-label estimate; with
+    labels, the system (any, a contender or not) the labels estimate lowest. Ties: the first."""
+    pool = list(range(len(contest.systems)))
+    if not labelled and contest.contenders:
+        pool = [contest.index(s) for s in contest.contenders]
+    values = np.array([estimates[i] if np.isfinite(estimates[i]) else np.inf for i in pool])
+    return pool[int(np.argmin(values))]
+
+
+def decide(
+    contest: Contest,
+    batches: list[Batch],
+    errors: np.ndarray,
+    settings: WinnerSettings | None = None,
+    *,
+    memo: dict | None = None,
+) -> Decision:
+    """The decision after ``batches`` (see the module docstring), with the margin, α and
+    bounds of ``settings`` (:class:`WinnerSettings`, or anything with its fields: the
+    experiment's). ``errors`` (N, S): the true errors of every system, read only at the
+    labelled utterances. ``memo``: see :func:`pair_bounds`."""
+    settings = settings or WinnerSettings()
+    draws = sum(len(b.positions) for b in batches)
+    labelled = np.zeros(contest.n, dtype=bool)
+    for batch in batches:
+        labelled[np.asarray(batch.positions, dtype=int)] = True
+    exact = bool(labelled.all())
+    estimates = errors.mean(axis=0) if exact else system_estimates(contest, batches, errors)
+    w = leader_of(contest, estimates, draws > 0)
+    others = [b for b in range(len(contest.systems)) if b != w]
+    pairs = [(b, w) for b in others]  # B − W: positive when B is worse
+    terms = pair_terms(
+        contest, batches, errors, pairs, control=getattr(settings, "control", CONTROL)
+    )
+    lowest, highest = known_ranges(contest, pairs, errors, labelled)
+    if exact:  # every utterance labelled: the differences are known
+        lower, upper, point = lowest, highest, lowest
+    else:
+        alphas = pair_alpha(contest, w, others, settings.alpha)
+        lower, upper = pair_bounds(
+            terms, alphas, settings.bounds, lowest=lowest, highest=highest, memo=memo, keys=pairs
+        )
+        point = point_differences(terms) if draws else estimates[others] - estimates[w]
+        point = np.clip(np.nan_to_num(point, nan=0.0), lower, upper)  # inside its interval
+    leader_wer = contest.points(estimates[w]) if np.isfinite(estimates[w]) else 0.0
+    margin_points = settings.margin_points(leader_wer)
+    margin = margin_points / 100 * contest.words
+    worse = lower > 0
+    if worse.all():
+        status = DECIDED
+    elif (lower > -margin).all():
+        status = GOOD
+    else:
+        status = UNDECIDED
+    # the runner-up: the rival whose bound sets regret_bound, then the closest by estimate
+    k = int(np.lexsort((point, lower))[0])
+    open_rivals = [
+        contest.systems[b] for b, low in zip(others, lower, strict=True) if low <= -margin
+    ]
+    return Decision(
+        dataset=contest.dataset,
+        status=status,
+        leader=contest.systems[w],
+        winner=contest.systems[w] if status != UNDECIDED else None,
+        contenders=list(contest.contenders),
+        may_be_best=[contest.systems[w]]
+        + [contest.systems[b] for b, ok in zip(others, worse, strict=True) if not ok],
+        runner_up=contest.systems[others[k]],
+        difference=contest.points(point[k]),
+        low=contest.points(lower[k]),
+        high=contest.points(upper[k]),
+        regret_bound=max(0.0, contest.points(-float(lower.min()))),
+        margin=margin_points,
+        labels_used=int(labelled.sum()),
+        draws=draws,
+        labels_to_go=None
+        if status != UNDECIDED
+        else labels_to_go(lower, point, margin, draws, int(labelled.sum()), contest.n),
+        exact=exact,
+        open=open_rivals,
+    )
+
+
+def labels_to_go(lower, point, margin, draws: int, labelled: int, n: int) -> int | None:
+    """A rough forecast of the further labels until ``good``: each open rival's bound must
+    rise above −margin, so its distance below the estimate must shrink to (estimate +
+    margin). With bets capped by the draws' known ranges the distance shrinks about as 1/t
+    over the horizon users stop at (the 1/√t of a spread-limited bound forecast about 3×
+    too many: ``experiment=winner`` checks it), so the draws needed grow as that ratio,
+    scaled by labels per draw so far. Never more than the utterances not yet labelled
+    (labelling them all makes the answer exact); None before any draw."""
+    if not draws:
+        return None
+    left = n - labelled
+    half = point - lower
+    room = point + margin
+    blocking = lower <= -margin
+    if (blocking & (room <= 0)).any():
+        return left
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(blocking, half / np.where(room > 0, room, 1), 0.0)
+    more_draws = max(0.0, draws * float(ratio.max()) - draws)
+    return min(left, max(1, math.ceil(more_draws * labelled / draws)))

@@ -1,0 +1,206 @@
+"""The label round's glue: the contests of a table with its sheets' batches and scored
+labels (:func:`labelled_contests`), ``winner.json``'s entries (:func:`winner_entries`) and
+``strategy=winner``'s next sheet (:func:`winner_draw`, :func:`winner_sheet`)."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+
+from werest.estimation.contest import build_contests, error_matrix
+from werest.estimation.decision import (
+    UNDECIDED,
+    Decision,
+    WinnerSettings,
+    caveats,
+    decide,
+)
+from werest.estimation.design import (
+    active_design,
+    sheet_batches,
+    winner_sheet,
+)
+from werest.estimation.shortlist import shortlist
+
+log = logging.getLogger(__name__)
+
+
+def mark_contenders(records: list[dict], contenders: dict[str, list[str]]) -> None:
+    """Every summary record gets ``contender`` (true/false), in place."""
+    for record in records:
+        record["contender"] = record["system"] in contenders.get(record["dataset"], ())
+
+
+def zero_label_estimates(records: list[dict]) -> dict[str, dict[str, float]]:
+    """Per dataset and system, the zero-label estimate (``zero_label_wer`` once ``labels=``
+    replaced ``estimated_wer``): what the shortlist, the α split and the first leader read."""
+    out: dict[str, dict[str, float]] = {}
+    for record in records:
+        out.setdefault(record["dataset"], {})[record["system"]] = record.get(
+            "zero_label_wer", record["estimated_wer"]
+        )
+    return out
+
+
+def zero_label_shortlist(zero_label: dict[str, dict[str, float]]) -> dict[str, list[str]]:
+    """:func:`shortlist` of :func:`zero_label_estimates`."""
+    return shortlist(
+        [
+            {"dataset": dataset, "system": system, "estimated_wer": value}
+            for dataset, systems in zero_label.items()
+            for system, value in systems.items()
+        ]
+    )
+
+
+def labelled_contests(
+    zero_label: dict[str, dict[str, float]],
+    table: pd.DataFrame,
+    normaliser,
+    labels: pd.DataFrame | None,
+    *,
+    utterances: pd.DataFrame | None = None,
+    cache_dir=None,
+    n_jobs: int = 1,
+):
+    """Per dataset of two systems or more: its contest (the shortlist of ``zero_label``), the
+    batches its sheets support (:func:`sheet_batches`), the true errors on the labelled
+    utterances and the notes on sheets left out. Yields ``(contest, batches, errors, notes)``."""
+    from werest.estimation.labels import distinct_labels, labelled_scores
+
+    contenders = zero_label_shortlist(zero_label)
+    contests = build_contests(
+        table,
+        normaliser,
+        contenders=contenders,
+        zero_label=zero_label,
+        cache_dir=cache_dir,
+        n_jobs=n_jobs,
+    )
+    scores = (
+        labelled_scores(table, distinct_labels(labels), normaliser)
+        if labels is not None and len(labels)
+        else pd.DataFrame(columns=["dataset", "utt_id", "system", "word_errors", "ref_words"])
+    )
+    for name, contest in contests.items():
+        mine = labels[labels["dataset"] == name] if labels is not None else None
+        batches, notes = [], []
+        if mine is not None and len(mine):
+            batches, notes = sheet_batches(contest, mine, active_design(contest, mine, utterances))
+        yield contest, batches, error_matrix(contest, scores[scores["dataset"] == name]), notes
+
+
+def winner_entries(
+    records: list[dict],
+    table: pd.DataFrame,
+    normaliser,
+    labels: pd.DataFrame | None = None,
+    *,
+    settings: WinnerSettings = WinnerSettings(),
+    utterances: pd.DataFrame | None = None,
+    cache_dir=None,
+    n_jobs: int = 1,
+) -> list[dict]:
+    """``winner.json``: per dataset of two systems or more, the zero-label shortlist (the
+    records get ``contender``) and, with ``labels`` (:func:`werest.estimation.labels.
+    read_labels` rows), the decision its sheets support (:func:`decide`); ``utterances``:
+    the estimate's rows, for the designs of ``active`` sheets."""
+    zero_label = zero_label_estimates(records)
+    contenders = zero_label_shortlist(zero_label)
+    mark_contenders(records, contenders)
+    if labels is None:  # the shortlist alone: nothing to align
+        return [
+            zero_label_entry(dataset, zero_label[dataset], contenders[dataset], settings)
+            for dataset in sorted(zero_label)
+            if len(zero_label[dataset]) >= 2
+        ]
+    prepared = labelled_contests(
+        zero_label,
+        table,
+        normaliser,
+        labels,
+        utterances=utterances,
+        cache_dir=cache_dir,
+        n_jobs=n_jobs,
+    )
+    return [
+        {
+            **decide(contest, batches, errors, settings).as_dict(),
+            "notes": notes + caveats(settings),
+        }
+        for contest, batches, errors, notes in prepared
+    ]
+
+
+def zero_label_entry(
+    dataset: str, estimates: dict[str, float], contenders: list[str], settings: WinnerSettings
+) -> dict:
+    """A dataset's ``winner.json`` entry before any label: undecided, the shortlist, the
+    leader (the lowest zero-label estimate among the contenders) and the next contender's
+    estimated difference (points); no bound yet (a label decides, not agreement)."""
+    ranked = sorted(
+        (s for s in estimates if s in contenders and np.isfinite(estimates[s])),
+        key=lambda s: (estimates[s], s),
+    )
+    leader = ranked[0] if ranked else sorted(contenders)[0]
+    runner = ranked[1] if len(ranked) > 1 else None
+    difference = 100 * (estimates[runner] - estimates[leader]) if runner else None
+    leader_wer = 100 * estimates.get(leader, float("nan"))
+    return Decision(
+        dataset=dataset,
+        status=UNDECIDED,
+        leader=leader,
+        winner=None,
+        contenders=list(contenders),
+        may_be_best=sorted(estimates),
+        runner_up=runner,
+        difference=float("nan") if difference is None else difference,
+        low=float("nan"),
+        high=float("nan"),
+        regret_bound=float("nan"),
+        margin=settings.margin_points(leader_wer if np.isfinite(leader_wer) else 0.0),
+        labels_used=0,
+        draws=0,
+        labels_to_go=None,
+        open=[s for s in sorted(estimates) if s != leader],
+    ).as_dict() | {"notes": []}
+
+
+def winner_draw(
+    records: list[dict],
+    table: pd.DataFrame,
+    normaliser,
+    labels: pd.DataFrame | None,
+    budget: int,
+    *,
+    seed: int = 0,
+    settings: WinnerSettings = WinnerSettings(),
+    utterances: pd.DataFrame | None = None,
+    cache_dir=None,
+    n_jobs: int = 1,
+) -> tuple[pd.DataFrame, list[dict]]:
+    """``werest sample strategy=winner``: per dataset of two systems or more, the next
+    ``budget`` draws (:func:`winner_sheet`) given the sheets labelled so far, and every
+    dataset's decision before them. Sheet rows: ``dataset, utt_id, draws, expected_draws,
+    selection_probability, leader, rivals, uniform_share``."""
+    from werest.estimation.sampling import dataset_rng, next_sheet
+
+    prepared = labelled_contests(
+        zero_label_estimates(records),
+        table,
+        normaliser,
+        labels,
+        utterances=utterances,
+        cache_dir=cache_dir,
+        n_jobs=n_jobs,
+    )
+    sheets, decisions = [], []
+    number = next_sheet(labels)
+    for contest, batches, errors, notes in prepared:
+        rng = dataset_rng(seed, f"{contest.dataset}#{number}")
+        sheet, decision = winner_sheet(contest, batches, errors, budget, settings=settings, rng=rng)
+        decisions.append({**decision.as_dict(), "notes": notes + caveats(settings)})
+        sheets.append(sheet.assign(dataset=contest.dataset, n_utterances=contest.n))
+    return pd.concat(sheets, ignore_index=True), decisions

@@ -1,17 +1,21 @@
-"""Fingerprints of what `werest estimate`, `score`, `features` and `leaderboard` write on the
-shared data, in memory and in partitions, so a refactoring can show its outputs did not
-change byte for byte.
+"""Fingerprints of what `werest estimate`, `score`, `features`, `leaderboard` and the label
+loop (`sample`, `estimate labels=`) write on the shared data and the demo, in memory and in
+partitions, so a refactoring can show its outputs did not change byte for byte.
 
-    PYTHONPATH=src python experiments/same_outputs.py --out before.json      # at one commit
-    PYTHONPATH=src python experiments/same_outputs.py --out after.json       # at another
+    python experiments/same_outputs.py --out before.json --repo /tmp/before  # at one commit
+    python experiments/same_outputs.py --out after.json                      # at this one
     python experiments/same_outputs.py --compare before.json after.json      # exit 1 if any differs
 
+``--repo``: the checkout whose ``src`` runs (default: this one's).
+
 Inputs (imported from ``../shared/data`` in their original layouts): dighr's English folders
-(5 systems with references) and mu-bench (9 systems, phone calls, 5 languages). Each command
-runs in a fresh process, as a user runs it, once in memory and once in partitions
-(``partition.rows``). Every file it writes is hashed (sha256), except ``resources.json``
-(time and memory of the run) and the saved configs (``config.yaml``, ``<out>.config.yaml``: they
-name the run's own folders).
+(5 systems with references) and mu-bench (9 systems, phone calls, 5 languages), and the
+embedded demo table. Each command runs in a fresh process, as a user runs it, once in memory
+and once in partitions (``partition.rows``). The label loop runs in memory (the sheets'
+references filled from the table's own): ``sample`` with each strategy, then two rounds of
+``strategy=winner`` and ``estimate labels=`` on them. Every file it writes is hashed
+(sha256), except ``resources.json`` (time and memory of the run) and the saved configs
+(``config.yaml``, ``<out>.config.yaml``: they name the run's own folders).
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
 #: files whose bytes depend on the run, not on the code's results
 SKIPPED = {"resources.json", "config.yaml"}
+#: the code that runs (``--repo``)
+SOURCE = REPO / "src"
 #: input rows read at a time in the partitioned runs (several partitions on these inputs)
 PARTITION_ROWS = 5000
 
@@ -40,6 +46,11 @@ def inputs(work: Path) -> dict[str, Path]:
         "mubench": ("mubench", [SHARED / "mubench"]),
     }
     paths = {}
+    from werest.demo import demo_table_path
+
+    paths = {"demo": work / "demo.csv"}
+    if not paths["demo"].exists():
+        paths["demo"].write_bytes(demo_table_path().read_bytes())
     for name, (layout, sources) in tables.items():
         path = work / f"{name}.parquet"
         if not path.exists():
@@ -60,8 +71,48 @@ def commands(table: Path, out: Path) -> dict[str, list[str]]:
     }
 
 
+def loop(table: Path, out: Path) -> None:
+    """The label loop on ``table``: a sheet of each strategy, then two rounds of
+    ``strategy=winner``, each sheet filled with the table's references, and ``estimate
+    labels=`` on the sheets so far."""
+    import pandas as pd
+
+    out.mkdir(parents=True, exist_ok=True)
+    for strategy in ("random", "active", "stratified"):
+        run(
+            [
+                "sample",
+                f"input={table}",
+                "budget=12",
+                f"strategy={strategy}",
+                f"out={out / strategy}.csv",
+            ]
+        )
+    frame = pd.read_parquet(table) if table.suffix == ".parquet" else pd.read_csv(table, dtype=str)
+    truth = frame.dropna(subset=["reference"]).drop_duplicates(["dataset", "utt_id"])
+    truth = truth.set_index(["dataset", "utt_id"])["reference"]
+    sheets: list[str] = []
+    for number in range(2):
+        sheet = out / f"winner{number}.csv"
+        labels = [f"labels=[{','.join(sheets)}]"] if sheets else []
+        run(["sample", f"input={table}", "budget=15", "strategy=winner", f"out={sheet}", *labels])
+        rows = pd.read_csv(sheet, dtype=str, keep_default_na=False)
+        keys = pd.MultiIndex.from_frame(rows[["dataset", "utt_id"]])
+        rows["reference"] = truth.reindex(keys).fillna("").to_numpy()
+        rows.to_csv(sheet, index=False)
+        sheets.append(str(sheet))
+        run(
+            [
+                "estimate",
+                f"input={table}",
+                f"labels=[{','.join(sheets)}]",
+                f"output_dir={out / f'estimate{number}'}",
+            ]
+        )
+
+
 def run(args: list[str]) -> None:
-    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    env = dict(os.environ, PYTHONPATH=str(SOURCE))
     command = [sys.executable, "-m", "werest.cli", *args, "log_level=ERROR"]
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
@@ -94,7 +145,10 @@ def main() -> None:
     parser.add_argument("--out", help="write the fingerprints here (JSON)")
     parser.add_argument("--work", default=str(REPO / "outputs" / "same_outputs"))
     parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"))
+    parser.add_argument("--repo", type=Path, default=REPO, help="the checkout whose src runs")
     options = parser.parse_args()
+    global SOURCE
+    SOURCE = options.repo.resolve() / "src"
     if options.compare:
         raise SystemExit(compare(*map(Path, options.compare)))
     work = Path(options.work)
@@ -107,6 +161,11 @@ def main() -> None:
                 run([*args, *extra])
                 print(f"{name} {mode} {command}: done", flush=True)
             found |= {f"{name}/{mode}/{k}": v for k, v in fingerprints(out).items()}
+        loop(table, work / "runs" / name / "loop")
+        print(f"{name} loop: done", flush=True)
+        found |= {
+            f"{name}/loop/{k}": v for k, v in fingerprints(work / "runs" / name / "loop").items()
+        }
     Path(options.out).write_text(json.dumps(found, indent=1, sort_keys=True), encoding="utf-8")
     print(f"{len(found)} files fingerprinted -> {options.out}")
 

@@ -97,6 +97,9 @@ def loop(table: Path, out: Path) -> None:
         labels = [f"labels=[{','.join(sheets)}]"] if sheets else []
         run(["sample", f"input={table}", "budget=15", "strategy=winner", f"out={sheet}", *labels])
         rows = pd.read_csv(sheet, dtype=str, keep_default_na=False)
+        if rows.empty:  # every dataset answered: nothing more to label
+            sheet.unlink()
+            break
         keys = pd.MultiIndex.from_frame(rows[["dataset", "utt_id"]])
         rows["reference"] = truth.reindex(keys).fillna("").to_numpy()
         rows.to_csv(sheet, index=False)

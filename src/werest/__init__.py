@@ -21,8 +21,7 @@ from __future__ import annotations
 import importlib
 
 from werest.errors import ConfigError, InputError, WerestError
-
-__version__ = "0.1.0"
+from werest.version import __version__
 
 _API = ("Estimates", "estimate", "leaderboard", "load_model", "score", "write_leaderboard")
 _MODULES = ("text", "api")

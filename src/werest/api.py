@@ -118,7 +118,8 @@ def estimate(
     defaults).
     """
     from werest.estimation.estimate import input_features
-    from werest.partition.estimate import EstimateOptions, estimate_table
+    from werest.estimation.pipeline import EstimateOptions
+    from werest.estimation.run_cache import estimate_table
 
     models = Models(model if model is not None else load_model(), cer_model)
     frame = as_table(table, numeric=input_features(models))

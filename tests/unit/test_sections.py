@@ -21,11 +21,13 @@ from werest.cli.main import main
 from werest.cli.schema import LIBRARY, SCHEMAS
 from werest.demo import demo_table_path
 from werest.errors import ConfigError
+from werest.estimation.pipeline import EstimateOptions
+from werest.estimation.run_cache import estimate_table
 from werest.evaluation.fairness import FairnessSettings
 from werest.evaluation.lodo import evaluate_lodo, fold_training_rows
 from werest.model.training import TrainingOptions, train
 from werest.partition.engine import Partitioning, stage_input
-from werest.partition.estimate import EstimateOptions, estimate_input, estimate_table
+from werest.partition.estimate import estimate_input
 from werest.partition.features import features_input
 from werest.partition.leaderboard import leaderboard_input
 from werest.partition.score import score_input
@@ -121,7 +123,7 @@ def test_sections_refuse_what_no_run_can_do():
 
 def test_the_api_builds_the_sections_it_hands_down(monkeypatch):
     """werest.estimate's keywords stay; they become one EstimateOptions."""
-    from werest.partition import estimate as module
+    from werest.estimation import run_cache as module
 
     seen = []
     original = module.estimate_table

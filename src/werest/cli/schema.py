@@ -242,7 +242,7 @@ def auto_normaliser_setting() -> Any:
 
 #: The library sections commands build from their top-level settings of the same names, where
 #: those settings' defaults are declared (``setting(LIBRARY, library=...)``)
-ESTIMATE_OPTIONS = "werest.partition.estimate.EstimateOptions"
+ESTIMATE_OPTIONS = "werest.estimation.pipeline.EstimateOptions"
 LEADERBOARD_OPTIONS = "werest.partition.leaderboard.LeaderboardOptions"
 TRAINING_OPTIONS = "werest.model.training.TrainingOptions"
 

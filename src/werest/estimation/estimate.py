@@ -22,8 +22,9 @@ A corpus estimate weights utterances by their proxy's length n (``proxy_words``)
 Σ(predicted WER · n) / Σ n. With the predictions equal to each utterance's pWER, that is raw
 corpus pWER (:func:`werest.estimation.corpus.estimated_sample`).
 
-This module holds the stage's pieces; its one orchestrator, in memory (the table as one
-partition) and in partitions alike, is :func:`werest.partition.estimate.estimate_input`.
+This module holds the stage's pieces; the pipeline that runs them on a table in memory is
+:func:`werest.estimation.pipeline.estimate_frame`, and on each partition of a large input
+:func:`werest.partition.estimate.estimate_input`.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from werest.errors import ConfigError, InputError, unknown_name
 from werest.estimation.corpus import estimated_sample, true_wer
 from werest.estimation.guards import (
     PAIR_ROWS,
+    sample_pairs,
 )
 from werest.features.agreement import (
     PANEL_SIZE,
@@ -520,3 +522,19 @@ def nothing_estimated(utterances: pd.DataFrame, path) -> InputError:
     else:
         reason = "no target utterance could be estimated"
     return InputError(f"{reason}: nothing to estimate ({summary})", path=path)
+
+
+def sample_and_order(
+    table: pd.DataFrame,
+    models: Models,
+    *,
+    ranking: str | Path | None,
+    system_order: list[str] | None,
+    seed: int,
+) -> tuple[pd.DataFrame, Ranking]:
+    """The guards' sample of pairs of ``table`` (:func:`werest.estimation.guards.
+    sample_pairs`) and the proxy order chosen from it (:func:`werest.estimation.estimate.
+    choose_ranking`; ``ranking=references`` reads the table's references)."""
+    pairs = sample_pairs(table, normaliser=models.normaliser, seed=seed)
+    order = choose_ranking(models, table, ranking=ranking, system_order=system_order, pairs=pairs)
+    return pairs, order

@@ -37,10 +37,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pandas.api.types import union_categoricals
 
 from werest import logs
 from werest.errors import ConfigError, InputError
+from werest.frames import concat_compact  # noqa: F401 (re-exported: the stages' orchestrators)
 from werest.ingest.table import (
     CSV_SUFFIXES,
     EVERY_HYPOTHESIS_NULL,
@@ -343,7 +343,7 @@ NORMALISED = NormalisationCache()
 
 #: ``run_partitions(function, folders, outputs, context)`` -> results in folder order:
 #: ``function(folder, output, context)`` for each partition, where ``context`` is what every
-#: partition needs (:class:`PartitionContext` here, ``ScoreContext`` for ``werest score``...)
+#: partition needs (:class:`werest.estimation.pipeline.PipelineContext`, ``ScoreContext`` for ``werest score``...)
 #: and ``output`` the file it writes (None: it writes nothing).
 PartitionRunner = Callable[[Callable, list[Path], list, Any], list]
 
@@ -527,19 +527,6 @@ def _stop_child(signum: int, frame) -> None:
 
 def partition_files(folder: Path) -> list[Path]:
     return sorted(folder.glob("*.parquet"))
-
-
-def concat_compact(frames: list[pd.DataFrame], categories: tuple[str, ...]) -> pd.DataFrame:
-    """The partitions' compact rows in one frame whose string columns (``categories``) stay
-    categories (with the union of the categories, sorted, so groups come in the in-memory
-    run's order): concatenating differing categories would give one Python string per row,
-    several GB at 10M target rows."""
-    frames = [f for f in frames if len(f)] or frames[:1]  # an empty one adds no row
-    compact = pd.concat([f.drop(columns=list(categories)) for f in frames], ignore_index=True)
-    for column in categories:
-        parts = [f[column].astype("category") for f in frames]
-        compact[column] = union_categoricals(parts, sort_categories=True, ignore_order=True)
-    return compact[list(frames[0].columns)]
 
 
 @contextmanager

@@ -42,6 +42,7 @@ import pandas as pd
 
 from werest.estimation.estimate import CHUNK_UTTERANCES, check_normaliser
 from werest.estimation.guards import utterance_counts
+from werest.estimation.pipeline import total_counts
 from werest.evaluation.fairness import FairnessSettings
 from werest.features.proxy import Ranking
 from werest.model.files import Models
@@ -54,11 +55,7 @@ from werest.partition.engine import (
     stage_input,
     warn_left_out,
 )
-from werest.partition.estimate import (
-    refuse_whole_table_settings,
-    sampled_order,
-    total_counts,
-)
+from werest.partition.global_state import refuse_whole_table_settings, sampled_order
 from werest.ranking.leaderboard import (
     Leaderboard,
     assemble,

@@ -34,9 +34,11 @@ from werest.estimation.labels import (
     with_label_notes,
 )
 from werest.estimation.outputs import write_outputs, write_summary
+from werest.estimation.pipeline import EstimateOptions
+from werest.estimation.run_cache import estimate_cached
 from werest.io import atomic_path, check_output, staged_output, write_csv, write_json
 from werest.model.files import load_models
-from werest.partition.estimate import EstimateOptions, estimate_cached, estimate_input
+from werest.partition.estimate import estimate_input
 from werest.report.decision_text import format_winner
 from werest.report.estimate_report import evidence_line, format_pairs, format_summary
 from werest.resources import ResourceMonitor, write_resources
@@ -98,9 +100,7 @@ def _estimate(settings: EstimateSettings) -> list[dict]:
             options, name = estimate_options(settings), str(settings.input)
             if labels is not None and not partitioned_run(settings) and settings.cache_dir:
                 cache = settings.cache_dir
-                result = estimate_cached(
-                    source, models, staged, options, cache_dir=cache, name=name
-                )
+                result = estimate_cached(source, models, options, cache_dir=cache, name=name)
             else:
                 result = estimate_input(source, models, staged, options, parts, name=name)
             records, warnings = result.records, result.warnings

@@ -133,8 +133,9 @@ def _winner(settings: EvaluateSettings) -> WinnerResult:
     shipped model's estimates of ``input``), the labelled contests, the simulated users."""
     experiment = _built(settings.winner, WinnerExperiment, "winner")
     if settings.input:
+        from werest.estimation.pipeline import EstimateOptions
+        from werest.estimation.run_cache import estimate_table
         from werest.model.files import load_models
-        from werest.partition.estimate import EstimateOptions, estimate_table
 
         table = read_table(settings.input)
         if "reference" not in table.columns or table["reference"].isna().all():

@@ -3,7 +3,7 @@
 Draws ``budget`` utterances per dataset of the transcripts table (:func:`werest.estimation.sampling.
 draw_sample`) and writes the labelling sheet, CSV, with ``<out>.config.yaml`` beside it.
 ``stratified`` and ``active`` need the model's per-utterance predictions, so they run
-:func:`werest.partition.estimate.estimate_table` on every system first (at least two systems);
+:func:`werest.estimation.run_cache.estimate_table` on every system first (at least two systems);
 ``random`` needs no model.
 """
 
@@ -24,6 +24,8 @@ from werest.estimation.labels import (
     read_labels,
     with_label_notes,
 )
+from werest.estimation.pipeline import EstimateOptions
+from werest.estimation.run_cache import estimate_table
 from werest.estimation.sampling import (
     as_sheet,
     check_design,
@@ -38,7 +40,6 @@ from werest.estimation.sampling import (
 from werest.ingest.table import UTTERANCE, read_table
 from werest.io import atomic_path, check_output, staged_output
 from werest.model.files import load_models
-from werest.partition.estimate import EstimateOptions, estimate_table
 from werest.report.decision_text import format_winner
 from werest.text import NormalisationCache, cached_normalisation
 

@@ -343,8 +343,8 @@ NORMALISED = NormalisationCache()
 
 #: ``run_partitions(function, folders, outputs, context)`` -> results in folder order:
 #: ``function(folder, output, context)`` for each partition, where ``context`` is what every
-#: partition needs (:class:`werest.estimation.pipeline.PipelineContext`, ``ScoreContext`` for ``werest score``...)
-#: and ``output`` the file it writes (None: it writes nothing).
+#: partition needs (``PipelineContext`` for ``werest estimate``, ``ScoreContext`` for
+#: ``werest score``...) and ``output`` the file it writes (None: it writes nothing).
 PartitionRunner = Callable[[Callable, list[Path], list, Any], list]
 
 

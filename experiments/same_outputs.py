@@ -24,6 +24,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -156,6 +157,7 @@ def main() -> None:
         raise SystemExit(compare(*map(Path, options.compare)))
     work = Path(options.work)
     work.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(work / "runs", ignore_errors=True)  # an earlier run's outputs: not rewritten
     found: dict[str, str] = {}
     for name, table in inputs(work).items():
         for mode, extra in (("memory", []), ("partitions", [f"partition.rows={PARTITION_ROWS}"])):

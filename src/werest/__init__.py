@@ -7,6 +7,8 @@ The Python API (:mod:`werest.api`)::
     result = werest.estimate(table, model=werest.load_model(), targets=["my-asr"])
     result.summary, result.utterances          # DataFrames
     werest.score(table)                        # true corpus WER/CER where labelled
+    draw = werest.sample(table, 20)            # the label loop: the next sheet to fill
+    werest.decide(table, [sheet0, sheet1])     # which system is best, from the sheets
     werest.leaderboard(table).board            # every system ranked label-free
     werest.write_leaderboard(board, "out/")    # its CSVs, report, chart and web page
     werest.text.wer("the cat sat", "the cat sat down")
@@ -23,7 +25,16 @@ import importlib
 from werest.errors import ConfigError, InputError, WerestError
 from werest.version import __version__
 
-_API = ("Estimates", "estimate", "leaderboard", "load_model", "score", "write_leaderboard")
+_API = (
+    "Estimates",
+    "decide",
+    "estimate",
+    "leaderboard",
+    "load_model",
+    "sample",
+    "score",
+    "write_leaderboard",
+)
 _MODULES = ("text", "api")
 #: the transcripts table's functions (werest.ingest.table imports pandas: on first use too)
 _TABLE = ("read_table", "validate_table", "write_table")
@@ -34,10 +45,12 @@ __all__ = [
     "InputError",
     "WerestError",
     "__version__",
+    "decide",
     "estimate",
     "leaderboard",
     "load_model",
     "read_table",
+    "sample",
     "score",
     "text",
     "validate_table",

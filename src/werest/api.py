@@ -47,12 +47,15 @@ class Estimates:
         ``dataset``, ``systems`` and ``message``.
     pairs : with ``labels``, every pair of systems of a labelled dataset: A − B with its
         paired interval and verdict (``pairs.csv``); None without labels.
+    decisions : with ``labels``, which system is best per dataset (``winner.json``'s
+        entries: :func:`decide`); None without labels.
     """
 
     summary: pd.DataFrame
     utterances: pd.DataFrame
     warnings: list[dict] = field(default_factory=list)
     pairs: pd.DataFrame | None = None
+    decisions: list[dict] | None = None
 
     def __repr__(self) -> str:
         from werest.report.estimate_report import format_summary
@@ -92,8 +95,9 @@ def estimate(
     n_resamples: int = 1000,
     n_jobs: int = 1,
     missing_hypotheses: str = "exclude",
-    labels: pd.DataFrame | str | Path | None = None,
+    labels: pd.DataFrame | str | Path | list | None = None,
     few_labels=None,
+    winner=None,
 ) -> Estimates:
     """Label-free WER of the ``targets`` systems (None: every system), as ``werest estimate``;
     with ``labels``, prediction-powered (as ``werest estimate labels=…``).
@@ -112,22 +116,25 @@ def estimate(
     missing_hypotheses : ``exclude`` (default; warned when systems differ in utterances) or
         ``deletions`` (a missing hypothesis counts as an empty output).
     labels : a few references: a DataFrame or file with ``dataset, utt_id, reference`` (the
-        sheet of ``werest sample``), or ``"input"`` (the table's own references); checked as
-        the command checks them (:func:`werest.estimation.labels.read_labels`).
+        sheet of ``werest sample``), a list of them (every sheet of the label loop so far),
+        or ``"input"`` (the table's own references); checked as the command checks them
+        (:func:`werest.estimation.labels.read_labels`).
     few_labels : a :class:`werest.estimation.labels.LabelSettings` (default: the command's
-    defaults).
+        defaults).
+    winner : a :class:`werest.estimation.decision.WinnerSettings` for the decision
+        (``Estimates.decisions``; default: the command's defaults).
     """
     from werest.estimation.estimate import input_features
+    from werest.estimation.labels import LabelSettings
     from werest.estimation.pipeline import EstimateOptions
-    from werest.estimation.run_cache import estimate_table
+    from werest.estimation.run_cache import estimate_cached
 
     models = Models(model if model is not None else load_model(), cer_model)
     frame = as_table(table, numeric=input_features(models))
-    label_rows = None
+    loop = None
     if labels is not None:
-        from werest.estimation.labels import LabelSettings, read_labels
-
-        label_rows = read_labels(labels, frame, table if isinstance(table, str | Path) else None)
+        loop = _round(frame, models, table, winner=winner)
+        loop.read(labels)
     options = EstimateOptions(
         target=targets,
         proxy=proxy,
@@ -139,24 +146,94 @@ def estimate(
         missing_hypotheses=missing_hypotheses,
         n_jobs=n_jobs,
     )
-    utterances, records, warnings = estimate_table(frame, models, options)
-    if label_rows is None:
-        return Estimates(pd.DataFrame(records), utterances, warnings)
-    from werest.estimation.guards import attach_warnings
-    from werest.estimation.labels import apply_labels
+    run = estimate_cached(frame, models, options)
+    if loop is None:
+        return Estimates(pd.DataFrame(run.records), run.utterances, run.warnings)
+    done = loop.labelled(run, few_labels or LabelSettings(), seed)
+    summary = pd.DataFrame(done.records)
+    return Estimates(summary, run.utterances, done.warnings, done.pairs, done.decisions)
 
-    labelled = apply_labels(
-        records,
-        utterances,
-        frame,
-        label_rows,
-        models.normaliser,
-        few_labels or LabelSettings(),
-        seed=seed,
+
+def sample(
+    table: pd.DataFrame | str | Path,
+    budget: int,
+    *,
+    labels=None,
+    strategy: str = "winner",
+    model: TrainedModel | None = None,
+    seed: int = 0,
+    uniform_share: float = 0.5,
+    strata: int = 4,
+    winner=None,
+    cache_dir: str | Path | None = None,
+    n_jobs: int = 1,
+):
+    """The next sheet of the label loop, as ``werest sample`` draws it (nothing written).
+
+    ``labels``: the sheets labelled so far (DataFrames or files, in any order), or None for
+    the first sheet. ``strategy``: ``winner`` (the draws that decide which system is best;
+    none for a dataset already ``decided`` or ``good``), ``active``, ``stratified``,
+    ``random`` or ``auto``. Returns a :class:`werest.estimation.loop.Draw`: ``.sheet`` (fill
+    its ``reference`` column, then pass it in ``labels``), ``.decisions`` (with ``winner``:
+    the decision before this sheet, ``winner.json``'s entries), ``.answered`` (the datasets
+    with nothing left to draw). ``cache_dir`` keeps the zero-label estimate between rounds.
+    """
+    from werest.estimation.decision import WinnerSettings
+    from werest.estimation.loop import LabelRound
+    from werest.estimation.sampling import check_design
+
+    check_design(budget, "random" if strategy in ("winner", "auto") else strategy, seed)
+    loop = LabelRound.open(
+        table,
+        lambda: Models(model if model is not None else load_model()),
+        labels=labels,
+        strategy=strategy,
+        winner=winner or WinnerSettings(),
+        cache_dir=cache_dir,
+        n_jobs=n_jobs,
     )
-    warnings = [*warnings, *labelled.warnings]
-    attach_warnings(records, warnings)
-    return Estimates(pd.DataFrame(records), utterances, warnings, labelled.pairs)
+    return loop.draw(
+        budget, strategy=strategy, seed=seed, uniform_share=uniform_share, strata=strata
+    )
+
+
+def decide(
+    table: pd.DataFrame | str | Path,
+    labels,
+    *,
+    model: TrainedModel | None = None,
+    winner=None,
+    cache_dir: str | Path | None = None,
+    n_jobs: int = 1,
+) -> list[dict]:
+    """Which system is best, per dataset of two systems or more, from the sheets ``labels``
+    (``winner.json``'s entries, as ``werest estimate labels=`` writes them): ``status``
+    (``decided``, ``good`` or ``undecided``), ``winner`` or ``leader``, ``regret_bound``,
+    ``may_be_best``, ``labels_used``, ``labels_to_go`` (docs/winner.md). ``winner``: a
+    :class:`werest.estimation.decision.WinnerSettings` (margin, α, bounds)."""
+    from werest.estimation.estimate import input_features
+
+    models = Models(model if model is not None else load_model())
+    frame = as_table(table, numeric=input_features(models))
+    loop = _round(frame, models, table, winner=winner, cache_dir=cache_dir, n_jobs=n_jobs)
+    loop.read(labels)
+    return loop.decide()
+
+
+def _round(frame, models, table, *, winner=None, cache_dir=None, n_jobs: int = 1):
+    """A :class:`werest.estimation.loop.LabelRound` on the validated ``frame`` (``table``:
+    what the user passed, its file named in errors)."""
+    from werest.estimation.decision import WinnerSettings
+    from werest.estimation.loop import LabelRound
+
+    return LabelRound(
+        frame,
+        models,
+        winner=winner or WinnerSettings(),
+        cache_dir=cache_dir,
+        n_jobs=n_jobs,
+        source=table if isinstance(table, str | Path) else None,
+    )
 
 
 def score(

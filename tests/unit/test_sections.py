@@ -126,13 +126,13 @@ def test_the_api_builds_the_sections_it_hands_down(monkeypatch):
     from werest.estimation import run_cache as module
 
     seen = []
-    original = module.estimate_table
+    original = module.estimate_cached
 
     def spy(table, models, options=EstimateOptions(), **kwargs):
         seen.append(options)
         return original(table, models, options, **kwargs)
 
-    monkeypatch.setattr(module, "estimate_table", spy)
+    monkeypatch.setattr(module, "estimate_cached", spy)
     werest.estimate(demo_table_path(), targets="tiny", seed=3, n_resamples=50)
     assert seen == [EstimateOptions(target="tiny", seed=3, n_resamples=50)]
 

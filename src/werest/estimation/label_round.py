@@ -64,12 +64,12 @@ def labelled_contests(
     utterances: pd.DataFrame | None = None,
     cache_dir=None,
     n_jobs: int = 1,
+    scores: pd.DataFrame | None = None,
 ):
     """Per dataset of two systems or more: its contest (the shortlist of ``zero_label``), the
     batches its sheets support (:func:`sheet_batches`), the true errors on the labelled
-    utterances and the notes on sheets left out. Yields ``(contest, batches, errors, notes)``."""
-    from werest.estimation.labels import distinct_labels, labelled_scores
-
+    utterances (``scores``: :func:`labels_scored`, computed here when None) and the notes on
+    sheets left out. Yields ``(contest, batches, errors, notes)``."""
     contenders = zero_label_shortlist(zero_label)
     contests = build_contests(
         table,
@@ -79,17 +79,25 @@ def labelled_contests(
         cache_dir=cache_dir,
         n_jobs=n_jobs,
     )
-    scores = (
-        labelled_scores(table, distinct_labels(labels), normaliser)
-        if labels is not None and len(labels)
-        else pd.DataFrame(columns=["dataset", "utt_id", "system", "word_errors", "ref_words"])
-    )
+    if scores is None:
+        scores = labels_scored(table, labels, normaliser)
     for name, contest in contests.items():
         mine = labels[labels["dataset"] == name] if labels is not None else None
         batches, notes = [], []
         if mine is not None and len(mine):
             batches, notes = sheet_batches(contest, mine, active_design(contest, mine, utterances))
         yield contest, batches, error_matrix(contest, scores[scores["dataset"] == name]), notes
+
+
+def labels_scored(table: pd.DataFrame, labels: pd.DataFrame | None, normaliser) -> pd.DataFrame:
+    """Every system's true word errors and reference words on each labelled utterance
+    (:func:`werest.estimation.labels.labelled_scores` of the distinct labels): the one
+    scoring of a round's labels, which the estimates and the decision both read."""
+    from werest.estimation.labels import distinct_labels, labelled_scores
+
+    if labels is None or not len(labels):
+        return pd.DataFrame(columns=["dataset", "utt_id", "system", "word_errors", "ref_words"])
+    return labelled_scores(table, distinct_labels(labels), normaliser)
 
 
 def winner_entries(
@@ -102,6 +110,7 @@ def winner_entries(
     utterances: pd.DataFrame | None = None,
     cache_dir=None,
     n_jobs: int = 1,
+    scores: pd.DataFrame | None = None,
 ) -> list[dict]:
     """``winner.json``: per dataset of two systems or more, the zero-label shortlist (the
     records get ``contender``) and, with ``labels`` (:func:`werest.estimation.labels.
@@ -124,6 +133,7 @@ def winner_entries(
         utterances=utterances,
         cache_dir=cache_dir,
         n_jobs=n_jobs,
+        scores=scores,
     )
     return [
         {
@@ -180,6 +190,7 @@ def winner_draw(
     utterances: pd.DataFrame | None = None,
     cache_dir=None,
     n_jobs: int = 1,
+    scores: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, list[dict]]:
     """``werest sample strategy=winner``: per dataset of two systems or more, the next
     ``budget`` draws (:func:`winner_sheet`) given the sheets labelled so far, and every
@@ -195,6 +206,7 @@ def winner_draw(
         utterances=utterances,
         cache_dir=cache_dir,
         n_jobs=n_jobs,
+        scores=scores,
     )
     sheets, decisions = [], []
     number = next_sheet(labels)

@@ -689,10 +689,13 @@ def labelled_estimates(
     settings: LabelSettings,
     *,
     seed: int = 0,
+    scores: pd.DataFrame | None = None,
 ) -> dict[str, tuple[DatasetDraws, Estimates]]:
     """:func:`dataset_estimates` of the labels (:func:`read_labels`) against the estimated
-    rows ``utterances`` of the transcripts ``table``, each system scored on each label."""
-    scores = labelled_scores(table, distinct_labels(labels), normaliser)
+    rows ``utterances`` of the transcripts ``table``, each system scored on each label
+    (``scores``: :func:`labelled_scores` of the distinct labels, computed here when None)."""
+    if scores is None:
+        scores = labelled_scores(table, distinct_labels(labels), normaliser)
     return dataset_estimates(prediction_rows(utterances, scores), labels, settings, seed=seed)
 
 
@@ -724,10 +727,14 @@ def apply_labels(
     settings: LabelSettings,
     *,
     seed: int = 0,
+    scores: pd.DataFrame | None = None,
 ) -> LabelledResult:
     """Turn the summary ``records`` of labelled datasets into prediction-powered ones (see
-    the module docstring); returns the paired differences and the warnings."""
-    estimates = labelled_estimates(utterances, table, labels, normaliser, settings, seed=seed)
+    the module docstring); returns the paired differences and the warnings. ``scores``: see
+    :func:`labelled_estimates`."""
+    estimates = labelled_estimates(
+        utterances, table, labels, normaliser, settings, seed=seed, scores=scores
+    )
     by_cell = {(r["dataset"], r["system"]): r for r in records}
     for record in records:
         if "wer" in record and record.get("n_labelled") != record["n_estimated"]:

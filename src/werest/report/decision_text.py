@@ -1,9 +1,13 @@
-"""The console's block of the label loop's decision: one plain line per dataset (the
-status, the certificate, the forecast), its notes below it."""
+"""The label loop's console: the decision, one plain line per dataset (the status, the
+certificate, the forecast), its notes below it (:func:`format_winner`), and the sheet just
+drawn (:func:`format_draw`)."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from werest.estimation.decision import DECIDED, GOOD, UNDECIDED
+from werest.estimation.labels import with_label_notes  # noqa: F401 (the notes under it)
 
 
 def format_winner(entries: list[dict]) -> str:
@@ -56,3 +60,53 @@ def _interval(entry: dict) -> str:
 
 def _signed(value) -> str:
     return "?" if value is None else f"{value:+.2f}"
+
+
+def format_draw(
+    sheet: pd.DataFrame, widths: pd.Series | None = None, pilots: dict[str, int] | None = None
+) -> str:
+    """One line per dataset: its utterances N, the draws and the distinct utterances drawn,
+    and, with the model's predictions (``widths``:
+    :func:`werest.estimation.sampling.expected_half_width`), the interval to expect from
+    the labels and the predictions at this budget; ``pilots``: the labelled draws of the
+    datasets whose promise a pilot measured."""
+    lines = []
+    for dataset, rows in sheet.groupby("dataset", sort=True):
+        new = int((rows["reference"].astype(str).str.strip() == "").sum())
+        line = (
+            f"{dataset}: N={int(rows['n_utterances'].iat[0])}, drawn {int(rows['draws'].sum())}, "
+            f"distinct {len(rows)}, to transcribe {new} ({rows['strategy'].iat[0]})"
+        )
+        if widths is not None and dataset in widths.index and widths[dataset] > 0:
+            half, pilot = 100 * widths[dataset], (pilots or {}).get(dataset)
+            line += f"; expect a 95 % interval of about ±{half:.1f} points " + (
+                f"once these are in (measured on the {pilot} labelled draws already in)"
+                if pilot
+                else "from these labels with the predictions (from the predictions alone: "
+                "a pilot of 20 labels, then labels=, measures it on your audio; "
+                "docs/few_labels.md)"
+            )
+        lines.append(line)
+    if widths is None and not (sheet["strategy"] == "winner").all():
+        lines.append(
+            "(the interval to expect needs the model's predictions: strategy=active or "
+            "stratified compute them)"
+        )
+    return "\n".join(lines)
+
+
+def answered_line(draw, out) -> str:
+    """What ``werest sample`` says when it has nothing to draw: the question is answered
+    (every dataset ``decided`` or ``good``), no dataset has two systems to compare, or every
+    utterance is labelled; no sheet is written."""
+    if draw.decisions:
+        return (
+            f"every dataset is answered (decided or good): no sheet written to {out}; the "
+            "answer is above and in winner.json (werest estimate labels=[...] with the "
+            "sheets so far)"
+        )
+    if draw.strategy == "winner":
+        why = "no dataset has two systems to compare"
+    else:
+        why = "every utterance is labelled already"
+    return f"nothing to draw: {why}; no sheet written to {out}"

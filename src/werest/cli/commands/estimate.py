@@ -23,16 +23,14 @@ from werest.cli.schema import EstimateSettings
 from werest.errors import ConfigError
 from werest.estimation.decision import WinnerSettings
 from werest.estimation.estimate import input_features, zero_label_pairs
-from werest.estimation.guards import attach_warnings, format_warnings
-from werest.estimation.label_round import winner_entries
+from werest.estimation.guards import format_warnings
 from werest.estimation.labels import (
     LabelSettings,
-    apply_labels,
     check_bootstrap_memory,
     format_more_labels,
-    read_labels,
     with_label_notes,
 )
+from werest.estimation.loop import Labelled, LabelRound
 from werest.estimation.outputs import write_outputs, write_summary
 from werest.estimation.pipeline import EstimateOptions
 from werest.estimation.run_cache import estimate_cached
@@ -68,6 +66,43 @@ def run(settings: EstimateSettings) -> list[dict]:
 
 def _estimate(settings: EstimateSettings) -> list[dict]:
     check_output(settings.output_dir, owned=OWNED)  # one that cannot be replaced: refused now
+    models, source = _inputs(settings)
+    loop = LabelRound(
+        source,
+        models,
+        winner=build(settings.winner, WinnerSettings),
+        cache_dir=settings.cache_dir,
+        n_jobs=settings.n_jobs,
+        source=settings.input,
+    )
+    few_labels = None
+    if settings.labels:
+        loop.read(settings.labels)
+        few_labels = build(settings.few_labels, LabelSettings)
+        check_bootstrap_memory(loop.labels, source, few_labels)  # before any work
+    # every file goes to a staging folder, put in place as one when the run ends
+    with staged_output(settings.output_dir, owned=OWNED) as staged:
+        with ResourceMonitor() as monitor, partitioning(settings) as parts:
+            result = _run(settings, source, models, staged, parts)
+            if few_labels is not None:
+                done = loop.labelled(result, few_labels, settings.seed)
+            else:  # the shortlist alone; the differences: the zero-label ones
+                pairs = zero_label_pairs(result.records, models.calibration)
+                done = Labelled(result.records, result.warnings, pairs, loop.decide(result.records))
+        _write(staged, result, done, monitor.summary, settings)
+    print_blocks(
+        with_label_notes(format_winner(done.decisions) if done.decisions else None, loop.notes),
+        evidence_line(models, "audio" in getattr(source, "columns", ())),  # a table in memory
+        format_summary(done.records, few_labels is not None),
+        format_pairs(done.pairs) if few_labels is None and len(done.pairs) else None,
+        format_more_labels(done.records, done.pairs) if few_labels is not None else None,
+        format_warnings(done.warnings) if done.warnings else None,
+    )
+    return done.records
+
+
+def _inputs(settings: EstimateSettings):
+    """The models and the input (a table in memory, or a path a partitioned run spills)."""
     # a run the cache may serve (labels=, in memory) reads the model's payload only if it
     # predicts (model.files.DeferredModel)
     cached = bool(settings.labels and settings.cache_dir) and not partitioned_run(settings)
@@ -82,75 +117,33 @@ def _estimate(settings: EstimateSettings) -> list[dict]:
             "labels= is not supported in a partitioned run yet: estimate the labelled "
             "datasets in memory (partition.rows=0)"
         )
-    folder = settings.output_dir
-    numeric = input_features(models)  # columns read as numbers: the model's extra inputs
-    source = stage_source(settings, numeric=numeric)
+    source = stage_source(settings, numeric=input_features(models))  # evidence as numbers
     if settings.audio_scoring.enabled:
         source = scored_inline(source, settings, models.feature_names)
-    notes: list[str] = []  # on the labels: printed under the decision
-    labels = (
-        read_labels(settings.labels, source, settings.input, notes) if settings.labels else None
-    )
-    label_settings = build(settings.few_labels, LabelSettings) if labels is not None else None
-    if labels is not None:  # refused before any work when it cannot fit in memory
-        check_bootstrap_memory(labels, source, label_settings)
-    # every file goes to a staging folder, put in place as one when the run ends
-    with staged_output(folder, owned=OWNED) as staged:
-        with ResourceMonitor() as monitor, partitioning(settings) as parts:
-            options, name = estimate_options(settings), str(settings.input)
-            if labels is not None and not partitioned_run(settings) and settings.cache_dir:
-                cache = settings.cache_dir
-                result = estimate_cached(source, models, options, cache_dir=cache, name=name)
-            else:
-                result = estimate_input(source, models, staged, options, parts, name=name)
-            records, warnings = result.records, result.warnings
-            if labels is not None:
-                labelled = apply_labels(
-                    records,
-                    result.utterances,
-                    source,
-                    labels,
-                    models.normaliser,
-                    label_settings,
-                    seed=settings.seed,
-                )
-                warnings = [*warnings, *labelled.warnings]
-                attach_warnings(records, warnings)
-            winner = winner_entries(  # a partitioned run has no labels: the shortlist alone
-                records,
-                source,
-                models.normaliser,
-                labels,
-                settings=build(settings.winner, WinnerSettings),
-                utterances=result.utterances,
-                cache_dir=settings.cache_dir if labels is not None else None,
-                n_jobs=settings.n_jobs,
-            )
-        # differences: the labelled ones with labels=, else the zero-label ones
-        pairs = (
-            labelled.pairs if labels is not None else zero_label_pairs(records, models.calibration)
-        )
-        with atomic_path(staged / "pairs.csv") as tmp:
-            write_csv(pairs, tmp)
-        resources = monitor.summary
-        if result.utterances is not None:
-            write_outputs(result.utterances, records, staged)
-        else:  # estimate_input wrote summary.json beside the parts: with the contenders now
-            write_summary(records, staged)
-            resources |= {"stage_seconds": result.seconds, "partitions": result.n_partitions}
-        write_resources(resources, staged / "resources.json")
-        write_json(winner, staged / "winner.json")  # [] where no dataset has two systems
-        save_config(settings, staged / "config.yaml")
-    has_audio = "audio" in getattr(source, "columns", ())  # a table in memory
-    print_blocks(
-        with_label_notes(format_winner(winner) if winner else None, notes),
-        evidence_line(models, has_audio),
-        format_summary(records, labels is not None),
-        format_pairs(pairs) if labels is None and len(pairs) else None,
-        format_more_labels(records, pairs) if labels is not None else None,
-        format_warnings(warnings) if warnings else None,
-    )
-    return records
+    return models, source
+
+
+def _run(settings: EstimateSettings, source, models, staged, parts):
+    """The estimate: kept by content in ``cache_dir`` for the label loop, else in memory or
+    in partitions."""
+    options, name = estimate_options(settings), str(settings.input)
+    if settings.labels and not partitioned_run(settings) and settings.cache_dir:
+        return estimate_cached(source, models, options, cache_dir=settings.cache_dir, name=name)
+    return estimate_input(source, models, staged, options, parts, name=name)
+
+
+def _write(staged, result, done, resources: dict, settings: EstimateSettings) -> None:
+    """Every output file into the staging folder."""
+    with atomic_path(staged / "pairs.csv") as tmp:
+        write_csv(done.pairs, tmp)
+    if result.utterances is not None:
+        write_outputs(result.utterances, done.records, staged)
+    else:  # estimate_input wrote summary.json beside the parts: with the contenders now
+        write_summary(done.records, staged)
+        resources |= {"stage_seconds": result.seconds, "partitions": result.n_partitions}
+    write_resources(resources, staged / "resources.json")
+    write_json(done.decisions, staged / "winner.json")  # [] where no dataset has two systems
+    save_config(settings, staged / "config.yaml")
 
 
 def scored_inline(source, settings: EstimateSettings, feature_names: list[str]):

@@ -1,13 +1,17 @@
 """``werest sample input=T budget=N out=to_label.csv [strategy=...]``: utterances to transcribe.
 
 Draws ``budget`` utterances per dataset of the transcripts table (:func:`werest.estimation.sampling.
-draw_sample`) and writes the labelling sheet, CSV, with ``<out>.config.yaml`` beside it.
+draw_sample`) and writes the labelling sheet, CSV, with ``<out>.config.yaml`` beside it and
+a page to transcribe it on (:mod:`werest.report.sheet_page`: ``to_label.csv`` →
+``to_label.html``).
 ``stratified`` and ``active`` need the model's per-utterance predictions, so they run
 :func:`werest.partition.estimate.estimate_table` on every system first (at least two systems);
 ``random`` needs no model.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -38,6 +42,7 @@ from werest.ingest.table import UTTERANCE, read_table
 from werest.io import atomic_path, check_output, staged_output
 from werest.model.files import load_models
 from werest.partition.estimate import EstimateOptions, estimate_table
+from werest.report.sheet_page import page_path, write_sheet_page
 from werest.text import NormalisationCache, cached_normalisation
 
 
@@ -127,10 +132,12 @@ def _sample(settings: SampleSettings) -> pd.DataFrame:
         with atomic_path(out) as tmp:
             sheet.to_csv(tmp, index=False)
         save_config(settings, out)
+        write_sheet_page(sheet, page_path(out), folder=Path(settings.out).parent, name=out.name)
     sheets = f"'labels=[{_label_list(settings.labels)},{settings.out}]'"
     hint = f"fill the empty references, then: werest estimate input={settings.input} " + (
         sheets if settings.labels else f"labels={settings.out}"
     )
+    hint += f"\n(or open the page {page_path(settings.out)}: transcribe there, then Save sheet)"
     print_blocks(
         with_label_notes(format_winner(decisions) if decisions else None, notes),
         format_draw(sheet, widths, pilots),

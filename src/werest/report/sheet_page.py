@@ -193,7 +193,7 @@ def _row(i: int, cells: list[str], header: list[str], audio: Audio, duration: st
         f'<td class="dur">{html.escape(duration) or UNKNOWN}</td>',
     ]
     if player:
-        parts.append(f'<td class="rec">{_player(i, audio)}</td>')
+        parts.append(f'<td class="rec">{_player(i, audio, f"row {i + 1} ({utterance})")}</td>')
     label = html.escape(f"Transcript of row {i + 1} ({utterance})")
     note = (
         '<p class="done-note">transcribed in an earlier sheet (kept as it is)</p>'
@@ -212,15 +212,15 @@ def _row(i: int, cells: list[str], header: list[str], audio: Audio, duration: st
     return f'<tr id="row-{i}">{"".join(parts)}</tr>'
 
 
-def _player(i: int, audio: Audio) -> str:
+def _player(i: int, audio: Audio, row: str) -> str:
     if audio.path is None:
         return f'<p class="audio-note" id="note-{i}">no audio file named for this utterance</p>'
     path = html.escape(audio.path)
     missing = "" if audio.found else f"audio file not found: {path}"
     return (
         f'<audio id="audio-{i}" controls preload="metadata" src="{html.escape(audio.src)}" '
-        f'data-path="{path}"></audio>'
-        f'<p class="audio-note" id="note-{i}" role="status">{missing}</p>'
+        f'data-path="{path}" aria-label="{html.escape(f"Recording of {row}")}"></audio>'
+        f'<p class="audio-note" id="note-{i}">{missing}</p>'
     )
 
 
@@ -312,7 +312,7 @@ caption{text-align:left;font-weight:600;padding:6px 0;font-size:15px}
 th,td{border:1px solid #d0d7de;padding:6px 8px;text-align:left;vertical-align:top}
 th{background:#eef2f6;font-weight:600}
 td.n,td.dur{white-space:nowrap;text-align:right;font-variant-numeric:tabular-nums}
-td.utt{overflow-wrap:anywhere;max-width:16em}
+td.utt{overflow-wrap:anywhere;min-width:9em;max-width:16em}
 td.utt .ds{color:#555;font-size:13px;display:block}
 td.utt .id{font-family:ui-monospace,monospace;font-size:13px}
 td.rec audio{width:260px;max-width:100%;display:block}

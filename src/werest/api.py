@@ -126,8 +126,7 @@ def estimate(
     """
     from werest.estimation.estimate import input_features
     from werest.estimation.labels import LabelSettings
-    from werest.estimation.pipeline import EstimateOptions
-    from werest.estimation.run_cache import estimate_cached
+    from werest.estimation.pipeline import EstimateOptions, estimate_frame
 
     models = Models(model if model is not None else load_model(), cer_model)
     frame = as_table(table, numeric=input_features(models))
@@ -146,7 +145,7 @@ def estimate(
         missing_hypotheses=missing_hypotheses,
         n_jobs=n_jobs,
     )
-    run = estimate_cached(frame, models, options)
+    run = estimate_frame(frame, models, options)
     if loop is None:
         return Estimates(pd.DataFrame(run.records), run.utterances, run.warnings)
     done = loop.labelled(run, few_labels or LabelSettings(), seed)

@@ -123,16 +123,16 @@ def test_sections_refuse_what_no_run_can_do():
 
 def test_the_api_builds_the_sections_it_hands_down(monkeypatch):
     """werest.estimate's keywords stay; they become one EstimateOptions."""
-    from werest.estimation import run_cache as module
+    from werest.estimation import pipeline
 
     seen = []
-    original = module.estimate_cached
+    original = pipeline.estimate_frame
 
     def spy(table, models, options=EstimateOptions(), **kwargs):
         seen.append(options)
         return original(table, models, options, **kwargs)
 
-    monkeypatch.setattr(module, "estimate_cached", spy)
+    monkeypatch.setattr(pipeline, "estimate_frame", spy)
     werest.estimate(demo_table_path(), targets="tiny", seed=3, n_resamples=50)
     assert seen == [EstimateOptions(target="tiny", seed=3, n_resamples=50)]
 

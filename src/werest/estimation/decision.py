@@ -135,7 +135,6 @@ def pair_terms(
     replacement never repeats; one of a sample drawn from every utterance that hits a
     labelled one is rejected, which leaves the others uniform over the unlabelled); its
     bound is the largest range over the utterances not labelled when its batch began."""
-    n = contest.n
     a_idx = np.array([a for a, _ in pairs], dtype=int)
     b_idx = np.array([b for _, b in pairs], dtype=int)
     distances = np.column_stack([contest.distance(*pair) for pair in pairs])  # (N, P)
@@ -144,64 +143,91 @@ def pair_terms(
         if control
         else np.zeros_like(distances)
     )
-    gap_total = gaps.sum(axis=0)
-    xs, cs, slopes, offsets, ends = [], [], [], [], []
-    labelled = np.zeros(n, dtype=bool)
-    labelled_x, labelled_g = np.zeros(len(pairs)), np.zeros(len(pairs))
-    fit_xg, fit_gg = np.zeros(len(pairs)), np.zeros(len(pairs))
-    count = 0
+    state = _TermState(contest.n, len(pairs), gaps.sum(axis=0))
+    parts, ends = [], []
     for batch in batches:
-        beta = np.clip(np.divide(fit_xg, fit_gg, out=np.zeros_like(fit_xg), where=fit_gg > 0), 0, 1)
+        fit = state.fit_xg, state.fit_gg
+        beta = np.clip(np.divide(fit[0], fit[1], out=np.zeros_like(fit[0]), where=fit[1] > 0), 0, 1)
         pos = np.asarray(batch.positions, dtype=int)
         diff = errors[pos][:, a_idx] - errors[pos][:, b_idx]  # (m, P)
-        guess = gaps[pos]
-        first = _first_labels(pos, labelled)
+        first = _first_labels(pos, state.labelled)
         reach = distances + beta * np.abs(gaps)  # (N, P): |x − β g| ≤ d + β |g|
         if batch.kind == WITH_REPLACEMENT:
-            # the labelled utterances' part of the mean is known: each draw's term is its
-            # utterance's HT term if no earlier draw labelled it, else 0, and its mean the
-            # unlabelled part, μ − (known part)/N; its range, the largest over the
-            # utterances not labelled when the batch began
-            weight = 1.0 / (n * batch.probabilities[pos])
-            zero = np.zeros((1, len(pairs)))
-            known_z = (labelled_x - beta * labelled_g) + np.vstack(
-                [zero, np.cumsum((diff - beta * guess) * first[:, None], axis=0)[:-1]]
-            )
-            xs.append((diff - beta * guess) * (weight * first)[:, None])
-            scale = np.divide(
-                1.0, n * batch.probabilities, out=np.zeros(n), where=batch.probabilities > 0
-            )
-            unlabelled = (reach * scale[:, None])[~labelled]
-            widest = unlabelled.max(axis=0) if len(unlabelled) else zero[0]
-            cs.append(np.repeat(widest[None, :], len(pos), axis=0))
-            slopes.append(np.ones_like(diff))
-            offsets.append(-(beta * gap_total + known_z) / n)
-            fit_xg += (diff * guess * weight[:, None] ** 2).sum(axis=0)
-            fit_gg += (guess**2 * weight[:, None] ** 2).sum(axis=0)
-            count += len(pos)
+            parts.append(_drawn_terms(state, batch, pos, diff, gaps[pos], first, reach, beta))
         else:
-            fresh, fresh_g = diff[first], guess[first]
-            before = labelled.sum() + np.arange(len(fresh))  # labelled before each draw
-            zero = np.zeros((1, len(pairs)))
-            sums_x = labelled_x + np.vstack([zero, np.cumsum(fresh, axis=0)[:-1]])
-            sums_g = labelled_g + np.vstack([zero, np.cumsum(fresh_g, axis=0)[:-1]])
-            left = (n - before)[:, None]
-            unlabelled = reach[~labelled].max(axis=0) if (~labelled).any() else zero[0]
-            xs.append(fresh - beta * fresh_g)
-            cs.append(np.repeat(unlabelled[None, :], len(fresh), axis=0))
-            slopes.append(np.broadcast_to(n / left, fresh.shape))
-            offsets.append(-(sums_x + beta * (gap_total - sums_g)) / left)
-            fit_xg += (fresh * fresh_g).sum(axis=0)
-            fit_gg += (fresh_g**2).sum(axis=0)
-            count += len(fresh)
-        ends.append(count)
-        labelled_x = labelled_x + diff[first].sum(axis=0)
-        labelled_g = labelled_g + guess[first].sum(axis=0)
-        labelled[pos] = True
-    if not xs:
+            parts.append(_fresh_terms(state, diff, gaps[pos], first, reach, beta))
+        ends.append(state.count)
+        state.labelled_x = state.labelled_x + diff[first].sum(axis=0)
+        state.labelled_g = state.labelled_g + gaps[pos][first].sum(axis=0)
+        state.labelled[pos] = True
+    if not parts:
         empty = np.zeros((0, len(pairs)))
         return PairTerms(empty, empty, empty, empty, [])
-    return PairTerms(*(np.vstack(v) for v in (xs, cs, slopes, offsets)), ends)
+    return PairTerms(*(np.vstack(v) for v in zip(*parts, strict=True)), ends)
+
+
+@dataclass
+class _TermState:
+    """What :func:`pair_terms` carries from batch to batch: the utterances labelled, their
+    differences' and gaps' sums (P,), the control variate's running fit, the draws so far."""
+
+    n: int
+    p: int
+    gap_total: np.ndarray
+    labelled: np.ndarray = field(init=False)
+    labelled_x: np.ndarray = field(init=False)
+    labelled_g: np.ndarray = field(init=False)
+    fit_xg: np.ndarray = field(init=False)
+    fit_gg: np.ndarray = field(init=False)
+    count: int = 0
+
+    def __post_init__(self) -> None:
+        self.labelled = np.zeros(self.n, dtype=bool)
+        self.labelled_x, self.labelled_g = np.zeros(self.p), np.zeros(self.p)
+        self.fit_xg, self.fit_gg = np.zeros(self.p), np.zeros(self.p)
+
+
+def _drawn_terms(state: _TermState, batch: Batch, pos, diff, guess, first, reach, beta):
+    """A with-replacement batch's (x, c, slope, offset): the labelled utterances' part of
+    the mean is known, so each draw's term is its utterance's HT term if no earlier draw
+    labelled it, else 0, and its mean the unlabelled part, μ − (known part)/N; its range,
+    the largest over the utterances not labelled when the batch began."""
+    n = state.n
+    weight = 1.0 / (n * batch.probabilities[pos])
+    zero = np.zeros((1, state.p))
+    known_z = (state.labelled_x - beta * state.labelled_g) + np.vstack(
+        [zero, np.cumsum((diff - beta * guess) * first[:, None], axis=0)[:-1]]
+    )
+    x = (diff - beta * guess) * (weight * first)[:, None]
+    scale = np.divide(1.0, n * batch.probabilities, out=np.zeros(n), where=batch.probabilities > 0)
+    unlabelled = (reach * scale[:, None])[~state.labelled]
+    widest = unlabelled.max(axis=0) if len(unlabelled) else zero[0]
+    c = np.repeat(widest[None, :], len(pos), axis=0)
+    offset = -(beta * state.gap_total + known_z) / n
+    state.fit_xg += (diff * guess * weight[:, None] ** 2).sum(axis=0)
+    state.fit_gg += (guess**2 * weight[:, None] ** 2).sum(axis=0)
+    state.count += len(pos)
+    return x, c, np.ones_like(diff), offset
+
+
+def _fresh_terms(state: _TermState, diff, guess, first, reach, beta):
+    """A fresh uniform batch's (x, c, slope, offset): each first label is a draw without
+    replacement from the utterances not labelled before it, its mean conditional on them."""
+    n = state.n
+    fresh, fresh_g = diff[first], guess[first]
+    before = state.labelled.sum() + np.arange(len(fresh))  # labelled before each draw
+    zero = np.zeros((1, state.p))
+    sums_x = state.labelled_x + np.vstack([zero, np.cumsum(fresh, axis=0)[:-1]])
+    sums_g = state.labelled_g + np.vstack([zero, np.cumsum(fresh_g, axis=0)[:-1]])
+    left = (n - before)[:, None]
+    unlabelled = reach[~state.labelled].max(axis=0) if (~state.labelled).any() else zero[0]
+    c = np.repeat(unlabelled[None, :], len(fresh), axis=0)
+    slope = np.broadcast_to(n / left, fresh.shape)
+    offset = -(sums_x + beta * (state.gap_total - sums_g)) / left
+    state.fit_xg += (fresh * fresh_g).sum(axis=0)
+    state.fit_gg += (fresh_g**2).sum(axis=0)
+    state.count += len(fresh)
+    return fresh - beta * fresh_g, c, slope, offset
 
 
 def _first_labels(positions: np.ndarray, labelled: np.ndarray) -> np.ndarray:
@@ -420,18 +446,19 @@ def decide(
     leader_wer = contest.points(estimates[w]) if np.isfinite(estimates[w]) else 0.0
     margin_points = settings.margin_points(leader_wer)
     margin = margin_points / 100 * contest.words
+    status = DECIDED if (lower > 0).all() else GOOD if (lower > -margin).all() else UNDECIDED
+    bounds = (lower, upper, point, margin, margin_points)
+    return _decision(contest, status, w, others, bounds, labelled, draws, exact)
+
+
+def _decision(contest, status, w, others, bounds, labelled, draws, exact) -> Decision:
+    """The :class:`Decision` of leader ``w`` against ``others`` from each pair's ``bounds``
+    (lower, upper, point, margin in errors per utterance, margin in points)."""
+    lower, upper, point, margin, margin_points = bounds
     worse = lower > 0
-    if worse.all():
-        status = DECIDED
-    elif (lower > -margin).all():
-        status = GOOD
-    else:
-        status = UNDECIDED
     # the runner-up: the rival whose bound sets regret_bound, then the closest by estimate
     k = int(np.lexsort((point, lower))[0])
-    open_rivals = [
-        contest.systems[b] for b, low in zip(others, lower, strict=True) if low <= -margin
-    ]
+    n_labelled = int(labelled.sum())
     return Decision(
         dataset=contest.dataset,
         status=status,
@@ -446,13 +473,13 @@ def decide(
         high=contest.points(upper[k]),
         regret_bound=max(0.0, contest.points(-float(lower.min()))),
         margin=margin_points,
-        labels_used=int(labelled.sum()),
+        labels_used=n_labelled,
         draws=draws,
         labels_to_go=None
         if status != UNDECIDED
-        else labels_to_go(lower, point, margin, draws, int(labelled.sum()), contest.n),
+        else labels_to_go(lower, point, margin, draws, n_labelled, contest.n),
         exact=exact,
-        open=open_rivals,
+        open=[contest.systems[b] for b, low in zip(others, lower, strict=True) if low <= -margin],
     )
 
 

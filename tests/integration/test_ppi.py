@@ -10,12 +10,12 @@ import pytest
 from werest.estimation import ppi
 from werest.estimation.ppi import (
     DatasetDraws,
-    dataset_frames,
     estimate_draws,
     paired_differences,
     point_estimates,
     population_sums,
 )
+from werest.estimation.ppi_frames import dataset_frames
 
 pytestmark = [pytest.mark.test_extra]
 

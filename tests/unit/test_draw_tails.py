@@ -10,7 +10,7 @@ import pytest
 
 
 def _frame(n: int = 500, systems: int = 4, seed: int = 0):
-    from werest.estimation.ppi import DatasetFrame
+    from werest.estimation.ppi_frames import DatasetFrame
 
     rng = np.random.default_rng(seed)
     words = rng.integers(3, 40, size=(n, 1)).astype(float) * np.ones((1, systems))

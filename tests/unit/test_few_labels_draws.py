@@ -78,7 +78,7 @@ def test_overall_reports_the_lowest_domain_share_of_draws_holding():
 def test_the_stress_copy_injects_loops_and_empty_outputs_that_agreement_sees():
     import numpy as np
 
-    from werest.estimation.ppi import DatasetFrame
+    from werest.estimation.ppi_frames import DatasetFrame
     from werest.evaluation.few_labels import LOOP_WORDS, stressed_frames
 
     n, systems = 200, ["a", "b", "c", "d", "e"]

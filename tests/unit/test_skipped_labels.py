@@ -110,7 +110,7 @@ def _frame(n: int = 400, seed: int = 0):
     """A dataset of ``n`` utterances, 2 systems, a fifth unlabellable: their true terms are 0
     (what :func:`werest.estimation.labels.labelled_scores` gives a skipped row), while the
     predictions (which cannot tell) still see words and errors there."""
-    from werest.estimation.ppi import DatasetFrame
+    from werest.estimation.ppi_frames import DatasetFrame
 
     rng = np.random.default_rng(seed)
     words = rng.integers(3, 30, size=(n, 1)).astype(float) * np.ones((1, 2))

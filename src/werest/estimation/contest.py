@@ -155,34 +155,41 @@ def build_contests(
     units = dataset_units(scoring_units(table, normaliser), table["dataset"])
     out = {}
     for dataset, mine in rows.groupby("dataset", sort=True):
-        wide = mine.pivot_table(
-            index="utt_id", columns="system", values="text", aggfunc="first"
-        ).sort_index()
-        if wide.shape[1] < 2:
-            continue
-        wide = wide.fillna("")
-        codes, texts = pd.factorize(wide.to_numpy().ravel())
-        unit = units.get(dataset, "word")
-        unit = "character" if unit == "character" else "word"
-        lengths = np.array([len(t) if unit == "character" else len(t.split()) for t in texts])
-        per_row = lengths[codes].reshape(wide.shape)
-        systems = [str(s) for s in wide.columns]
-        out[str(dataset)] = Contest(
-            dataset=str(dataset),
-            utterances=pd.Index(wide.index.astype(str)),
-            systems=systems,
-            codes=codes.reshape(wide.shape),
-            texts=np.asarray(texts, dtype=object),
-            unit=unit,
-            words=max(float(np.median(per_row, axis=1).mean()), 1e-9),
-            contenders=list((contenders or {}).get(dataset, systems)),
-            zero_label=dict((zero_label or {}).get(dataset, {})),
-        )
+        contest = _contest(mine, str(dataset), units.get(dataset, "word"))
+        if contest is not None:
+            contest.contenders = list((contenders or {}).get(dataset, contest.systems))
+            contest.zero_label = dict((zero_label or {}).get(dataset, {}))
+            out[str(dataset)] = contest
     if folder is not None:
         write_contests(folder, list(out.values()))
         for number, contest in enumerate(out.values()):
             contest.store, contest.number = folder, number
     return out
+
+
+def _contest(rows: pd.DataFrame, dataset: str, unit: str) -> Contest | None:
+    """One dataset's contest from its normalised rows (``utt_id, system, text``): the
+    utterance × system matrix of text codes and the mean reference length r̄ (the median
+    hypothesis length per utterance); None for a dataset of one system."""
+    wide = rows.pivot_table(
+        index="utt_id", columns="system", values="text", aggfunc="first"
+    ).sort_index()
+    if wide.shape[1] < 2:
+        return None
+    wide = wide.fillna("")
+    codes, texts = pd.factorize(wide.to_numpy().ravel())
+    unit = "character" if unit == "character" else "word"
+    lengths = np.array([len(t) if unit == "character" else len(t.split()) for t in texts])
+    per_row = lengths[codes].reshape(wide.shape)
+    return Contest(
+        dataset=dataset,
+        utterances=pd.Index(wide.index.astype(str)),
+        systems=[str(s) for s in wide.columns],
+        codes=codes.reshape(wide.shape),
+        texts=np.asarray(texts, dtype=object),
+        unit=unit,
+        words=max(float(np.median(per_row, axis=1).mean()), 1e-9),
+    )
 
 
 def normalised_hypotheses(table: pd.DataFrame, normaliser, cache_dir=None, *, n_jobs: int = 1):

@@ -36,11 +36,11 @@ from werest.estimation.ppi import (
     DatasetDraws,
     Estimates,
     bootstrap_bytes,
-    dataset_frames,
     estimate_draws,
     more_labels,
     paired_differences,
 )
+from werest.estimation.ppi_frames import dataset_frames
 from werest.features.agreement import STATUS_OK
 from werest.formatting import plural, size
 from werest.ingest.table import KEY, UTTERANCE, read_table, validate_table
@@ -67,7 +67,7 @@ class LabelSettings:
         estimate (with a warning).
     n_resamples : bootstrap resamples.
     recalibrate : refit the predicted errors on the labels, cross-fitted
-        (:meth:`werest.estimation.ppi.DatasetFrame.recalibrated_draws`).
+        (:meth:`werest.estimation.ppi_frames.DatasetFrame.recalibrated_draws`).
     shrink : lean the point estimate on the zero-label one where the labels do not
         contradict it (:func:`werest.estimation.ppi.shrink`); the interval is unchanged.
         Off by default: the zero-label estimate is most biased on the best system (agreement
@@ -599,10 +599,10 @@ def labelled_scores(
 
 
 def prediction_rows(utterances: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
-    """:data:`werest.estimation.ppi.FRAME_COLUMNS` rows: each estimated row's predicted errors and
-    words,
-    the corpus estimate's own terms (:func:`werest.estimation.corpus.estimated_sample`), with its
-    labelled truth (``word_errors``, ``ref_words`` of ``scores``) where there is one."""
+    """:data:`werest.estimation.ppi_frames.FRAME_COLUMNS` rows: each estimated row's
+    predicted errors and words, the corpus estimate's own terms
+    (:func:`werest.estimation.corpus.estimated_sample`), with its labelled truth
+    (``word_errors``, ``ref_words`` of ``scores``) where there is one."""
     done = utterances[utterances["status"] == STATUS_OK]
     sample = estimated_sample(done)
     rows = done[KEY].assign(pred_errors=sample.numerator, pred_words=sample.denominator)

@@ -28,11 +28,10 @@ from werest.estimation.labels import LabelSettings, prediction_rows
 from werest.estimation.ppi import (
     METHODS,
     DatasetDraws,
-    DatasetFrame,
-    dataset_frames,
     estimate_draws,
     quantile,
 )
+from werest.estimation.ppi_frames import DatasetFrame, dataset_frames
 from werest.estimation.sampling import (
     ACTIVE_FLOOR,
     STRATEGIES,
@@ -203,7 +202,7 @@ def frame_scores(frame: DatasetFrame) -> pd.Series:
 
 
 def frames_from_heldout(utterances: pd.DataFrame) -> dict[str, DatasetFrame]:
-    """:class:`werest.estimation.ppi.DatasetFrame` per dataset from
+    """:class:`werest.estimation.ppi_frames.DatasetFrame` per dataset from
     :attr:`werest.evaluation.lodo.LodoResult.utterances`
     (every row labelled): predictions weighted as the corpus estimate weighs them."""
     truth = utterances[[*KEY, "word_errors", "ref_words"]]

@@ -115,8 +115,7 @@ def duplicate_pairs(root: Path) -> int:
 
 WALK = textwrap.dedent(
     """
-    import json, sys
-    from collections import Counter
+    import inspect, json, sys
     import werest.api as api
     from werest.demo import demo_table_path
 
@@ -126,7 +125,8 @@ WALK = textwrap.dedent(
     LAYERS = ("werest/api", "werest/partition/", "werest/estimation/")
 
     def tracer(frame, event, arg):
-        if event != "call" or frame.f_code.co_name == "<module>":  # a call, not an import
+        # a function's frame (CO_OPTIMIZED), not a module's or a class body's run at import
+        if event != "call" or not frame.f_code.co_flags & inspect.CO_OPTIMIZED:
             return None
         path = frame.f_code.co_filename.replace("\\\\", "/")
         if "/werest/" not in path:

@@ -385,65 +385,70 @@ def estimate_draws(
     trusted = d.trusting_tail()
     theta, lam = (v[0] for v in point_estimates(trusted, shared=shared_lambda))
     classical = _theta(d, _moments(d, np.ones((1, d.m))), np.zeros((1, len(d.systems))))[0]
-    se = raw_se = linearised_se(trusted, theta, lam, extra=unobserved_tail_variance(d))
-    se_seen = linearised_se(trusted, theta, lam)  # without the unseen tail's term
-    se_c = linearised_se(d, classical, np.zeros_like(lam))
-    if floor:
-        floor_ppi, floor_c = poisson_se(d, theta), poisson_se(d, classical)
-        se, se_c = np.fmax(se, floor_ppi), np.fmax(se_c, floor_c)
+    raw_se, se, se_c, floors, seen = _standard_errors(d, trusted, theta, lam, classical, floor)
     n_labelled = d.n_labelled()
     q = quantile("t" if method == "t" else "normal", level, d.m)
     with np.errstate(divide="ignore", invalid="ignore"):
-        tail_widening = q * (se - np.fmax(se_seen, floor_ppi if floor else 0.0))
+        tail_widening = q * (se - seen)
         effective = n_labelled * se_c**2 / se**2
     boot = boot_c = None
     low, high = theta - q * se, theta + q * se
     low_c, high_c = classical - q * se_c, classical + q * se_c
-    if method == "bootstrap":  # the percentile interval, widened by the unseen tail's term
-        # (the resamples of a draw that missed the tail cannot see it either) and never
-        # narrower than the floor's
+    if method == "bootstrap":
         counts = resample_counts(d.m, n_resamples, seed)
         boot = point_estimates(trusted, counts, shared=shared_lambda)[0]
         boot_c = _theta(d, _moments(d, counts), np.zeros_like(boot))
-        alpha = (1 - level) / 2
-        b_low, b_high = np.nanquantile(boot, [alpha, 1 - alpha], axis=0)
-        c_low, c_high = np.nanquantile(boot_c, [alpha, 1 - alpha], axis=0)
         widen = np.clip(np.nan_to_num(tail_widening), 0.0, None)  # the unseen tail's term
-        b_low, b_high = b_low - widen, b_high + widen
-        if floor:
-            b_low, b_high = (
-                np.fmin(b_low, theta - q * floor_ppi),
-                np.fmax(b_high, theta + q * floor_ppi),
-            )
-            c_low, c_high = (
-                np.fmin(c_low, classical - q * floor_c),
-                np.fmax(c_high, classical + q * floor_c),
-            )
-        low, high, low_c, high_c = b_low, b_high, c_low, c_high
+        low, high, low_c, high_c = _percentile_intervals(
+            (boot, boot_c), (theta, classical), level, widen, q, floors
+        )
     theta, low = np.clip(theta, 0, None), np.clip(low, 0, None)  # a WER is never negative
     unshrunk, weight = theta, np.ones_like(theta)
     if shrink_to_prior and d.prior is not None:
         theta, weight = shrink(theta, raw_se, d.prior, low, high)
-    return Estimates(
-        systems=list(d.systems),
-        ppi=theta,
-        ppi_low=low,
-        ppi_high=high,
-        classical=classical,
-        classical_low=low_c,
-        classical_high=high_c,
-        lam=lam,
-        n_labelled=n_labelled,
-        effective_labels=effective,
-        se=se,
-        se_classical=se_c,
-        boot=boot,
-        boot_classical=boot_c,
-        unshrunk=unshrunk,
-        prior_weight=1 - weight,
-        tail_seen=tail_seen(d),
+    return Estimates(  # in the order of its fields
+        *(list(d.systems), theta, low, high, classical, low_c, high_c, lam, n_labelled),
+        *(effective, se, se_c, boot, boot_c, unshrunk, 1 - weight, tail_seen(d)),
         tail_widening=np.clip(np.nan_to_num(tail_widening), 0.0, None),
     )
+
+
+def _standard_errors(d: DatasetDraws, trusted, theta, lam, classical, floor: bool):
+    """The linearised se of the prediction-powered estimate (with the unseen tail's term:
+    raw, then floored), the classical one's (floored), the Poisson floors (None without
+    ``floor``), and the se without the tail's term, floored: what the tail widens."""
+    se = raw_se = linearised_se(trusted, theta, lam, extra=unobserved_tail_variance(d))
+    se_seen = linearised_se(trusted, theta, lam)  # without the unseen tail's term
+    se_c = linearised_se(d, classical, np.zeros_like(lam))
+    floors = None
+    if floor:
+        floors = poisson_se(d, theta), poisson_se(d, classical)
+        se, se_c = np.fmax(se, floors[0]), np.fmax(se_c, floors[1])
+    return raw_se, se, se_c, floors, np.fmax(se_seen, floors[0] if floor else 0.0)
+
+
+def _percentile_intervals(resampled, points, level, widen, q, floors):
+    """The bootstrap's percentile intervals of the prediction-powered and the classical
+    estimates (``resampled``: their resamples), the first widened by the unseen tail's term
+    ``widen`` (the resamples of a draw that missed the tail cannot see it either), neither
+    narrower than its Poisson floor (``floors``: the two se floors, None for none)."""
+    boot, boot_c = resampled
+    theta, classical = points
+    alpha = (1 - level) / 2
+    b_low, b_high = np.nanquantile(boot, [alpha, 1 - alpha], axis=0)
+    c_low, c_high = np.nanquantile(boot_c, [alpha, 1 - alpha], axis=0)
+    b_low, b_high = b_low - widen, b_high + widen
+    if floors is not None:
+        floor_ppi, floor_c = floors
+        b_low, b_high = (
+            np.fmin(b_low, theta - q * floor_ppi),
+            np.fmax(b_high, theta + q * floor_ppi),
+        )
+        c_low, c_high = (
+            np.fmin(c_low, classical - q * floor_c),
+            np.fmax(c_high, classical + q * floor_c),
+        )
+    return b_low, b_high, c_low, c_high
 
 
 #: :func:`shrink` needs at least this many systems to tell how far the prior is off.

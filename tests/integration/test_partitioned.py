@@ -12,7 +12,7 @@ import pytest
 from werest.cli.main import main
 from werest.demo import demo_table_path
 from werest.estimation.outputs import write_outputs
-from werest.estimation.run_cache import estimate_table
+from werest.estimation.pipeline import estimate_table
 from werest.features.agreement import CONTEXT_FEATURES
 from werest.ingest.table import read_table
 from werest.model.files import Models, default_model_path, load_model

@@ -21,8 +21,7 @@ from werest.cli.main import main
 from werest.cli.schema import LIBRARY, SCHEMAS
 from werest.demo import demo_table_path
 from werest.errors import ConfigError
-from werest.estimation.pipeline import EstimateOptions
-from werest.estimation.run_cache import estimate_table
+from werest.estimation.pipeline import EstimateOptions, estimate_table
 from werest.evaluation.fairness import FairnessSettings
 from werest.evaluation.lodo import evaluate_lodo, fold_training_rows
 from werest.model.training import TrainingOptions, train

@@ -242,7 +242,7 @@ def auto_normaliser_setting() -> Any:
 
 #: The library sections commands build from their top-level settings of the same names, where
 #: those settings' defaults are declared (``setting(LIBRARY, library=...)``)
-ESTIMATE_OPTIONS = "werest.estimation.pipeline.EstimateOptions"
+ESTIMATE_OPTIONS = "werest.estimation.run.EstimateOptions"
 LEADERBOARD_OPTIONS = "werest.partition.leaderboard.LeaderboardOptions"
 TRAINING_OPTIONS = "werest.model.training.TrainingOptions"
 

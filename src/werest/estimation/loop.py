@@ -37,8 +37,7 @@ from werest.estimation.labels import (
     labelled_estimates,
     read_labels,
 )
-from werest.estimation.pipeline import EstimateOptions
-from werest.estimation.run_cache import estimate_table
+from werest.estimation.pipeline import EstimateOptions, estimate_table
 from werest.estimation.sampling import (
     as_sheet,
     draw_probabilities,

@@ -29,10 +29,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from werest.errors import ConfigError, unknown_name
+from werest.errors import unknown_name
 from werest.estimation.corpus import corpus_length, scored_rows, truth_from_sums, truth_sums
 from werest.estimation.estimate import (
-    CHUNK_UTTERANCES,
     check_normaliser,
     estimate_utterances,
     nothing_estimated,
@@ -49,6 +48,13 @@ from werest.estimation.guards import (
     warnings_from_counts,
 )
 from werest.estimation.outputs import readable_utterances
+from werest.estimation.run import (  # noqa: F401 (re-exported: the section and the run)
+    MISSING_HYPOTHESES,
+    UNKEYED,
+    EstimateOptions,
+    EstimateRun,
+)
+from werest.estimation.run_cache import estimate_cached
 from werest.features.agreement import CONTEXT_FEATURES, STATUS_OK
 from werest.features.proxy import Ranking
 from werest.frames import concat_compact
@@ -61,59 +67,6 @@ from werest.text.scoring import dataset_units, scoring_units, utterance_order
 COMPACT = ["dataset", "system", "proxy", "status", "est_ref_words", "proxy_words"]
 #: Its string columns, kept as categories (one Python string per row would not fit at 10M).
 CATEGORIES = ("dataset", "system", "proxy", "status")
-
-
-#: What a system's missing hypothesis for an utterance of its dataset counts as.
-MISSING_HYPOTHESES = ("exclude", "deletions")
-
-
-@dataclass(frozen=True)
-class EstimateOptions:
-    """What ``werest estimate`` is asked: the section :func:`estimate_input` takes (the
-    command builds it from its settings, :func:`werest.estimate` from its arguments).
-
-    Parameters
-    ----------
-    target : one system, a list, or None (every system but the proxy).
-    proxy : one proxy for every target (None: the best other system in the proxy order).
-    ranking, system_order : the proxy order (:func:`werest.estimation.estimate.choose_ranking`):
-        ``model``, ``references``, a ranking.json, or None (label-free, the systems'
-        agreement); the user's own order, best first, before the rest.
-    normaliser : the one a user asked for (None: the models' own;
-        :func:`werest.estimation.estimate.check_normaliser`).
-    seed : the seed of the guards' sample and of the bootstrap intervals.
-    n_resamples : bootstrap resamples per interval.
-    missing_hypotheses : ``exclude`` (such rows are absent, and a warning says the systems
-        are compared on different utterance sets) or ``deletions`` (a system's missing
-        hypothesis for an utterance of a dataset it ran on counts as an empty output:
-        :func:`werest.estimation.guards.count_missing_as_deletions`).
-    chunk_utterances : utterances per processing chunk (a memory bound).
-    n_jobs : worker processes of an in-memory run (each partition of a partitioned run takes
-        one).
-    """
-
-    target: str | list[str] | None = None
-    proxy: str | None = None
-    ranking: str | Path | None = None
-    system_order: list[str] | None = None
-    normaliser: Normaliser | None = None
-    seed: int = 0
-    n_resamples: int = 1000
-    missing_hypotheses: str = "exclude"
-    chunk_utterances: int = CHUNK_UTTERANCES
-    n_jobs: int = 1
-
-    def __post_init__(self) -> None:
-        if self.missing_hypotheses not in MISSING_HYPOTHESES:
-            raise ConfigError(
-                f"missing_hypotheses must be exclude or deletions, got {self.missing_hypotheses!r}"
-            )
-        if isinstance(self.ranking, Path):  # ``model`` and ``references`` are names
-            object.__setattr__(self, "ranking", str(self.ranking))
-
-
-#: What a cached run's key leaves out: options that change how, not what, is computed.
-UNKEYED = ("n_jobs",)
 
 
 @dataclass(frozen=True)
@@ -198,24 +151,6 @@ def compact_columns(predicted: list[str]) -> list[str]:
 def _empty_compact(models: Models) -> pd.DataFrame:
     predicted = [f"predicted_{target}" for target in models.targets]
     return pd.DataFrame(columns=[*compact_columns(predicted), "_order"])
-
-
-@dataclass
-class EstimateRun:
-    """The outputs of a run (:func:`estimate_frame`, or a partitioned one:
-    :func:`werest.partition.estimate.estimate_input`)."""
-
-    records: list[dict]
-    warnings: list[dict]
-    #: an in-memory run's per-utterance rows (``utterances.csv``); None when partitioned
-    utterances: pd.DataFrame | None
-    #: a partitioned run's ``utterances/part-NNNNN.csv``
-    utterance_files: list[Path]
-    pairs: pd.DataFrame
-    order: Ranking | list[str] | None
-    n_rows: int
-    n_partitions: int
-    seconds: dict[str, float]
 
 
 def combine_results(results, models, normaliser, pairs, options: EstimateOptions):
@@ -335,3 +270,21 @@ def estimate_frame(
         raise nothing_estimated(compact, name)
     seconds = {"estimate": round(time.perf_counter() - started, 3)}
     return EstimateRun(records, warnings, result.rows, [], pairs, order, len(table), 1, seconds)
+
+
+def estimate_table(
+    table: pd.DataFrame,
+    models: Models,
+    options: EstimateOptions = EstimateOptions(),
+    *,
+    source: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+) -> tuple[pd.DataFrame, list[dict], list[dict]]:
+    """:func:`werest.estimation.pipeline.estimate_frame` of a validated table: (utterance
+    rows, summary records, warnings). ``source`` names the input in errors; ``cache_dir``
+    keeps the run by content (:func:`werest.estimation.run_cache.estimate_cached`). No file
+    is written (:mod:`werest.cli.commands.estimate` writes them)."""
+    run = estimate_cached(
+        table, models, options, cache_dir=cache_dir, name=source, compute=estimate_frame
+    )
+    return run.utterances, run.records, run.warnings

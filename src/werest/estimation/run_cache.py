@@ -1,35 +1,19 @@
 """The run cache of the label loop: ``werest estimate`` of a table in memory kept by content
 in ``cache_dir``, so each round (``werest sample`` then ``werest estimate labels=``)
-estimates the table once (:func:`estimate_cached`), and :func:`estimate_table`, the
-in-memory estimate as the commands and the API take it."""
+estimates the table once (:func:`estimate_cached`)."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
-from werest.estimation.pipeline import UNKEYED, EstimateOptions, EstimateRun, estimate_frame
+from werest.estimation.run import UNKEYED, EstimateOptions, EstimateRun
 from werest.model.files import Models
 
 log = logging.getLogger(__name__)
-
-
-def estimate_table(
-    table: pd.DataFrame,
-    models: Models,
-    options: EstimateOptions = EstimateOptions(),
-    *,
-    source: str | Path | None = None,
-    cache_dir: str | Path | None = None,
-) -> tuple[pd.DataFrame, list[dict], list[dict]]:
-    """:func:`werest.estimation.pipeline.estimate_frame` of a validated table: (utterance
-    rows, summary records, warnings). ``source`` names the input in errors; ``cache_dir``
-    keeps the run by content (:func:`estimate_cached`). No file is written
-    (:mod:`werest.cli.commands.estimate` writes them)."""
-    run = estimate_cached(table, models, options, cache_dir=cache_dir, name=source)
-    return run.utterances, run.records, run.warnings
 
 
 def estimate_cached(
@@ -39,21 +23,23 @@ def estimate_cached(
     *,
     cache_dir: str | Path | None = None,
     name: str | Path | None = None,
+    compute: Callable[..., EstimateRun],
 ) -> EstimateRun:
-    """:func:`werest.estimation.pipeline.estimate_frame` of a table in memory, kept by
+    """``compute(table, models, options, name=name)`` (:func:`werest.estimation.pipeline.
+    estimate_frame`) of a table in memory, kept by
     content in ``cache_dir`` (None: no cache): the same table, models and options give back
     the stored records, warnings and utterance rows, so each round of the label loop
     (``werest sample`` then ``werest estimate labels=``) estimates the table once.
     A stored run that cannot be read is recomputed."""
     if cache_dir is None:
-        return estimate_frame(table, models, options, name=name)
+        return compute(table, models, options, name=name)
     folder = Path(cache_dir) / run_key(table, models, options)
     if (folder / "records.json").exists():
         try:
             return _cached_run(folder, len(table))
         except (OSError, ValueError) as error:
             log.info("estimate cache %s unreadable (%s): recomputed", folder, error)
-    run = estimate_frame(table, models, options, name=name)
+    run = compute(table, models, options, name=name)
     _store(run, folder)
     return run
 

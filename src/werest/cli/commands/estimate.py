@@ -32,7 +32,7 @@ from werest.estimation.labels import (
 )
 from werest.estimation.loop import Labelled, LabelRound
 from werest.estimation.outputs import write_outputs, write_summary
-from werest.estimation.pipeline import EstimateOptions
+from werest.estimation.pipeline import EstimateOptions, estimate_frame
 from werest.estimation.run_cache import estimate_cached
 from werest.io import atomic_path, check_output, staged_output, write_csv, write_json
 from werest.model.files import load_models
@@ -128,7 +128,10 @@ def _run(settings: EstimateSettings, source, models, staged, parts):
     in partitions."""
     options, name = estimate_options(settings), str(settings.input)
     if settings.labels and not partitioned_run(settings) and settings.cache_dir:
-        return estimate_cached(source, models, options, cache_dir=settings.cache_dir, name=name)
+        cache = settings.cache_dir
+        return estimate_cached(
+            source, models, options, cache_dir=cache, name=name, compute=estimate_frame
+        )
     return estimate_input(source, models, staged, options, parts, name=name)
 
 

@@ -133,8 +133,7 @@ def _winner(settings: EvaluateSettings) -> WinnerResult:
     shipped model's estimates of ``input``), the labelled contests, the simulated users."""
     experiment = _built(settings.winner, WinnerExperiment, "winner")
     if settings.input:
-        from werest.estimation.pipeline import EstimateOptions
-        from werest.estimation.run_cache import estimate_table
+        from werest.estimation.pipeline import EstimateOptions, estimate_table
         from werest.model.files import load_models
 
         table = read_table(settings.input)

@@ -119,10 +119,8 @@ def estimate(
         sheet of ``werest sample``), a list of them (every sheet of the label loop so far),
         or ``"input"`` (the table's own references); checked as the command checks them
         (:func:`werest.estimation.labels.read_labels`).
-    few_labels : a :class:`werest.estimation.labels.LabelSettings` (default: the command's
-        defaults).
-    winner : a :class:`werest.estimation.decision.WinnerSettings` for the decision
-        (``Estimates.decisions``; default: the command's defaults).
+    few_labels, winner : a :class:`werest.estimation.labels.LabelSettings` and a
+        :class:`werest.estimation.decision.WinnerSettings` (default: the command's defaults).
     """
     from werest.estimation.estimate import input_features
     from werest.estimation.labels import LabelSettings
@@ -130,19 +128,10 @@ def estimate(
 
     models = Models(model if model is not None else load_model(), cer_model)
     frame = as_table(table, numeric=input_features(models))
-    loop = None
-    if labels is not None:
-        loop = _round(frame, models, table, winner=winner)
-        loop.read(labels)
-    options = EstimateOptions(
-        target=targets,
-        proxy=proxy,
-        ranking=ranking,
-        system_order=system_order,
-        normaliser=requested_normaliser(normaliser),
-        seed=seed,
-        n_resamples=n_resamples,
-        missing_hypotheses=missing_hypotheses,
+    loop = None if labels is None else _round(frame, models, table, winner=winner, labels=labels)
+    options = EstimateOptions(  # in the order of its fields
+        *(targets, proxy, ranking, system_order, requested_normaliser(normaliser), seed),
+        *(n_resamples, missing_hypotheses),
         n_jobs=n_jobs,
     )
     run = estimate_frame(frame, models, options)
@@ -215,17 +204,17 @@ def decide(
     models = Models(model if model is not None else load_model())
     frame = as_table(table, numeric=input_features(models))
     loop = _round(frame, models, table, winner=winner, cache_dir=cache_dir, n_jobs=n_jobs)
-    loop.read(labels)
+    loop.read(labels)  # checked against the table: one line naming file, row and column
     return loop.decide()
 
 
-def _round(frame, models, table, *, winner=None, cache_dir=None, n_jobs: int = 1):
+def _round(frame, models, table, *, winner=None, cache_dir=None, n_jobs: int = 1, labels=None):
     """A :class:`werest.estimation.loop.LabelRound` on the validated ``frame`` (``table``:
-    what the user passed, its file named in errors)."""
+    what the user passed, its file named in errors), with the sheets ``labels`` read."""
     from werest.estimation.decision import WinnerSettings
     from werest.estimation.loop import LabelRound
 
-    return LabelRound(
+    loop = LabelRound(
         frame,
         models,
         winner=winner or WinnerSettings(),
@@ -233,6 +222,9 @@ def _round(frame, models, table, *, winner=None, cache_dir=None, n_jobs: int = 1
         n_jobs=n_jobs,
         source=table if isinstance(table, str | Path) else None,
     )
+    if labels is not None:
+        loop.read(labels)
+    return loop
 
 
 def score(

@@ -49,20 +49,7 @@ def _sample(settings: SampleSettings):
         "random" if settings.strategy in ("winner", "auto") else settings.strategy,
         **design,
     )
-    loop = LabelRound.open(
-        settings.input,
-        lambda: load_models(  # its payload read only if the cache cannot serve the estimate
-            settings.model_path,
-            trust_model=settings.trust_model,
-            deferred=settings.cache_dir is not None,
-        ),
-        labels=settings.labels or None,
-        strategy=settings.strategy,
-        winner=build(settings.winner, WinnerSettings),
-        cache_dir=settings.cache_dir,
-        n_jobs=settings.n_jobs,
-    )
-    loop.source = settings.input
+    loop = _round(settings)
     draw = loop.draw(settings.budget, strategy=settings.strategy, **design)
     decision = with_label_notes(
         format_winner(draw.decisions) if draw.decisions else None, loop.notes
@@ -83,6 +70,24 @@ def _sample(settings: SampleSettings):
         _hint(settings),
     )
     return draw.sheet
+
+
+def _round(settings: SampleSettings) -> LabelRound:
+    """The label round on the input and the sheets so far; the model loaded only when the
+    strategy needs it, its payload read only if the cache cannot serve the estimate."""
+    return LabelRound.open(
+        settings.input,
+        lambda: load_models(
+            settings.model_path,
+            trust_model=settings.trust_model,
+            deferred=settings.cache_dir is not None,
+        ),
+        labels=settings.labels or None,
+        strategy=settings.strategy,
+        winner=build(settings.winner, WinnerSettings),
+        cache_dir=settings.cache_dir,
+        n_jobs=settings.n_jobs,
+    )
 
 
 def _hint(settings: SampleSettings) -> str:

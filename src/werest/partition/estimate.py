@@ -63,6 +63,7 @@ from werest.model.files import Models
 from werest.partition.engine import (
     NORMALISED,
     Partitioning,
+    Spill,
     Stages,
     partition_table,
     stage_input,
@@ -126,29 +127,11 @@ def estimate_input(
     ) as run:
         clock.lap("spill")
         spilled = run.spill
-        used, targets = run_targets(
-            models, options, spilled.systems, spilled.languages, spilled.no_hypotheses, source
-        )
-        pairs, order = sampled_order(  # with proxy=, the panel's order after the proxy
-            spilled,
-            models,
-            ranking=options.ranking,
-            system_order=options.system_order,
-            seed=options.seed,
-        )
+        context, pairs = _global_state(spilled, models, options, source)
         clock.lap("sample_and_order")
-        context = PipelineContext(
-            models,
-            targets,
-            options.proxy,
-            order,
-            used,
-            spilled.sources,
-            options.chunk_utterances,
-            n_jobs=1,
-        )
         results = run.run(estimate_partition, context)
         clock.lap("partitions")
+        used = context.normaliser
         records, warnings, compact = combine_results(results, models, used, pairs, options)
         if not (compact["status"] == STATUS_OK).any():
             raise nothing_estimated(compact, source)
@@ -156,5 +139,27 @@ def estimate_input(
         write_summary(records, output)  # beside its parts
         clock.lap("summary")
     return EstimateRun(
-        records, warnings, None, files, pairs, order, spilled.n_rows, len(results), clock.seconds
+        *(records, warnings, None, files, pairs, context.order, spilled.n_rows, len(results)),
+        clock.seconds,
     )
+
+
+def _global_state(spilled: Spill, models: Models, options: EstimateOptions, source):
+    """What every partition needs (the targets, the normaliser, the proxy order chosen from
+    the guards' sample of the whole input), and that sample."""
+    used, targets = run_targets(
+        models, options, spilled.systems, spilled.languages, spilled.no_hypotheses, source
+    )
+    pairs, order = sampled_order(  # with proxy=, the panel's order after the proxy
+        spilled,
+        models,
+        ranking=options.ranking,
+        system_order=options.system_order,
+        seed=options.seed,
+    )
+    context = PipelineContext(
+        *(models, targets, options.proxy, order, used, spilled.sources),
+        options.chunk_utterances,
+        n_jobs=1,
+    )
+    return context, pairs

@@ -205,13 +205,7 @@ def leaderboard_input(
     output = Path(output_dir) if output_dir is not None else Path.cwd()
     with stage_input(source, output, partitioning, select=select) as run:
         spilled = run.spill
-        check_selection(spilled.datasets, datasets, exclude)
-        require_two_systems(spilled.systems)
-        if fairness is not None:
-            fairness.check_columns(spilled.columns)
-        warn_left_out(spilled, (name or "the input") if in_memory else source)
-        languages = pd.DataFrame({"language": spilled.languages})
-        check_normaliser(models, options.normaliser, languages)
+        _check_input(spilled, models, options, (name or "the input") if in_memory else source)
         clock.lap("spill")
         pairs, order = sampled_order(
             spilled,
@@ -243,6 +237,20 @@ def leaderboard_input(
     )
     clock.lap("tables")
     return LeaderboardRun(result, spilled.n_rows, len(results), clock.seconds)
+
+
+def _check_input(spilled, models: Models, options: LeaderboardOptions, where) -> None:
+    """The selected datasets exist, two systems are left, the fairness audit's columns are
+    there and the normaliser fits the languages; the systems without a hypothesis are said
+    to be left out (``where``: the input, in the warning)."""
+    datasets, exclude = options.datasets, options.exclude_datasets
+    check_selection(spilled.datasets, datasets, exclude)
+    require_two_systems(spilled.systems)
+    if options.fairness is not None:
+        options.fairness.check_columns(spilled.columns)
+    warn_left_out(spilled, where)
+    languages = pd.DataFrame({"language": spilled.languages})
+    check_normaliser(models, options.normaliser, languages)
 
 
 def build(

@@ -745,6 +745,7 @@ def apply_labels(
         skipped = skipped_fields(draws, labels[labels["dataset"] == dataset])
         if skipped["n_skipped"]:
             warnings.append(skipped_warning(dataset, skipped))
+        transcripts = transcribed(labels[labels["dataset"] == dataset])
         enough = enough_labels(dataset, est, settings, warnings)
         missed = missed_tail_warning(dataset, draws, est, enough)
         if missed:
@@ -754,6 +755,7 @@ def apply_labels(
             if record is None:
                 continue
             record["n_labelled"] = int(est.n_labelled[k])
+            record["n_transcripts"] = transcripts
             record.update(skipped)
             if enough[k]:
                 record.update(ppi_fields(est, k, settings), zero_label_wer=record["estimated_wer"])
@@ -770,6 +772,13 @@ def apply_labels(
     frame = pd.concat(pairs, ignore_index=True) if pairs else pd.DataFrame(columns=columns)
     extra = ["n_labelled", "more_labels_to_separate"]
     return LabelledResult(frame[[*columns, *extra]] if pairs else frame, warnings)
+
+
+def transcribed(labels: pd.DataFrame) -> int:
+    """The transcripts a dataset's labels hold: its distinct labelled utterances, those
+    marked ``skip`` left out (a redrawn utterance is one transcript, several draws)."""
+    skip = labels["skip"].astype(bool) if "skip" in labels else pd.Series(False, labels.index)
+    return int(labels.loc[~skip.to_numpy(), "utt_id"].nunique())
 
 
 def skipped_fields(draws: DatasetDraws, labels: pd.DataFrame) -> dict:

@@ -32,7 +32,7 @@ def format_summary(records: list[dict], labelled: bool = False) -> str:
         }
         if labelled:  # labels= (werest.estimation.labels): prediction-powered rows say so
             row["method"] = r["method"]
-            row["labels (effective)"] = _labels_used(r)
+            row["transcripts (worth)"] = _labels_used(r)
             row["labels only %"] = (
                 f"{percent(r['classical_wer'])} "
                 f"{percent_interval(r['classical_low'], r['classical_high'])}"
@@ -78,10 +78,14 @@ def format_pairs(pairs: pd.DataFrame) -> str:
 
 
 def _labels_used(record: dict) -> str:
-    """A prediction-powered row's labelled utterances and the labels-only count it is worth."""
+    """A prediction-powered row's transcripts (distinct labelled utterances: a redrawn one
+    counts once) and the transcripts a labels-only estimate would need for its precision
+    (the effective labels, counted in draws, scaled to transcripts)."""
+    transcripts = record.get("n_transcripts", record.get("n_labelled", 0))
     if record["method"] != "ppi":
-        return str(record.get("n_labelled", 0))
-    return f"{record['n_labelled']} (≈{record['effective_labels']:.0f})"
+        return str(transcripts)
+    draws = max(record["n_labelled"], 1)
+    return f"{transcripts} (≈{record['effective_labels'] * transcripts / draws:.0f})"
 
 
 def _proxies(record: dict) -> str:

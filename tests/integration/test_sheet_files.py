@@ -260,3 +260,27 @@ def test_a_sheet_drawn_from_another_input_is_refused_naming_file_row_and_column(
         status, err, "estimate", f"{sheet}, row ", "column 'selection_probability'", "another input"
     )
     assert "does not follow from this input table" in line
+
+
+def test_a_winner_sheet_of_two_datasets_records_each_ones_inclusion(capsys, tmp_path):
+    """inclusion_probability is 1 − (1 − q)^budget within each dataset (it took the draws of
+    every dataset of the sheet together), so the check of a changed design column can tell
+    which of selection_probability and expected_draws changed."""
+    from werest.demo import demo_table_path
+
+    out = tmp_path / "s.csv"
+    status, _, err = run_cli(
+        capsys,
+        "sample",
+        f"input={demo_table_path()}",
+        "strategy=winner",
+        "budget=4",
+        f"out={out}",
+        f"cache_dir={tmp_path / 'cache'}",
+    )
+    assert status == 0, err
+    rows = pd.read_csv(out)
+    assert rows["dataset"].nunique() == 2
+    assert (rows.groupby("dataset")["draws"].sum() == 4).all()
+    q = rows["selection_probability"]
+    assert np.allclose(rows["inclusion_probability"], 1 - (1 - q) ** 4)

@@ -306,13 +306,14 @@ def _check_probabilities(rows: pd.DataFrame, dataset) -> None:
     k = int(np.flatnonzero(differ)[0])
     column = "expected_draws"
     if "inclusion_probability" in rows:
-        inclusion = float(as_numbers(rows["inclusion_probability"]).iat[k])
+        inclusion = as_numbers(rows["inclusion_probability"]).to_numpy(dtype=float)
+        census = bool(np.isclose(inclusion, 1.0).all())
+        strategy = str(rows["strategy"].iat[0]) if "strategy" in rows else ""
+        with_replacement = strategy in ("winner", "active") and not census
 
-        def follows(p: float) -> bool:  # drawn once, or with replacement
-            once, again = p * total, 1 - (1 - min(p, 1.0)) ** total
-            return bool(
-                design_matches(inclusion, once, rtol) or design_matches(inclusion, again, rtol)
-            )
+        def follows(p: float) -> bool:  # P(drawn at least once) of a per-draw probability p
+            drawn = 1 - (1 - min(p, 1.0)) ** total if with_replacement else p * total
+            return bool(design_matches(inclusion[k], drawn, rtol))
 
         if follows(expected[k] / total) and not follows(selected[k]):
             column = "selection_probability"  # the inclusion follows from expected_draws

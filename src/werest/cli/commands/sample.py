@@ -102,8 +102,9 @@ def _sample(settings: SampleSettings) -> pd.DataFrame:
         )
         rows = rows.merge(utterance_list(table), on=UTTERANCE, how="left").assign(
             strategy="winner",
-            inclusion_probability=lambda r: (
-                1 - (1 - r["selection_probability"]) ** r["draws"].sum()
+            inclusion_probability=lambda r: (  # each dataset's draws: its budget
+                1
+                - (1 - r["selection_probability"]) ** r.groupby("dataset")["draws"].transform("sum")
             ),
         )
         sheet = as_sheet(rows, settings.budget, number)

@@ -58,6 +58,8 @@ def test_empty_rows_below_are_dropped_and_a_quoted_cell_that_spans_lines_is_kept
     path.write_text('dataset;utt_id;reference\na;u1;"two\nlines\n;;"\n;;\n  ;  ;\n\n')
     rows = read_sheet_file(path, REQUIRED)
     assert rows["reference"].tolist() == ["two\nlines\n;;"]
+    path.write_text("dataset;utt_id;reference;x\r\na;u1;a line\u2028;\r\n;;;\r\n")
+    assert read_sheet_file(path, REQUIRED)["reference"].tolist() == ["a line\u2028"]
 
 
 def test_an_xlsx_sheet_is_read_as_text_numbers_exactly(tmp_path):

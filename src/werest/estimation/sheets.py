@@ -121,14 +121,12 @@ def sniff_separator(text: str, required: tuple[str, ...] = (), default: str = ",
 def _trim_empty_lines(text: str, separator: str) -> str:
     """``text`` without the lines at its end that hold nothing but separators and white
     space (the empty rows a spreadsheet saves below the last one). A line with a quote is
-    kept: it may close a quoted cell that spans lines."""
-    lines = text.splitlines(keepends=True)
-    while lines:
-        last = lines[-1]
-        if '"' in last or last.replace(separator, "").strip():
-            break
+    kept: it may close a quoted cell that spans lines. Lines end at ``\n`` only (a
+    transcript may hold U+2028, which ``str.splitlines`` would cut at)."""
+    lines = text.split("\n")
+    while lines and '"' not in lines[-1] and not lines[-1].replace(separator, "").strip():
         lines.pop()
-    return "".join(lines)
+    return "\n".join(lines) + "\n"
 
 
 def _read_workbook(path: Path) -> pd.DataFrame:

@@ -12,7 +12,8 @@ and stderr not a terminal. Each case declares what a clean outcome is:
 * ``error``: a user's mistake. Exit status 2, exactly one line on stderr (``werest <command>:
   error: ...`` or ``werest: error: ...``), no traceback, nothing new in the folder (no
   ``*.tmp``, no staging folder, no partial output) and a previous run's output, where the case
-  set one up, byte for byte as it was.
+  set one up, byte for byte as it was; where the case says what the line must name (``says``:
+  the file, the row, the column), it names them.
 * ``ok``: an odd but valid input (the text "NaN" as a hypothesis). Exit status 0, no
   traceback, no temporary file.
 * ``warn``: a legitimate input that deserves a warning (a system empty on every utterance).
@@ -170,6 +171,7 @@ class Case:
     immutable: str | None = None  # a path made immutable (chattr +i: root only, else skipped)
     note: str = ""
     warning: str = "warning"  # warn: what the warning line must say
+    says: tuple[str, ...] = ()  # error: what the line must name (the file, row, column)
 
 
 CASES: list[Case] = []
@@ -1040,6 +1042,142 @@ case(
     "cache_dir=null: the label loop's cache (.werest-cache) is no debris, but a hidden folder",
 )
 
+# 8e. sheets as spreadsheets save them (issue 49) -------------------------------------------------
+#: the fractions of a sheet a spreadsheet rounds or writes with a decimal comma
+FRACTIONS = ["expected_draws", "inclusion_probability", "selection_probability", "uniform_share"]
+_SHEETS: dict[str, pd.DataFrame] = {}
+
+
+def winner_sheet(kind: str = "demo") -> pd.DataFrame:
+    """A filled ``werest sample strategy=winner budget=4`` sheet of the demo table (``kind``
+    "other": of the demo with one system's hypotheses changed, another input), as text;
+    drawn once per audit."""
+    if kind not in _SHEETS:
+        with tempfile.TemporaryDirectory(prefix="werest-audit-sheet-") as top:
+            source = DEMO
+            if kind == "other":
+                demo = demo_frame()  # tiny's hypotheses one word shorter
+                tiny = demo["system"] == "tiny"
+                demo.loc[tiny, "hypothesis"] = demo.loc[tiny, "hypothesis"].str.rsplit(n=1).str[0]
+                source = frame_csv(Path(top), "other.csv", demo)
+            out = Path(top) / "s.csv"
+            command = [sys.executable, "-m", "werest.cli", "sample", f"input={source}"]
+            command += ["strategy=winner", "budget=4", f"out={out}"]
+            subprocess.run(command, env=environment(), check=True, capture_output=True)
+            rows = pd.read_csv(out, dtype=str, keep_default_na=False)
+        truth = demo_frame().drop_duplicates(["dataset", "utt_id"])
+        truth = truth.set_index(["dataset", "utt_id"])["reference"]
+        rows["reference"] = [truth[k] for k in zip(rows["dataset"], rows["utt_id"], strict=True)]
+        _SHEETS[kind] = rows
+    return _SHEETS[kind].copy()
+
+
+def saved_sheet(how: str, kind: str = "demo") -> Callable[[Path], None]:
+    """The winner sheet saved as ``how`` says, in the case's folder as s.csv (s.xlsx)."""
+
+    def setup(folder: Path) -> None:
+        rows = winner_sheet(kind)
+        if how == "xlsx":
+            numbers = rows.copy()
+            for column in [*FRACTIONS, "draws", "n_utterances", "budget", "sheet"]:
+                numbers[column] = pd.to_numeric(numbers[column])
+            numbers.to_excel(folder / "s.xlsx", index=False, engine="openpyxl")
+            return
+        sep = ";" if how == "bom crlf ; decimal commas" else "\t" if how == "tab" else ","
+        if how == "bom crlf ; decimal commas":
+            for column in FRACTIONS:
+                rows[column] = rows[column].str.replace(".", ",", regex=False)
+        elif how == "rounded":
+            for column in ("expected_draws", "inclusion_probability", "selection_probability"):
+                rows[column] = rows[column].astype(float).map("{:.5E}".format)
+        elif how == "extra columns, rows reversed":
+            rows = rows.assign(notes="checked, twice").iloc[::-1]
+        elif how not in ("tab", "empty rows below", "another input"):
+            rows = sheet_deviation(rows, how)
+        text = rows.to_csv(index=False, sep=sep)
+        if how == "empty rows below":
+            text += ("," * (len(rows.columns) - 1) + "\n") * 3
+        if how == "bom crlf ; decimal commas":
+            text = "\ufeff" + text.replace("\n", "\r\n")
+        write(folder, "s.csv", text.encode("utf-8"))
+
+    return setup
+
+
+def sheet_deviation(rows: pd.DataFrame, how: str) -> pd.DataFrame:
+    """The winner sheet with one deviation (the third row, row 3, where it is one cell)."""
+    if how == "changed leader":
+        rows.loc[2, "leader"] = "tiny" if rows.loc[2, "leader"] != "tiny" else "base"
+    elif how == "changed expected_draws":
+        rows.loc[2, "expected_draws"] = str(float(rows.loc[2, "expected_draws"]) * 1.5)
+    elif how == "changed draws":
+        rows.loc[2, "draws"] = str(int(rows.loc[2, "draws"]) + 1)
+    elif how == "changed sheet":
+        rows.loc[2, "sheet"] = "3"
+    elif how == "renamed reference":
+        rows = rows.rename(columns={"reference": "transcript"})
+    elif how == "duplicate, two transcripts":
+        rows = pd.concat([rows, rows.iloc[[2]].assign(reference="other words")])
+    elif how == "utterance not in the input":
+        rows.loc[2, "utt_id"] = "no-such-utt"
+    elif how == "probabilities rounded to 2 digits":
+        rows["selection_probability"] = rows["selection_probability"].map(
+            lambda x: f"{float(x):.1E}"
+        )
+    else:
+        raise ValueError(how)
+    return rows
+
+
+for how in (
+    "bom crlf ; decimal commas",
+    "tab",
+    "xlsx",
+    "empty rows below",
+    "rounded",
+    "extra columns, rows reversed",
+):
+    name = "s.xlsx" if how == "xlsx" else "s.csv"
+    case(
+        f"estimate-sheet-{how.replace(' ', '-').replace(';', 'semicolon').replace(',', '')}",
+        "spreadsheet sheets",
+        "ok",
+        ["estimate", f"input={D}", f"labels=[{name}]", OUT, "cache_dir=null"],
+        saved_sheet(how),
+        note="a sheet as a spreadsheet saves it is read (no estimate cache: it is no debris)",
+    )
+SAMPLE_OUT = ["out=n.csv", "cache_dir=null"]
+case(
+    "sample-labels-xlsx",
+    "spreadsheet sheets",
+    "ok",
+    ["sample", f"input={D}", "strategy=winner", "budget=4", "labels=[s.xlsx]", *SAMPLE_OUT],
+    saved_sheet("xlsx"),
+)
+for how, says in (
+    ("changed leader", ("s.csv, row 3", "column 'leader'")),
+    ("changed expected_draws", ("s.csv, row 3", "column 'expected_draws'")),
+    ("changed draws", ("s.csv, row 3", "column 'draws'")),
+    ("changed sheet", ("s.csv, row 3", "column 'sheet'")),
+    ("renamed reference", ("s.csv, column 'reference'", "header", "'transcript'")),
+    ("duplicate, two transcripts", ("s.csv, row ", "column 'utt_id'", "duplicate")),
+    ("utterance not in the input", ("s.csv, row 3", "column 'utt_id'")),
+    ("probabilities rounded to 2 digits", ("s.csv, row ", "column 'selection_probability'")),
+    ("another input", ("s.csv, row ", "column 'selection_probability'", "another input")),
+):
+    case(
+        f"estimate-sheet-{how.replace(' ', '-').replace(',', '')}",
+        "spreadsheet sheets",
+        "error",
+        ["estimate", f"input={D}", "labels=[s.csv]", OUT, "cache_dir=null"],
+        saved_sheet(how, "other" if how == "another input" else "demo"),
+        says=says,
+        note="another input: found by the decision, after the zero-label estimate, whose "
+        "cache (valid for the table whatever the sheet) would stay: no cache here"
+        if how == "another input"
+        else "",
+    )
+
 # 9. signals during a run ----------------------------------------------------------------------
 IMPORT_ROWS = 6000
 
@@ -1269,6 +1407,10 @@ def _run_case(c: Case, folder: Path, timeout: float) -> Outcome:
             problems.append(f"{len(lines)} stderr lines, not 1")
         elif not (lines[0].startswith("werest") and ": error: " in lines[0]):
             problems.append("the line is not 'werest ...: error: ...'")
+        else:
+            unsaid = [fragment for fragment in c.says if fragment not in lines[0]]
+            if unsaid:
+                problems.append("the line does not say " + ", ".join(map(repr, unsaid)))
         outcome.left = new
         if new:
             problems.append("left " + ", ".join(new[:4]) + (" …" if len(new) > 4 else ""))

@@ -100,7 +100,7 @@ def sheet_batches(
     ``werest sample strategy=active`` on this table, (N,)), when they match. ``random`` sheets
     and sheets with no design (a test split): fresh uniform draws. ``stratified`` sheets
     carry no design the decision can read and are left out of it (the estimates use them)."""
-    from werest.errors import InputError
+    from werest.estimation.sheets import check_winner_design, design_matches
 
     batches, notes = [], []
     for number, sheet in labels.groupby("sheet", sort=True):
@@ -122,15 +122,10 @@ def sheet_batches(
                     float(sheet["uniform_share"].iat[0]),
                 )
             )
-            if q is None or not np.allclose(q[position], recorded, rtol=1e-6, atol=1e-12):
-                raise InputError(
-                    f"dataset {contest.dataset}: the sheet's design (selection_probability) does "
-                    "not follow from this input table: label the sheets drawn from this table",
-                    column="selection_probability",
-                )
+            check_winner_design(sheet, None if q is None else q[position], contest.dataset, unknown)
             batches.append(Batch(drawn, WITH_REPLACEMENT, q))
         elif strategy == "active":
-            if active is None or not np.allclose(active[position], recorded, rtol=1e-6):
+            if active is None or not design_matches(recorded, active[position]).all():
                 notes.append(
                     f"sheet {int(number) + 1}: its active design does not follow from this "
                     "table and model; left out of the decision"

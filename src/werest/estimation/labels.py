@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import re
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -41,9 +42,16 @@ from werest.estimation.ppi import (
     paired_differences,
 )
 from werest.estimation.ppi_frames import dataset_frames
+from werest.estimation.sheets import (
+    FRACTIONS,
+    as_numbers,
+    check_sheet_design,
+    check_sheet_probabilities,
+    read_sheet_file,
+)
 from werest.features.agreement import STATUS_OK
 from werest.formatting import plural, size
-from werest.ingest.table import KEY, UTTERANCE, read_table, validate_table
+from werest.ingest.table import KEY, UTTERANCE, validate_table
 from werest.text import Normaliser
 from werest.text.scoring import score_against
 
@@ -140,6 +148,9 @@ def check_bootstrap_memory(
 #: (``werest sample`` writes them; the decision of :mod:`werest.estimation.winner` reads them)
 DESIGN_TEXT = ("strategy", "leader", "rivals")
 DESIGN_NUMBERS = ("selection_probability", "uniform_share")
+#: where each row of :func:`read_labels` was read: the file (as given) and its row there
+#: (1 = the first row after the header), for the errors the decision finds
+PROVENANCE = ("sheet_file", "sheet_row")
 
 
 def read_labels(
@@ -152,16 +163,21 @@ def read_labels(
     dataset, utt_id) with ``reference``, ``sheet``, ``draw_order`` (:func:`draw_places`; ""
     where the sheet records none), ``draws`` and ``expected_draws`` (NaN: no design recorded,
     a simple random sample) and the design columns of :data:`DESIGN_TEXT` and
-    :data:`DESIGN_NUMBERS` (empty where the sheet has none), in the order of the sheets'
-    numbers.
+    :data:`DESIGN_NUMBERS` (empty where the sheet has none) and :data:`PROVENANCE` (the
+    file and its row), in the order of the sheets' numbers.
+
+    A sheet file is read as a spreadsheet saves it (:func:`werest.estimation.sheets.
+    read_sheet_file`): CSV with any of ``,``, ``;`` or tab, a byte-order mark, CRLF, extra
+    columns, trailing empty rows, decimal commas, or an ``.xlsx`` workbook.
 
     A sheet's number is the ``sheet`` it records (``werest sample`` writes it); a sheet
     without one (drawn before werest recorded it, a test split, ``input``) is numbered by its
     place among the distinct sheets listed, the number ``werest sample`` gave the sheet
     after them before it recorded one. The rows of a numbered sheet are sorted by utterance
     (their order says nothing: ``draw_order`` does); an unnumbered sheet keeps its rows'
-    order. The same sheet given twice (the same file, or the same bytes) counts once: a note
-    says so, appended to ``notes`` (logged when ``notes`` is None).
+    order. The same sheet given twice (the same file, the same bytes, or the same rows saved
+    in another format: :func:`_content_key`) counts once: a note says so, appended to
+    ``notes`` (logged when ``notes`` is None).
 
     Raises
     ------
@@ -170,7 +186,11 @@ def read_labels(
         or from an earlier sheet's for the same utterance; a recorded ``sheet`` or
         ``draw_order`` that is not whole numbers, or filled on some rows only; a sheet whose
         draws do not add up to its ``budget`` (a deleted row) or do not match its
-        ``draw_order``; two files that are the same sheet of a dataset (naming both).
+        ``draw_order``; a design column changed on a row (one value per sheet, and
+        ``expected_draws`` = ``selection_probability`` × the draws, within
+        :data:`werest.estimation.sheets.DESIGN_RTOL`: :mod:`werest.estimation.sheets`); a
+        header without ``reference`` (naming the file and column); two files that are the
+        same sheet of a dataset (naming both).
     """
     sources = list(source) if isinstance(source, list | tuple) else [source]
     if not sources:
@@ -186,6 +206,15 @@ def read_labels(
             continue
         seen.update(dict.fromkeys(keys, name))
         sheet = _read_sheet(one, table, input_path)
+        content = _content_key(sheet)  # the same rows in another file (CSV and .xlsx)
+        if content in seen:
+            _note(
+                notes,
+                f"labels: {name} is the same sheet as {seen[content]} (the same rows); "
+                "its labels count once",
+            )
+            continue
+        seen[content] = name
         recorded = bool(sheet["sheet"].notna().any())
         if not recorded:  # its place in the list, as werest sample numbered the next one
             sheet["sheet"] = len(sheets)
@@ -237,6 +266,37 @@ def _source_keys(source) -> list[tuple]:
     return keys
 
 
+#: what makes two sheets read from different files one sheet (:func:`_content_key`)
+SAME_SHEET = (*UTTERANCE, "reference", "skip", "sheet", "draw_order", "draws", *DESIGN_TEXT)
+
+
+def _content_key(sheet: pd.DataFrame) -> tuple:
+    """What makes two sheets read from different files (the same sheet saved as CSV and as
+    .xlsx) one sheet: the same rows in any order, each with the same transcript (to the
+    character), the same number and the same draws; the design's fractions are left out
+    (a spreadsheet may have rounded them in one copy only)."""
+    rows = sheet[list(SAME_SHEET)].astype(str).sort_values(list(UTTERANCE), kind="stable")
+    digest = pd.util.hash_pandas_object(rows, index=False).to_numpy().tobytes()
+    return ("rows", hashlib.sha256(digest).hexdigest())
+
+
+def _number_hint(table: pd.DataFrame, dataset: str, utt_id: str) -> str:
+    """Where an unknown ``utt_id`` is an input ID a spreadsheet turned into a number (lost
+    its leading zeros, or gained ``.0``): the ID it was."""
+    if not re.fullmatch(r"\d+(\.0+)?", str(utt_id)):
+        return ""
+    ids = table.loc[table["dataset"] == dataset, "utt_id"].drop_duplicates().astype(str)
+    value = int(float(utt_id))
+    numeric = ids[ids.str.fullmatch(r"\d+")]
+    same = numeric[numeric.map(int) == value]
+    if same.empty:
+        return ""
+    return (
+        f" (the input has {same.iat[0]!r}: did a spreadsheet read the ID as a number? format "
+        "the column as text)"
+    )
+
+
 def _check_numbers(sheet: pd.DataFrame, name: str, recorded: bool, numbers: dict) -> None:
     """A sheet number of a dataset that an earlier sheet of the list already has is refused,
     naming both: the same number is the same generator, so the two sheets hold the same
@@ -270,9 +330,13 @@ def _read_sheet(source, table: pd.DataFrame, input_path) -> pd.DataFrame:
     if isinstance(source, pd.DataFrame):  # the Python API: a DataFrame of labels
         labels, source = validate_table(source, required=LABEL_COLUMNS, source="<labels>"), None
     elif str(source) == FROM_INPUT:
-        return _with_design(_input_labels(table, input_path), None)
-    else:
-        labels = read_table(source, required=LABEL_COLUMNS)
+        labels = _input_labels(table, input_path)
+        return _with_design(labels.assign(sheet_file=str(input_path), sheet_row=np.nan), None)
+    else:  # a sheet as a spreadsheet saved it: CSV of any separator, or .xlsx
+        labels = read_sheet_file(source, required=LABEL_COLUMNS)
+    # where each row came from, for the errors found later (the rows get sorted)
+    labels["sheet_file"] = _source_name(source) if source is not None else "<labels>"
+    labels["sheet_row"] = np.arange(1, len(labels) + 1)
     labels["skip"] = _skip_marks(labels, source)
     blank = labels["reference"].isna() | (labels["reference"].astype(str).str.strip() == "")
     empty = blank & ~labels["skip"]
@@ -298,9 +362,10 @@ def _read_sheet(source, table: pd.DataFrame, input_path) -> pd.DataFrame:
     unknown = ~keys.isin(known)
     if unknown.any():
         first = _row(unknown) - 1
+        dataset, utt_id = labels["dataset"].iat[first], labels["utt_id"].iat[first]
         raise InputError(
-            f"utterance {labels['dataset'].iat[first]}/{labels['utt_id'].iat[first]} is not in "
-            "the input table: labels must name the input's utterances",
+            f"utterance {dataset}/{utt_id} is not in the input table: labels must name the "
+            f"input's utterances{_number_hint(table, dataset, utt_id)}",
             path=source,
             row=first + 1,
             column="utt_id",
@@ -311,10 +376,20 @@ def _read_sheet(source, table: pd.DataFrame, input_path) -> pd.DataFrame:
             labels[column] = np.nan
             continue
         given = labels[column].notna() & (labels[column].astype(str).str.strip() != "")
-        labels[column] = pd.to_numeric(labels[column].where(given), errors="coerce")
+        if column in FRACTIONS:  # a decimal comma, 1.23457E-04: as a spreadsheet writes them
+            labels[column] = as_numbers(labels[column].where(given))
+        else:
+            labels[column] = pd.to_numeric(labels[column].where(given), errors="coerce")
         text = given & labels[column].isna()
         if text.any():
             raise InputError("not a number", path=source, row=_row(text), column=column)
+        if column == "draws" and (labels[column].dropna() % 1 != 0).any():
+            raise InputError(
+                "not a whole number (as werest sample writes it)",
+                path=source,
+                row=_row(labels[column] % 1 > 0),
+                column=column,
+            )
     _check_design(labels, source)
     _read_recorded_order(labels, source)
     return _with_design(labels, source)
@@ -360,6 +435,9 @@ def _with_design(labels: pd.DataFrame, source) -> pd.DataFrame:
         if column not in labels:
             labels[column] = ""
         labels[column] = labels[column].fillna("").astype(str)
+    if "sheet_file" not in labels:
+        labels["sheet_file"] = "<labels>"
+        labels["sheet_row"] = np.arange(1, len(labels) + 1)
     columns = [
         *UTTERANCE,
         "reference",
@@ -370,6 +448,7 @@ def _with_design(labels: pd.DataFrame, source) -> pd.DataFrame:
         "expected_draws",
         *DESIGN_NUMBERS,
         *DESIGN_TEXT,
+        *PROVENANCE,
     ]
     return labels[columns].reset_index(drop=True)
 
@@ -453,11 +532,40 @@ def _read_recorded_order(labels: pd.DataFrame, source) -> None:
             column="sheet",
         )
     if numbered:
-        for (dataset, number), rows in labels.groupby(["dataset", "sheet"], sort=True):
-            _check_sheet_draws(rows, f"dataset {dataset}, sheet {int(number)}", source)
-    elif "draw_order" in labels:  # an order without a number: the order is still checked
         for dataset, rows in labels.groupby("dataset", sort=True):
-            _check_sheet_draws(rows, f"dataset {dataset}", source, budget=False)
+            _check_one_number(rows, dataset, source)
+    sheets = [
+        (f"dataset {key[0]}" + (f", sheet {int(key[1])}" if numbered else ""), rows)
+        for key, rows in labels.groupby(["dataset", "sheet"] if numbered else ["dataset"])
+    ]
+    for which, rows in sheets:  # a row whose draws and places differ, named first
+        _check_row_draws(rows, which, source, _one_number(rows, "budget") if numbered else None)
+    check_sheet_design(labels)  # the design columns as werest sample wrote them
+    if numbered or "draw_order" in labels:  # without a number, the order is still checked
+        for which, rows in sheets:
+            _check_sheet_draws(rows, which, source, budget=numbered)
+    check_sheet_probabilities(labels)  # once the draws hold: their sum is the sheet's
+
+
+def _check_one_number(rows: pd.DataFrame, dataset, source) -> None:
+    """A dataset's rows of one file that record several sheet numbers: several whole sheets
+    in one file, each holding its draws, or one sheet with a ``sheet`` cell changed, refused
+    at the first row of the least common number."""
+    counts = rows["sheet"].value_counts(sort=False)
+    if len(counts) < 2:
+        return
+    try:
+        for number, sheet in rows.groupby("sheet", sort=True):
+            _check_sheet_draws(sheet, f"dataset {dataset}, sheet {int(number)}", source)
+    except InputError:
+        odd, usual = counts.idxmin(), counts.idxmax()
+        raise InputError(
+            f"dataset {dataset}: sheet is {odd:.0f} here and {usual:.0f} on the other rows: "
+            "werest sample writes one number per sheet; restore it",
+            path=source,
+            row=_file_row(rows, int(np.flatnonzero((rows["sheet"] == odd).to_numpy())[0])),
+            column="sheet",
+        ) from None
 
 
 def _check_sheet_draws(rows: pd.DataFrame, which: str, source, *, budget: bool = True) -> None:
@@ -484,8 +592,15 @@ def _check_sheet_draws(rows: pd.DataFrame, which: str, source, *, budget: bool =
     count = np.array([len(p) for p in places])
     wrong = (count != draws.to_numpy()) | (count == 0)
     flat = sorted(p for mine in places for p in mine)
+    if not wrong.any() and flat != list(range(total)):  # the row of a place twice, or too far
+        seen: set[int] = set()
+        for k, mine in enumerate(places):
+            if any(p in seen or p >= total for p in mine):
+                wrong[k] = True
+                break
+            seen.update(mine)
     if wrong.any() or flat != list(range(total)):
-        row = int(rows.index[np.flatnonzero(wrong)[0]]) + 1 if wrong.any() else None
+        row = _file_row(rows, int(np.flatnonzero(wrong)[0])) if wrong.any() else None
         raise InputError(
             f"{which}: draw_order must give each of its {total} draws one place, 0 to "
             f"{total - 1}, as many on a row as its draws (as werest sample writes it)",
@@ -493,6 +608,40 @@ def _check_sheet_draws(rows: pd.DataFrame, which: str, source, *, budget: bool =
             row=row,
             column="draw_order",
         )
+
+
+def _check_row_draws(rows: pd.DataFrame, which: str, source, budget: int | None) -> None:
+    """A row whose ``draws`` differs from the number of its ``draw_order`` places, named
+    with the column that changed: ``draws`` where the places are still each draw's once
+    and add up to the budget, ``draw_order`` otherwise."""
+    if "draw_order" not in rows or (rows["draw_order"] == "").all():
+        return
+    draws = rows["draws"].fillna(1).round().astype(int)
+    places = [draw_places(cell) for cell in rows["draw_order"]]
+    count = np.array([len(p) for p in places])
+    wrong = (count != draws.to_numpy()) & (count > 0)
+    if not wrong.any():
+        return
+    k = int(np.flatnonzero(wrong)[0])
+    flat = sorted(p for mine in places for p in mine)
+    intact = flat == list(range(len(flat))) and (budget is None or len(flat) == budget)
+    column = "draws" if intact and int(draws.sum()) != len(flat) else "draw_order"
+    raise InputError(
+        f"{which}: draws is {draws.iat[k]} and draw_order records {count[k]} "
+        f"(places {rows['draw_order'].iat[k]}): one of them was changed; restore it as "
+        "werest sample wrote it",
+        path=source,
+        row=_file_row(rows, k),
+        column=column,
+    )
+
+
+def _file_row(rows: pd.DataFrame, position: int) -> int:
+    """The file's row number of ``rows``' row at ``position`` (``sheet_row`` where the rows
+    carry it, else its place in the file's order)."""
+    if "sheet_row" in rows and pd.notna(rows["sheet_row"].iat[position]):
+        return int(rows["sheet_row"].iat[position])
+    return int(rows.index[position]) + 1
 
 
 def _one_number(rows: pd.DataFrame, column: str) -> int | None:

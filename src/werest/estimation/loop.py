@@ -257,8 +257,9 @@ class LabelRound:
         )
         rows = rows.merge(utterance_list(self.table), on=UTTERANCE, how="left").assign(
             strategy="winner",
-            inclusion_probability=lambda r: (
-                1 - (1 - r["selection_probability"]) ** r["draws"].sum()
+            inclusion_probability=lambda r: (  # each dataset's draws: its budget
+                1
+                - (1 - r["selection_probability"]) ** r.groupby("dataset")["draws"].transform("sum")
             ),
         )
         return as_sheet(rows, budget, number), decisions

@@ -48,7 +48,9 @@ EXAMPLES: dict[str, list[str]] = {
     "demo": ["werest demo output_dir=outputs/demo"],
     "segmentation": ["werest segmentation reference=ref.TextGrid hypothesis=hyp.TextGrid"],
     "sample": [
-        "werest sample input=my_transcripts.parquet budget=50 out=to_label.csv",
+        "werest sample input=t.parquet budget=20 strategy=winner out=s0.csv   # round 1",
+        "werest estimate input=t.parquet labels=s0.csv output_dir=est   # once s0 is filled",
+        "werest sample input=t.parquet budget=20 strategy=winner labels=[s0.csv] out=s1.csv",
         "werest sample input=t.parquet budget=100 strategy=active uniform_share=0.3 out=s.csv",
     ],
 }

@@ -47,7 +47,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "embed": ("embed", "Add SONAR similarity or Whisper likelihood features."),
     "transcribe": ("transcribe", "Run an ASR system over audio; add its hypotheses and RTFx."),
     "estimate": ("estimate", "Estimate WER of target systems without references."),
-    "sample": ("sample", "Choose utterances to transcribe for a few-label estimate."),
+    "sample": ("sample", "The label loop's next sheet: utterances to transcribe."),
     "leaderboard": ("leaderboard", "Rank systems by label-free WER; CIs, tests, fairness."),
     "train": ("train", "Fit the aWER regressor and write the model with its card."),
     "convert-model": ("convert_model", "Convert an old pickle model you trust to skops."),

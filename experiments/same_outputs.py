@@ -97,8 +97,10 @@ def loop(table: Path, out: Path) -> None:
         sheet = out / f"winner{number}.csv"
         labels = [f"labels=[{','.join(sheets)}]"] if sheets else []
         run(["sample", f"input={table}", "budget=15", "strategy=winner", f"out={sheet}", *labels])
+        if not sheet.exists():  # every dataset answered: sample writes nothing (issue 49)
+            break
         rows = pd.read_csv(sheet, dtype=str, keep_default_na=False)
-        if rows.empty:  # every dataset answered: nothing more to label
+        if rows.empty:  # every dataset answered: before issue 49, an empty sheet
             sheet.unlink()
             break
         keys = pd.MultiIndex.from_frame(rows[["dataset", "utt_id"]])

@@ -254,30 +254,64 @@ def leaderboard(
     n_resamples: int = 1000,
     seed: int = 0,
     n_jobs: int = 1,
+    labels=None,
+    few_labels=None,
+    winner=None,
+    cache_dir: str | Path | None = None,
 ):
     """Every system ranked by label-free WER, as ``werest leaderboard`` (no files written:
-    :func:`write_leaderboard` writes them).
+    :func:`write_leaderboard` writes them); with ``labels``, as ``werest leaderboard
+    labels=…``: the labelled estimates and which system is best.
 
-    Returns a :class:`werest.ranking.leaderboard.Leaderboard`: ``.board`` (one row per system),
+    Returns a :class:`werest.ranking.board.Leaderboard`: ``.board`` (one row per system),
     ``.datasets``, ``.pairs`` (paired tests of neighbours) and, with ``fairness`` and
     demographic columns, ``.fairness``. ``fairness=True`` audits as ``werest leaderboard``
     does by default; a :class:`werest.evaluation.fairness.FairnessSettings` chooses the
     categories, the model (``glmm``) and the rest, as the command's ``fairness.*`` settings do.
+
+    ``labels``: the sheets labelled so far, as :func:`estimate` takes them (a DataFrame or
+    file, a list of them, or ``"input"``). The labelled datasets' estimates, the ranking and
+    the neighbours' verdicts become prediction-powered (``few_labels``: a
+    :class:`werest.estimation.labels.LabelSettings`), and the result carries the decision:
+    ``.decisions`` (``winner.json``'s entries, the ones :func:`decide` and ``werest estimate
+    labels=`` give for the same sheets: ``status``, ``winner`` or ``leader``,
+    ``regret_bound``, ``may_be_best``, ``labels_used``...), ``.rounds`` (the decision after
+    each sheet, one row per dataset and sheet: :func:`werest.estimation.rounds.label_rounds`)
+    and ``.label_notes``. ``winner``: a :class:`werest.estimation.decision.WinnerSettings`;
+    ``cache_dir``: where the zero-label estimate and the contests are kept between rounds.
+    Without ``labels`` these fields are None.
     """
+    from werest.estimation.estimate import input_features
     from werest.evaluation.fairness import FairnessSettings
     from werest.partition.leaderboard import LeaderboardOptions, build
     from werest.stats import Bootstrap
 
     if isinstance(fairness, bool):
         fairness = FairnessSettings() if fairness else None
+    boot = Bootstrap(n_resamples=n_resamples, seed=seed)
     options = LeaderboardOptions(
-        bootstrap=Bootstrap(n_resamples=n_resamples, seed=seed),
+        bootstrap=boot,
         fairness=fairness,
         ranking=ranking,
         system_order=system_order,
         n_jobs=n_jobs,
     )
-    return build(as_table(table), Models(model if model is not None else load_model()), options)
+    models = Models(model if model is not None else load_model())
+    frame = as_table(table, numeric=input_features(models))
+    if labels is None:
+        return build(frame, models, options)
+    from werest.estimation.labels import LabelSettings, check_bootstrap_memory
+    from werest.ranking.leaderboard_decision import decide_board
+    from werest.ranking.leaderboard_labels import label_leaderboard
+
+    loop = _round(frame, models, table, winner=winner, cache_dir=cache_dir, n_jobs=n_jobs)
+    loop.read(labels)  # checked before the run
+    settings = few_labels or LabelSettings()
+    check_bootstrap_memory(loop.labels, frame, settings)
+    result = build(frame, models, options)
+    label_leaderboard(result, frame, loop.labels, models.normaliser, settings, boot)
+    decide_board(result, loop)
+    return result
 
 
 def write_leaderboard(

@@ -1001,16 +1001,19 @@ class LeaderboardSettings:
         library=LEADERBOARD_OPTIONS,
     )
     trust_model: bool = trust_model_setting()
-    labels: Path | None = setting(
+    labels: Names | None = setting(
         None,
         (
-            "a few references (docs/few_labels.md): the filled sheet of werest sample, any table "
-            "with dataset, utt_id, reference, or `input` (the input's own references where only "
-            "some rows have one); labelled datasets' estimates, the ranking and the neighbours' "
-            "verdicts become prediction-powered"
+            "a few references (docs/few_labels.md): the filled sheet of werest sample, several "
+            "([s0.csv,s1.csv]), any table with dataset, utt_id, reference, or `input` (the "
+            "input's own references where only some rows have one); labelled datasets' "
+            "estimates, the ranking and the neighbours' verdicts become prediction-powered, and "
+            "the decision of winner.json leads (docs/winner.md)"
         ),
     )
     few_labels: FewLabels = few_labels_block()
+    winner: Winner = winner_block()
+    cache_dir: Path | None = estimate_cache_setting()
     chunk_utterances: int = chunk_utterances_setting(LEADERBOARD_OPTIONS)
     n_jobs: int = n_jobs_setting()
     fairness: Fairness = block(Fairness)

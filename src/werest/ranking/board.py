@@ -30,3 +30,11 @@ class Leaderboard:
     utterances: pd.DataFrame | None = None
     #: the guards' warnings (:mod:`werest.estimation.guards`), as in werest estimate
     warnings: list[dict] = field(default_factory=list)
+    #: with ``labels=``: which system is best per dataset, ``winner.json``'s entries (as
+    #: ``werest estimate labels=`` writes them: :meth:`werest.estimation.loop.LabelRound.decide`)
+    decisions: list[dict] | None = None
+    #: with ``labels=``: the decision after each sheet, one row per (dataset, round)
+    #: (:func:`werest.estimation.rounds.label_rounds`)
+    rounds: pd.DataFrame | None = None
+    #: what reading the sheets noticed (a sheet given twice...), said under the decision
+    label_notes: list[str] = field(default_factory=list)

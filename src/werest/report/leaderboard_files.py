@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from werest import logs
-from werest.io import atomic_path
+from werest.io import atomic_path, write_json
 from werest.ranking.board import Leaderboard
 from werest.report.leaderboard_report import markdown_report, plot_board
 from werest.report.page.document import write_page
@@ -23,12 +23,15 @@ LEADERBOARD_FILES = (
     "descriptive.csv",
     "fairness_*.csv",
     "lid_*.csv",
+    "winner.json",
+    "winner_rounds.csv",
 )
 
 
 def write_leaderboard(result: Leaderboard, output_dir: Path, context: dict | None = None) -> None:
     """Every CSV, the Markdown report, the chart and the web page of ``result`` in
-    ``output_dir``, each written atomically. ``context`` (bootstrap and fairness settings,
+    ``output_dir``, each written atomically; with the decision (``labels=``), ``winner.json``
+    and ``winner_rounds.csv``. ``context`` (bootstrap and fairness settings,
     ``title``) fills the page's metrics tab."""
     with logs.stage("write"):
         _write(result, Path(output_dir), context)
@@ -49,10 +52,14 @@ def _write(result: Leaderboard, output_dir: Path, context: dict | None) -> None:
             "lid_thresholds.csv": result.lid.thresholds,
             "lid_confidence.csv": result.lid.confidence,
         }
+    if result.rounds is not None:  # labels=: the decision after each sheet
+        frames["winner_rounds.csv"] = result.rounds
     output_dir.mkdir(parents=True, exist_ok=True)
     for name, frame in frames.items():
         with atomic_path(output_dir / name) as tmp:
             frame.to_csv(tmp, index=False)
+    if result.decisions is not None:  # as werest estimate labels= writes it
+        write_json(result.decisions, output_dir / "winner.json")
     with atomic_path(output_dir / "leaderboard.md") as tmp:
         tmp.write_text(markdown_report(result), encoding="utf-8")
     plot_board(result.board, output_dir / "leaderboard.png")

@@ -16,6 +16,7 @@ from werest.estimation.guards import format_warnings
 from werest.formatting import markdown_table, number, p_value, percent, percent_interval, plural
 from werest.io import save_figure
 from werest.ranking.board import Leaderboard
+from werest.report.leaderboard_decision import decision_markdown
 
 
 def board_view(board: pd.DataFrame) -> pd.DataFrame:
@@ -158,11 +159,12 @@ CONTENDERS_HEAD = (
 
 
 def format_board(result: Leaderboard) -> str:
-    """The printed summary: the contenders, ranking, agreement, neighbour tests, fairness."""
+    """The printed summary: the contenders, ranking, agreement, neighbour tests, fairness
+    (with ``labels=``, the command prints the decision above it, instead of the contenders)."""
+    contenders = (f"  {line}" for line in contender_lines(result.datasets))
+    lead = [] if result.decisions else [CONTENDERS_HEAD, *contenders, ""]
     parts = [
-        CONTENDERS_HEAD,
-        *(f"  {line}" for line in contender_lines(result.datasets)),
-        "",
+        *lead,
         board_view(result.board).to_string(index=False),
         "",
         agreement_line(result.agreement),
@@ -184,21 +186,25 @@ def format_board(result: Leaderboard) -> str:
 
 def markdown_report(result: Leaderboard) -> str:
     """leaderboard.md: every table of the run."""
-    lines = [
-        "# Leaderboard",
-        "",
-        "Ranked by the macro average over datasets of the corpus WER estimate Σ(pred·n̂)/Σn̂ "
-        "(prediction-powered where `method` says ppi). The 95 % interval includes the "
-        "model's own error on new domains (or is the labels' interval); the sampling CI is a "
-        "percentile bootstrap over utterances: sampling noise only.",
-        "",
+    contenders = [
         "## Which system is best",
         "",
         CONTENDERS_HEAD,
         "",
         *(f"- {line}" for line in contender_lines(result.datasets)),
         "",
+    ]
+    lines = [
+        "# Leaderboard",
+        "",
+        # labels=: the decision leads (werest.report.leaderboard_decision)
+        *(decision_markdown(result.decisions, result.rounds, result.label_notes) or contenders),
         "## Ranking",
+        "",
+        "Ranked by the macro average over datasets of the corpus WER estimate Σ(pred·n̂)/Σn̂ "
+        "(prediction-powered where `method` says ppi). The 95 % interval includes the "
+        "model's own error on new domains (or is the labels' interval); the sampling CI is a "
+        "percentile bootstrap over utterances: sampling noise only.",
         "",
         markdown_table(board_view(result.board)),
         "",

@@ -2,7 +2,9 @@
 
 One orchestrator (:func:`werest.partition.leaderboard.leaderboard_input`) builds it in memory
 (the table as its one partition) or, for large inputs or a named Dask cluster, partition by
-partition: the same tables either way.
+partition: the same tables either way. With ``labels=`` (one sheet or the list of them), the
+labelled estimates and, first, the decision (:class:`werest.estimation.loop.LabelRound`: the
+``winner.json`` ``werest estimate`` writes for the same sheets, round by round).
 """
 
 from __future__ import annotations
@@ -18,19 +20,23 @@ from werest.cli.commands._common import (
 )
 from werest.cli.schema import LeaderboardSettings
 from werest.errors import ConfigError
+from werest.estimation.decision import WinnerSettings
 from werest.estimation.estimate import input_features
 from werest.estimation.guards import format_warnings
-from werest.estimation.labels import LabelSettings, check_bootstrap_memory, read_labels
+from werest.estimation.labels import LabelSettings, check_bootstrap_memory, with_label_notes
+from werest.estimation.loop import LabelRound
 from werest.evaluation.fairness import FairnessSettings
 from werest.io import check_output, staged_output
 from werest.model.files import load_models
 from werest.partition.leaderboard import LeaderboardOptions, leaderboard_input
 from werest.ranking.leaderboard import Leaderboard, select_datasets
+from werest.ranking.leaderboard_decision import decide_board
 from werest.ranking.leaderboard_labels import label_leaderboard
+from werest.report.decision_text import format_winner
 from werest.report.leaderboard_files import LEADERBOARD_FILES, write_leaderboard
 from werest.report.leaderboard_report import format_board
 from werest.stats import Bootstrap
-from werest.text import requested_normaliser
+from werest.text import NormalisationCache, cached_normalisation, requested_normaliser
 
 #: What a run may write in ``output_dir`` (an earlier run's, replaced whole: an earlier run
 #: with fairness or LID tables leaves none of them behind)
@@ -62,17 +68,29 @@ def run(settings: LeaderboardSettings) -> Leaderboard:
         chunk_utterances=settings.chunk_utterances,
         n_jobs=settings.n_jobs,
     )
+    loop = None
     if settings.labels:  # checked before the run
-        table = select_datasets(source, options.datasets, options.exclude_datasets)
-        labels = read_labels(settings.labels, table, settings.input)
+        loop = LabelRound(
+            select_datasets(source, options.datasets, options.exclude_datasets),
+            models,
+            winner=build(settings.winner, WinnerSettings),
+            cache_dir=settings.cache_dir,
+            n_jobs=settings.n_jobs,
+            source=settings.input,
+        )
+        loop.read(settings.labels)
         label_settings = build(settings.few_labels, LabelSettings)
-        check_bootstrap_memory(labels, table, label_settings)
+        check_bootstrap_memory(loop.labels, loop.table, label_settings)
     with partitioning(settings) as parts:
         name = str(settings.input)
         run = leaderboard_input(source, models, settings.output_dir, options, parts, name=name)
         result = run.leaderboard
-    if settings.labels:
-        label_leaderboard(result, table, labels, models.normaliser, label_settings, boot)
+    if loop is not None:  # each distinct hypothesis normalised once for the labels' work
+        with cached_normalisation(NormalisationCache()):
+            label_leaderboard(
+                result, loop.table, loop.labels, models.normaliser, label_settings, boot
+            )
+            decide_board(result, loop)
     context = {
         "n_resamples": boot.n_resamples,
         "confidence": boot.confidence,
@@ -83,6 +101,10 @@ def run(settings: LeaderboardSettings) -> Leaderboard:
         write_leaderboard(result, staged, context)
         save_config(settings, staged / "config.yaml")
     print_blocks(
-        format_board(result), format_warnings(result.warnings) if result.warnings else None
+        with_label_notes(format_winner(result.decisions), result.label_notes)
+        if result.decisions
+        else None,
+        format_board(result),
+        format_warnings(result.warnings) if result.warnings else None,
     )
     return result

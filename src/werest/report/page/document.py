@@ -19,6 +19,7 @@ from werest.report.leaderboard_report import (
 from werest.report.page.assets import SCRIPT, STYLE
 from werest.report.page.board import has_timings
 from werest.report.page.datasets import datasets_tab
+from werest.report.page.decision import decision_lead, decision_tab
 from werest.report.page.fairness import fairness_tab
 from werest.report.page.header import contenders, subtitle
 from werest.report.page.latency import latency_tab
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
 #: Every tab, in the order shown; a tab is on the page only when it has something to show.
 TABS = [
+    ("tab-decision", "Which system is best"),
     ("tab-ranking", "Ranking"),
     ("tab-datasets", "Datasets"),
     ("tab-pairs", "Paired tests"),
@@ -49,6 +51,10 @@ def tabs(result: Leaderboard) -> tuple[list[tuple[str, str]], list[str]]:
     shown, hidden = [], []
     fairness = "summary" in result.fairness and not result.fairness["summary"].empty
     reasons = {
+        "tab-decision": None
+        if result.decisions
+        else "no labels= (the header's contenders are the zero-label shortlist; werest sample "
+        "strategy=winner draws the sheets that decide)",
         "tab-pairs": None if not result.pairs.empty else "fewer than two systems to pair",
         "tab-fairness": None
         if fairness
@@ -74,6 +80,7 @@ def render(result: Leaderboard, context: Mapping[str, object] | None = None) -> 
     alpha = float(context.get("alpha", 0.05))
     shown, hidden = tabs(result)
     builders = {
+        "tab-decision": lambda: decision_tab(result),
         "tab-ranking": lambda: ranking_tab(
             result, agreement_line(result.agreement) if result.agreement else None
         ),
@@ -84,6 +91,11 @@ def render(result: Leaderboard, context: Mapping[str, object] | None = None) -> 
         "tab-lid": lambda: lid_tab(result),
         "tab-metrics": lambda: metrics_tab(context),
     }
+    lead = (  # labels=: the decision leads, above every tab
+        decision_lead(result)
+        if result.decisions
+        else contenders(CONTENDERS_HEAD, contender_lines(result.datasets))
+    )
     nav = "".join(f'<button data-tab="{tab}">{html.escape(label)}</button>' for tab, label in shown)
     sections = "".join(
         f'<section class="tab" id="{tab}"><h2>{html.escape(label)}</h2>{builders[tab]()}</section>'
@@ -97,7 +109,7 @@ def render(result: Leaderboard, context: Mapping[str, object] | None = None) -> 
         f"<title>{title}</title><style>{STYLE}</style>"
         f'<script type="text/javascript">{plotly_js()}</script></head><body>'
         f"<header><h1>{title}</h1><p>{html.escape(subtitle(result))}</p>"
-        f"{contenders(CONTENDERS_HEAD, contender_lines(result.datasets))}</header>"
+        f"{lead}</header>"
         f"<nav>{nav}</nav>"
         '<noscript><p class="note" style="padding:0 24px">JavaScript is off: every tab is '
         "shown below one after the other; the charts need JavaScript, every number is also in "

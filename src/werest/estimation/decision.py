@@ -17,6 +17,7 @@ from werest.estimation.sequences import (
     betting_lower_bounds,
     eb_lower_bounds,
 )
+from werest.estimation.status import DECIDED, GOOD, UNDECIDED
 
 #: The decision's error level: at most this share of stops name a system more than the
 #: margin worse than the true best.
@@ -29,10 +30,6 @@ MARGIN = 1.0
 
 
 RELATIVE_MARGIN = 0.05
-
-
-#: The statuses of a dataset's decision.
-DECIDED, GOOD, UNDECIDED = "decided", "good", "undecided"
 
 
 #: how :func:`pair_bounds` bounds (``winner.bounds``): ``betting`` (the default: valid at

@@ -144,9 +144,9 @@ def recorded_draws(
 ) -> np.ndarray:
     """One sheet's draws of one dataset (``position``: each row's utterance in the contest)
     in the order they were made: each row's recorded ``draw_order`` places
-    (:func:`werest.estimation.labels.draw_places`; ``werest sample`` writes them), else, on a
+    (:func:`werest.estimation.sheets.draw_places`; ``werest sample`` writes them), else, on a
     sheet that records none, :func:`draw_order` of the rows as listed."""
-    from werest.estimation.labels import draw_places
+    from werest.estimation.sheets import draw_places
 
     draws = sheet["draws"].fillna(1).round().astype(int).to_numpy()
     cells = sheet["draw_order"] if "draw_order" in sheet else pd.Series("", index=sheet.index)

@@ -47,6 +47,7 @@ from werest.estimation.sheets import (
     as_numbers,
     check_sheet_design,
     check_sheet_probabilities,
+    draw_places,
     read_sheet_file,
 )
 from werest.features.agreement import STATUS_OK
@@ -479,24 +480,6 @@ def distinct_labels(labels: pd.DataFrame) -> pd.DataFrame:
 def _row(mask) -> int:
     """The row number (1 = the first row after the header) of the first True of ``mask``."""
     return int(np.flatnonzero(np.asarray(mask))[0]) + 1
-
-
-def draw_places(cell) -> list[int]:
-    """A ``draw_order`` cell's places, the 0-based indices of a row's draws in the order its
-    sheet's draws were made (``3`` or ``3|7``); [] for an empty cell. ValueError: not
-    whole numbers ≥ 0."""
-    from werest.estimation.sampling import ORDER_SEPARATOR
-
-    text = "" if cell is None or (isinstance(cell, float) and np.isnan(cell)) else str(cell)
-    if not text.strip():
-        return []
-    places = []
-    for part in text.split(ORDER_SEPARATOR):
-        number = float(part.strip())  # 3.0: a spreadsheet's number
-        if not number.is_integer() or number < 0:
-            raise ValueError(part)
-        places.append(int(number))
-    return places
 
 
 def _read_recorded_order(labels: pd.DataFrame, source) -> None:

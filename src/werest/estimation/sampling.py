@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from werest.errors import ConfigError, InputError
+from werest.estimation.sheets import ORDER_SEPARATOR, SHEET_COLUMNS
 from werest.features.agreement import STATUS_OK
 from werest.ingest.table import UTTERANCE
 
@@ -48,27 +49,6 @@ STRATEGIES: tuple[str, ...] = ("random", "stratified", "active")
 #: added to each predicted WER in :func:`labelling_scores`, so an utterance predicted right by
 #: every system keeps a score of its length: the model may be wrong about it too
 ACTIVE_FLOOR = 0.1
-
-#: the labelling sheet's columns, in order
-SHEET_COLUMNS: list[str] = [
-    *UTTERANCE,
-    "audio",
-    "duration",
-    "reference",
-    "strategy",
-    "draws",
-    "expected_draws",
-    "inclusion_probability",
-    "selection_probability",
-    "n_utterances",
-    "budget",
-    "stratum",
-    "uniform_share",
-    "leader",
-    "rivals",
-    "sheet",
-    "draw_order",
-]
 
 
 # --------------------------------------------------------------------------- utterances, scores
@@ -321,10 +301,6 @@ def next_sheet(labels: pd.DataFrame | None) -> int:
     (:func:`werest.estimation.labels.read_labels`: the number each sheet records, or a sheet
     without one its place in the list)."""
     return 0 if labels is None else int(labels["sheet"].max()) + 1
-
-
-#: joins the indices of an utterance's draws in a sheet's ``draw_order`` column
-ORDER_SEPARATOR = "|"
 
 
 def recorded_order(drawn: np.ndarray, n_utterances: int) -> np.ndarray:

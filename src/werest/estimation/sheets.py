@@ -34,7 +34,8 @@ import pandas as pd
 from werest import logs
 from werest.errors import InputError
 from werest.ingest.table import (
-    _check_readable,
+    UTTERANCE,
+    check_readable,
     decode_utf8,
     parse_csv,
     read_table,
@@ -53,6 +54,30 @@ SEPARATORS = (",", ";", "\t")
 #: tolerance: a spreadsheet that shows (and saves) 0.000123456789 as 1.23457E-04, or with 4
 #: significant digits, still matches; the design of another input does not
 DESIGN_RTOL = 1e-3
+
+#: the labelling sheet's columns, in order
+SHEET_COLUMNS: list[str] = [
+    *UTTERANCE,
+    "audio",
+    "duration",
+    "reference",
+    "strategy",
+    "draws",
+    "expected_draws",
+    "inclusion_probability",
+    "selection_probability",
+    "n_utterances",
+    "budget",
+    "stratum",
+    "uniform_share",
+    "leader",
+    "rivals",
+    "sheet",
+    "draw_order",
+]
+
+#: joins the indices of an utterance's draws in a sheet's ``draw_order`` column
+ORDER_SEPARATOR = "|"
 #: the design's fractional columns: the ones a spreadsheet rounds, or writes with a comma
 FRACTIONS = ("expected_draws", "inclusion_probability", "selection_probability", "uniform_share")
 
@@ -80,7 +105,7 @@ def read_sheet_file(path: str | Path, required: tuple[str, ...]) -> pd.DataFrame
         )
     if suffix not in TEXT_SUFFIXES and suffix not in WORKBOOK_SUFFIXES:
         return read_table(path, required=required)
-    _check_readable(path)
+    check_readable(path)
     with logs.stage(f"read ({path.name})"):
         if suffix in WORKBOOK_SUFFIXES:
             frame = _read_workbook(path)
@@ -172,8 +197,6 @@ def without_trailing_empty_rows(frame: pd.DataFrame) -> pd.DataFrame:
 def check_header(frame: pd.DataFrame, path: Path, required: tuple[str, ...]) -> None:
     """InputError naming the file and the column when the header lacks a required column;
     where one column of the header is not a sheet's (a renamed one), it is named too."""
-    from werest.estimation.sampling import SHEET_COLUMNS
-
     columns = [str(c).strip() for c in frame.columns]
     missing = [c for c in required if c not in columns]
     if not missing:
@@ -353,3 +376,19 @@ def check_winner_design(
         column="selection_probability",
         **where(sheet, k),
     )
+
+
+def draw_places(cell) -> list[int]:
+    """A ``draw_order`` cell's places, the 0-based indices of a row's draws in the order its
+    sheet's draws were made (``3`` or ``3|7``); [] for an empty cell. ValueError: not
+    whole numbers ≥ 0."""
+    text = "" if cell is None or (isinstance(cell, float) and np.isnan(cell)) else str(cell)
+    if not text.strip():
+        return []
+    places = []
+    for part in text.split(ORDER_SEPARATOR):
+        number = float(part.strip())  # 3.0: a spreadsheet's number
+        if not number.is_integer() or number < 0:
+            raise ValueError(part)
+        places.append(int(number))
+    return places

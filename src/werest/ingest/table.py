@@ -133,7 +133,7 @@ def read_table(
     """
     path = Path(path)
     fmt = table_format(path)
-    _check_readable(path)
+    check_readable(path)
     with logs.stage(f"read ({path.name})"):
         return _read_checked(path, fmt, required, numeric, warn)
 
@@ -157,7 +157,7 @@ def _read_checked(
     return resolve_audio(table, path.parent)
 
 
-def _check_readable(path: Path) -> None:
+def check_readable(path: Path) -> None:
     if not path.exists():
         raise InputError("no such file", path=path)
     if path.is_dir():
@@ -309,7 +309,7 @@ def read_raw_csv(path: str | Path, sep: str = ",") -> pd.DataFrame:
     """Any UTF-8 CSV file (not only a transcripts table) as strings, checked for readability;
     a one-column header that another delimiter would split is refused as such."""
     path = Path(path)
-    _check_readable(path)
+    check_readable(path)
     text = decode_utf8(path)
     if not text.strip():
         raise InputError("the file is empty", path=path)

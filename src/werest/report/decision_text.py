@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from werest.estimation.decision import DECIDED, GOOD, UNDECIDED
 from werest.estimation.labels import with_label_notes  # noqa: F401 (the notes under it)
+from werest.estimation.status import DECIDED, GOOD, UNDECIDED
 
 
 def format_winner(entries: list[dict]) -> str:

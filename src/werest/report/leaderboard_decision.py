@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from werest.estimation.decision import DECIDED, GOOD
+from werest.estimation.status import DECIDED, GOOD
 from werest.formatting import markdown_table, missing, number, plural
 
 #: what the decision is, for a reader (above its lines)

@@ -134,15 +134,25 @@ def fingerprints(folder: Path) -> dict[str, str]:
     }
 
 
-def compare(before: Path, after: Path) -> int:
+def compare(before: Path, after: Path, write: Path | None = None) -> int:
+    """Print the files whose bytes differ (and, with ``write``, keep the lines there)."""
     old = json.loads(before.read_text(encoding="utf-8"))
     new = json.loads(after.read_text(encoding="utf-8"))
     names = old.keys() | new.keys()
     differ = sorted(k for k in names if old.get(k) != new.get(k))
+    lines = []
     for name in differ:
         state = "missing before" if name not in old else "missing after" if name not in new else ""
-        print(f"differs: {name} {state}".rstrip())
-    print(f"{len(names) - len(differ)} of {len(names)} files identical")
+        lines.append(f"differs: {name} {state}".rstrip())
+    lines.append(f"{len(names) - len(differ)} of {len(names)} files identical")
+    print("\n".join(lines))
+    if write is not None:
+        write.write_text(
+            f"python experiments/same_outputs.py --compare {before.name} {after.name}\n\n"
+            + "\n".join(lines)
+            + "\n",
+            encoding="utf-8",
+        )
     return 1 if differ else 0
 
 
@@ -151,12 +161,14 @@ def main() -> None:
     parser.add_argument("--out", help="write the fingerprints here (JSON)")
     parser.add_argument("--work", default=str(REPO / "outputs" / "same_outputs"))
     parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"))
+    parser.add_argument("--write", help="with --compare: keep its lines in this file")
     parser.add_argument("--repo", type=Path, default=REPO, help="the checkout whose src runs")
     options = parser.parse_args()
     global SOURCE
     SOURCE = options.repo.resolve() / "src"
     if options.compare:
-        raise SystemExit(compare(*map(Path, options.compare)))
+        write = Path(options.write) if options.write else None
+        raise SystemExit(compare(*map(Path, options.compare), write))
     work = Path(options.work)
     work.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(work / "runs", ignore_errors=True)  # an earlier run's outputs: not rewritten

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from werest import logs
+from werest.columns import KEY
 from werest.estimation.labels import LabelSettings, prediction_rows
 from werest.estimation.ppi import (
     METHODS,
@@ -43,7 +44,6 @@ from werest.estimation.sampling import (
 )
 from werest.evaluation.lodo import cross_conformal
 from werest.features.agreement import STATUS_OK
-from werest.ingest.table import KEY
 from werest.model.intervals import ConformalInterval
 
 log = logging.getLogger(__name__)

@@ -30,6 +30,7 @@ import pandas as pd
 from scipy import stats
 
 from werest import logs
+from werest.columns import KEY
 from werest.errors import ConfigError
 from werest.estimation.estimate import (
     STATUS_OK,
@@ -41,7 +42,6 @@ from werest.estimation.estimate import (
 from werest.features.agreement import PANEL_SIZE, pairwise_agreement
 from werest.features.inputs import build_features
 from werest.features.proxy import Ranking, choose_proxies, rank_on
-from werest.ingest.table import KEY
 from werest.model.files import Models
 from werest.model.intervals import (
     DEFAULT_INTERVAL,

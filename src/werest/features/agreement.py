@@ -34,8 +34,8 @@ import numpy as np
 import pandas as pd
 
 from werest.codes import row_codes
+from werest.columns import KEY, UTTERANCE
 from werest.features.hallucination import HALLUCINATION_FEATURES, pair_signals
-from werest.ingest.table import KEY, UTTERANCE
 from werest.text import AUTO, Normaliser, coded_distances, count_errors, normalised_columns
 
 log = logging.getLogger(__name__)

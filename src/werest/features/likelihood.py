@@ -94,11 +94,11 @@ import pandas as pd
 
 from werest import logs
 from werest.build import instantiate_once, kept
+from werest.columns import KEY, UTTERANCE
 from werest.errors import ConfigError, InputError
 from werest.features.cache import EmbeddingCache, file_key, normalise_text
 from werest.features.inputs import join_input_features
 from werest.ingest.audio import AudioPolicy, load_audio
-from werest.ingest.table import KEY, UTTERANCE
 from werest.text import AUTO, count_errors, error_rate, normalise_many
 
 log = logging.getLogger(__name__)

@@ -24,13 +24,13 @@ import numpy as np
 import pandas as pd
 
 from werest.build import instantiate_once, kept
+from werest.columns import KEY
 from werest.errors import ConfigError, InputError
 from werest.features.cache import EmbeddingCache, normalise_text
 from werest.features.embedder import Embedder, cosine
 from werest.features.embedding import embed_audio_files, embed_texts
 from werest.features.sonar import SonarEmbedder
 from werest.ingest.audio import AudioPolicy, LoadedAudio
-from werest.ingest.table import KEY
 
 __all__ = ["SIMILARITY_COLUMNS", "SonarEmbedder", "add_similarity", "no_similarity"]
 # SonarEmbedder stays importable here: run configs saved before the split name it as

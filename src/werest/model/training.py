@@ -24,6 +24,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
+from werest.columns import KEY, UTTERANCE
 from werest.errors import ConfigError, InputError
 from werest.features.agreement import (
     STATUS_OK,
@@ -37,7 +38,7 @@ from werest.features.inputs import (
 )
 from werest.features.proxy import Ranking, choose_proxies, rank_on
 from werest.ingest.importers import OPTIONS, import_table
-from werest.ingest.table import KEY, UTTERANCE, read_table
+from werest.ingest.table import read_table
 from werest.model.files import TrainedModel, fingerprint
 from werest.model.intervals import DEFAULT_INTERVAL, ConformalInterval, calibration_from_cells
 from werest.text import AUTO, Normaliser

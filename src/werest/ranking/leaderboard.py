@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from werest import logs
+from werest.columns import KEY
 from werest.errors import ConfigError, InputError, unknown_name
 from werest.estimation.corpus import estimated_sample
 from werest.estimation.estimate import CHUNK_UTTERANCES, estimate_utterances
@@ -64,7 +65,6 @@ from werest.evaluation.fairness import (
 )
 from werest.features.agreement import STATUS_OK
 from werest.features.inputs import relative_to_proxy
-from werest.ingest.table import KEY
 from werest.model.files import Models
 from werest.model.intervals import calibrated_interval, pair_interval
 from werest.ranking.board import Leaderboard

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 from werest import logs
+from werest.columns import KEY, UTTERANCE
 from werest.errors import InputError
 from werest.formatting import percent, percent_interval, plural
-from werest.ingest.table import KEY, UTTERANCE
 from werest.stats import bootstrap_ci
 from werest.text import (
     AUTO,

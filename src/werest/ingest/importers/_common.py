@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from werest.columns import TEXT_COLUMNS
 from werest.errors import InputError
-from werest.ingest.table import TEXT_COLUMNS, decode_utf8
+from werest.ingest.reading import decode_utf8
 
 log = logging.getLogger("werest.ingest.importers")
 

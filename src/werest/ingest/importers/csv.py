@@ -28,7 +28,8 @@ import pandas as pd
 
 from werest.errors import ConfigError, InputError
 from werest.ingest.importers._common import claim_origin, require_path
-from werest.ingest.table import read_raw_csv, resolve_audio, validate_table
+from werest.ingest.reading import read_raw_csv
+from werest.ingest.table import resolve_audio, validate_table
 
 log = logging.getLogger("werest.ingest.importers.csv")
 

@@ -54,7 +54,8 @@ from werest.ingest.importers._common import (
     require_path,
     source_name,
 )
-from werest.ingest.table import decode_utf8, resolve_audio, validate_table
+from werest.ingest.reading import decode_utf8
+from werest.ingest.table import resolve_audio, validate_table
 
 log = logging.getLogger("werest.ingest.importers.hf")
 

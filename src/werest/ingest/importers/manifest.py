@@ -58,7 +58,8 @@ from werest.ingest.importers._common import (
     require_path,
     source_name,
 )
-from werest.ingest.table import decode_utf8, json_lines, resolve_audio, validate_table
+from werest.ingest.reading import decode_utf8, json_lines
+from werest.ingest.table import resolve_audio, validate_table
 
 log = logging.getLogger("werest.ingest.importers.manifest")
 

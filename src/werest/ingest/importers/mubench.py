@@ -42,7 +42,7 @@ import yaml
 
 from werest.errors import InputError
 from werest.ingest.importers._common import require_path
-from werest.ingest.table import decode_utf8
+from werest.ingest.reading import decode_utf8
 
 log = logging.getLogger("werest.ingest.importers.mubench")
 

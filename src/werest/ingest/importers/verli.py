@@ -58,7 +58,7 @@ import pandas as pd
 from werest.errors import ConfigError, InputError
 from werest.ingest.importers._common import require_path
 from werest.ingest.importers.dighr import utterance_id
-from werest.ingest.table import decode_utf8, read_raw_csv
+from werest.ingest.reading import decode_utf8, read_raw_csv
 
 log = logging.getLogger("werest.ingest.importers.verli")
 

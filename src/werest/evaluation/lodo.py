@@ -63,7 +63,7 @@ from werest.model.training import (
     prepare_training_rows,
     training_frame,
 )
-from werest.text import Normaliser
+from werest.text.normalise import Normaliser
 from werest.text.scoring import utterance_labels
 
 log = logging.getLogger(__name__)

@@ -39,7 +39,7 @@ from werest.features.agreement import (
     add_dataset_context,
     agreement_features,
 )
-from werest.text import Normaliser
+from werest.text.normalise import Normaliser
 
 VS_PROXY = "_vs_proxy"
 #: ``wl_attributed_<a>``: the agreement feature ``<a>`` times P(the row is the wrong side)

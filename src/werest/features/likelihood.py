@@ -99,7 +99,8 @@ from werest.errors import ConfigError, InputError
 from werest.features.cache import EmbeddingCache, file_key, normalise_text
 from werest.features.inputs import join_input_features
 from werest.ingest.audio import AudioPolicy, load_audio
-from werest.text import AUTO, count_errors, error_rate, normalise_many
+from werest.text.counting import count_errors, error_rate
+from werest.text.normalise import AUTO, normalise_many
 
 log = logging.getLogger(__name__)
 

@@ -42,7 +42,7 @@ import pandas as pd
 from werest.errors import ConfigError, WerestError
 from werest.features.proxy import Ranking
 from werest.io import atomic_path, json_default, shipped
-from werest.text import Normaliser
+from werest.text.normalise import Normaliser
 
 log = logging.getLogger(__name__)
 

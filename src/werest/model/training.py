@@ -41,7 +41,7 @@ from werest.ingest.importers import OPTIONS, import_table
 from werest.ingest.table import read_table
 from werest.model.files import TrainedModel, fingerprint
 from werest.model.intervals import DEFAULT_INTERVAL, ConformalInterval, calibration_from_cells
-from werest.text import AUTO, Normaliser
+from werest.text.normalise import AUTO, Normaliser
 from werest.text.scoring import utterance_labels
 
 log = logging.getLogger(__name__)

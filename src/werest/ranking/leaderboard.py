@@ -78,8 +78,8 @@ from werest.stats import (
     paired_bootstrap,
     rank_agreement,
 )
-from werest.text import Normaliser
 from werest.text.lid import CONFIDENCE, DETECTED, TRUE, has_lid, lid_report
+from werest.text.normalise import Normaliser
 from werest.text.scoring import utterance_order
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,7 @@ from werest.estimation.ppi import (
 from werest.ranking.leaderboard import Leaderboard, common_ground, estimated, neighbour_tests
 from werest.ranking.leaderboard import labelled as labelled_rows
 from werest.stats import Bootstrap, rank_agreement
-from werest.text import Normaliser
+from werest.text.normalise import Normaliser
 from werest.text.scoring import utterance_order
 
 

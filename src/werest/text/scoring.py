@@ -19,15 +19,8 @@ from werest.columns import KEY, UTTERANCE
 from werest.errors import InputError
 from werest.formatting import percent, percent_interval, plural
 from werest.stats import bootstrap_ci
-from werest.text import (
-    AUTO,
-    Normaliser,
-    corpus_rate,
-    count_errors,
-    error_rate,
-    normalised_columns,
-    scoring_unit,
-)
+from werest.text.counting import corpus_rate, count_errors, error_rate
+from werest.text.normalise import AUTO, Normaliser, normalised_columns, scoring_unit
 
 log = logging.getLogger(__name__)
 

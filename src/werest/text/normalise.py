@@ -90,6 +90,13 @@ def language_code(language: str | None) -> str | None:
     return _LANGUAGE_ALIASES.get(code, code)
 
 
+def normalise_text(text: str) -> str:
+    """The plain form of a text: Unicode NFC, whitespace collapsed. What an embedding is
+    computed and keyed for (:mod:`werest.features.cache`), and the form ``raw`` of the texts a
+    likelihood scorer scores (:func:`werest.features.scorer.format_text`); no normaliser."""
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
 @cache
 def get_normaliser(name: str = "whisper_english", language: str | None = None) -> TextRule:
     """The normaliser called ``name`` (see the module docstring), for ``language``.

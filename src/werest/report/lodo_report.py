@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from werest.evaluation.lodo import (
-    LodoResult,
+from werest.evaluation.lodo import LodoResult
+from werest.evaluation.lodo_summary import (
     bin_summary,
     cross_conformal_pairs,
     winner_overall,

@@ -222,16 +222,15 @@ def training_frame(
     others are ``all``).
     """
     from_input = require_inputs(input_features, table, "werest train")
-    if proxy_choice not in PROXY_CHOICES:
-        raise ConfigError(
-            f"proxies must be one of {', '.join(PROXY_CHOICES)}, got {proxy_choice!r}"
-        )
-    if proxy_choice == LABEL_FREE_PROXIES:
-        proxies = label_free_proxies(table, domains, normaliser=normaliser, pairs=pairs)
-        if targets is not None:
-            proxies = proxies[proxies["system"].isin(targets)]
-    else:
-        proxies = choose_proxies(table, ranking, targets=targets)
+    proxies = training_proxies(
+        table,
+        ranking,
+        proxy_choice,
+        targets=targets,
+        domains=domains,
+        normaliser=normaliser,
+        pairs=pairs,
+    )
     features = build_features(
         table,
         proxies,
@@ -252,6 +251,30 @@ def training_frame(
         several = frame[frame["n_others"] > 1]
         frame = pd.concat([frame, two_system_view(several).assign(view="pair")])
     return frame.reset_index(drop=True)
+
+
+def training_proxies(
+    table: pd.DataFrame,
+    ranking: Ranking,
+    proxy_choice: str,
+    *,
+    targets: list[str] | None,
+    domains: Mapping | None,
+    normaliser: Normaliser,
+    pairs: pd.DataFrame | None,
+) -> pd.DataFrame:
+    """The proxy of each row of ``targets`` (None: every system) as ``proxy_choice`` says
+    (:func:`training_frame`): the best other system of ``ranking``, or label-free."""
+    if proxy_choice not in PROXY_CHOICES:
+        raise ConfigError(
+            f"proxies must be one of {', '.join(PROXY_CHOICES)}, got {proxy_choice!r}"
+        )
+    if proxy_choice == LABEL_FREE_PROXIES:
+        proxies = label_free_proxies(table, domains, normaliser=normaliser, pairs=pairs)
+        if targets is not None:
+            proxies = proxies[proxies["system"].isin(targets)]
+        return proxies
+    return choose_proxies(table, ranking, targets=targets)
 
 
 def label_free_proxies(

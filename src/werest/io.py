@@ -45,6 +45,8 @@ __all__ = [
     "write_csv",
     "write_csvs",
     "write_json",
+    "write_report",
+    "write_text",
 ]
 
 
@@ -536,6 +538,12 @@ def write_json(value, path: Path) -> None:
         tmp.write_text(json.dumps(value, indent=2, default=json_default), encoding="utf-8")
 
 
+def write_text(text: str, path: Path) -> None:
+    """``text`` at ``path`` as UTF-8, atomically (a report, a page)."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
 def json_default(value):
     """``json.dumps(default=...)`` for numpy scalars and paths (cards, summaries)."""
     if hasattr(value, "item"):
@@ -569,3 +577,12 @@ def write_csvs(output_dir: str | Path, name: str, frames: dict) -> list[Path]:
             write_csv(frame, tmp)
         paths.append(path)
     return paths
+
+
+def write_report(output_dir: str | Path, name: str, frames: dict, markdown: str) -> list[Path]:
+    """An evaluation's report: each DataFrame of ``frames`` as ``<name>_<suffix>.csv``
+    (:func:`write_csvs`), then ``markdown`` as ``<name>.md``, in ``output_dir``; their paths."""
+    paths = write_csvs(output_dir, name, frames)
+    path = Path(output_dir) / f"{name}.md"
+    write_text(markdown, path)
+    return [*paths, path]

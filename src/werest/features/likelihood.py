@@ -105,7 +105,7 @@ from werest.features.scorer import (
     format_text,
 )
 from werest.features.whisper_likelihood import WhisperLikelihood, chunk_bounds, share_words
-from werest.ingest.audio import AudioPolicy, load_audio
+from werest.ingest.audio import AudioPolicy, load_audio, utterance_audio
 from werest.text.counting import count_errors, error_rate
 from werest.text.normalise import AUTO, normalise_many
 
@@ -164,21 +164,6 @@ def _rows(features: pd.DataFrame, transcripts: pd.DataFrame, text_column: str) -
     texts = transcripts[[*KEY, text_column]].drop_duplicates(KEY)
     texts = texts.rename(columns={text_column: "text"})
     return wanted.merge(texts, on=KEY, how="left", validate="one_to_one")
-
-
-def _languages(transcripts: pd.DataFrame, default_language: str | None) -> pd.DataFrame:
-    if "audio" not in transcripts.columns:
-        raise InputError("the transcripts table has no 'audio' column", column="audio")
-    columns = [*UTTERANCE, "audio"] + (["language"] if "language" in transcripts else [])
-    clips = transcripts[columns].dropna(subset=["audio"]).drop_duplicates(UTTERANCE).copy()
-    if "language" not in clips:
-        clips["language"] = default_language
-    elif default_language is not None:
-        clips["language"] = clips["language"].fillna(default_language)
-    if clips["language"].isna().any():
-        raise InputError("rows without a language and no default_language set", column="language")
-    clips["audio"] = clips["audio"].astype(str)
-    return clips
 
 
 #: one clip to score: its audio path, language and its rows' texts (in the scorer's form)
@@ -420,7 +405,7 @@ def add_likelihood(
     if text_column not in transcripts.columns:
         raise InputError("missing text column", column=text_column)
     pairs = _rows(features, transcripts, text_column)
-    pairs = pairs.merge(_languages(transcripts, default_language), on=UTTERANCE, how="left")
+    pairs = pairs.merge(utterance_audio(transcripts, default_language), on=UTTERANCE, how="left")
     scores = score_pairs(
         pairs, scorer, cache or EmbeddingCache(None), policy or AudioPolicy(), run_clips
     )

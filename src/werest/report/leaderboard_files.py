@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from werest import logs
-from werest.io import atomic_path
+from werest.io import atomic_path, write_text
 from werest.ranking.board import Leaderboard
 from werest.report.leaderboard_report import markdown_report, plot_board
 from werest.report.page.document import write_page
@@ -53,7 +53,6 @@ def _write(result: Leaderboard, output_dir: Path, context: dict | None) -> None:
     for name, frame in frames.items():
         with atomic_path(output_dir / name) as tmp:
             frame.to_csv(tmp, index=False)
-    with atomic_path(output_dir / "leaderboard.md") as tmp:
-        tmp.write_text(markdown_report(result), encoding="utf-8")
+    write_text(markdown_report(result), output_dir / "leaderboard.md")
     plot_board(result.board, output_dir / "leaderboard.png")
     write_page(result, output_dir / "leaderboard.html", context)

@@ -13,7 +13,7 @@ import pandas as pd
 
 from werest.evaluation.winner import CHECKPOINTS, WinnerExperiment, WinnerResult
 from werest.formatting import markdown_table
-from werest.io import atomic_path, write_csvs
+from werest.io import write_report
 
 log = logging.getLogger(__name__)
 
@@ -277,20 +277,12 @@ def write_winner_reports(
     result: WinnerResult, cfg: Mapping | None, output_dir: str | Path, *, name: str
 ) -> list[Path]:
     """Write the CSVs and the markdown report; return their paths."""
-    output_dir = Path(output_dir)
-    paths = write_csvs(
-        output_dir,
-        name,
-        {
-            "shortlist": result.shortlist,
-            "datasets": result.datasets,
-            "overall": result.overall,
-            "users": result.users,
-        },
-    )
-    markdown = output_dir / f"{name}.md"
-    with atomic_path(markdown) as tmp:
-        tmp.write_text(winner_markdown(result, cfg, name), encoding="utf-8")
-    paths.append(markdown)
+    frames = {
+        "shortlist": result.shortlist,
+        "datasets": result.datasets,
+        "overall": result.overall,
+        "users": result.users,
+    }
+    paths = write_report(output_dir, name, frames, winner_markdown(result, cfg, name))
     log.info("wrote %s", ", ".join(str(p) for p in paths))
     return paths

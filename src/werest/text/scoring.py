@@ -126,19 +126,15 @@ def corpus_scores(
     groups = scored.groupby(["dataset", "system"], sort=True)
     for (dataset, system), group in logs.track(groups, desc="bootstrap", unit="cell"):
         group = group.iloc[np.argsort(utterance_order(group), kind="stable")]
-        wer_low, wer_high = bootstrap_ci(
-            group["word_errors"],
-            group["ref_words"],
-            n_resamples=n_resamples,
-            seed=seed,
-            confidence=confidence,
-        )
-        cer_low, cer_high = bootstrap_ci(
-            group["char_errors"],
-            group["ref_chars"],
-            n_resamples=n_resamples,
-            seed=seed,
-            confidence=confidence,
+        (wer_low, wer_high), (cer_low, cer_high) = (
+            bootstrap_ci(
+                group[errors],
+                group[length],
+                n_resamples=n_resamples,
+                seed=seed,
+                confidence=confidence,
+            )
+            for errors, length in (("word_errors", "ref_words"), ("char_errors", "ref_chars"))
         )
         units = set(group["unit"]) if "unit" in group else {"word"}
         rows.append(

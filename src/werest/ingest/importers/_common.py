@@ -175,6 +175,17 @@ def read_json(path: Path) -> object:
         ) from None
 
 
+def log_imported(logger: logging.Logger, layout: str, table: pd.DataFrame) -> None:
+    """The INFO line an importer of a benchmark's layout ends with: what it read."""
+    logger.info(
+        "%s: %d rows, %d systems, %d utterances",
+        layout,
+        len(table),
+        table["system"].nunique(),
+        table["utt_id"].nunique(),
+    )
+
+
 def check_one_system(system: str | None, paths: list[Path], noun: str, named_by: str) -> None:
     """ConfigError when ``system=`` names one system but several ``paths`` (each a ``noun``)
     were given: without it, each names its own system (by ``named_by``)."""

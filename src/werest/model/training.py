@@ -241,16 +241,22 @@ def training_frame(
     )
     if labels is None:
         labels = utterance_labels(table, normaliser, n_jobs)
+    frame = usable_rows(features, labels).assign(view="all")
+    if two_system_views:
+        several = frame[frame["n_others"] > 1]
+        frame = pd.concat([frame, two_system_view(several).assign(view="pair")])
+    return frame.reset_index(drop=True)
+
+
+def usable_rows(features: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``features`` with a proxy and a label, joined with their labels (how many
+    were left out is said at INFO)."""
     frame = features.merge(labels, on=KEY, how="inner")
     usable = (frame["status"] == STATUS_OK) & frame["wer"].notna()
     dropped = len(features) - int(usable.sum())
     if dropped:
         log.info("%d target row(s) without a proxy or a label left out", dropped)
-    frame = frame[usable].assign(view="all")
-    if two_system_views:
-        several = frame[frame["n_others"] > 1]
-        frame = pd.concat([frame, two_system_view(several).assign(view="pair")])
-    return frame.reset_index(drop=True)
+    return frame[usable]
 
 
 def training_proxies(

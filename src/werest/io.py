@@ -11,7 +11,6 @@ from __future__ import annotations
 import fnmatch
 import logging
 import os
-import re
 import shutil
 import signal
 import stat
@@ -23,13 +22,32 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from werest.csv_writer import write_csv
 from werest.errors import InputError, WerestError
 
-if TYPE_CHECKING:  # numpy and pandas are imported where used: the CLI starts without them
-    import numpy as np
-    import pandas as pd
+# write_csv (werest.csv_writer) is importable from here too, as it was before it moved
+__all__ = [
+    "STOP_SIGNALS",
+    "Terminated",
+    "atomic_path",
+    "check_output",
+    "deferred_signals",
+    "first_line",
+    "json_default",
+    "record_write",
+    "recorded_writes",
+    "replace_folder",
+    "save_figure",
+    "shipped",
+    "staged_output",
+    "unrecorded",
+    "write_csv",
+    "write_csvs",
+    "write_json",
+    "write_report",
+    "write_text",
+]
 
 
 def shipped(folder: str) -> Path:
@@ -217,19 +235,7 @@ def staged_output(
                 raise InputError(f"cannot write here: {error.strerror}", path=path) from None
         yield staging / path.name if file else staging
         with deferred_signals():
-            try:
-                if file:
-                    _move_entries(staging, target, owned=(), new_kind={path.name: path})
-                else:
-                    # the working folder (or one above it) is never renamed aside
-                    whole = not Path.cwd().resolve().is_relative_to(path.resolve())
-                    _replace_folder(staging, target, list(owned), whole=whole)
-            except OSError as error:  # what was moved is back: the previous outputs stand
-                raise InputError(
-                    f"cannot put the outputs in place: {error.strerror or error}; the previous "
-                    "outputs are as they were",
-                    path=path,
-                ) from None
+            _put_in_place(staging, path, file=file, owned=owned)
             _relocate_records(staging, target)
             done = True
     except WerestError as error:
@@ -237,17 +243,41 @@ def staged_output(
             _relocate_error(error, staging, target)
         raise
     finally:
-        with deferred_signals():
-            if staging is not None:
-                if not done:
-                    _forget_records(staging)
-                shutil.rmtree(staging, ignore_errors=True)
+        _discard(staging, created, done=done)
+
+
+def _put_in_place(staging: Path, path: Path, *, file: bool, owned: Iterable[str]) -> None:
+    """The staged outputs moved to ``path`` (:func:`staged_output`); a rename that fails puts
+    back what the others moved, and is an InputError: the previous outputs stand."""
+    try:
+        if file:
+            _move_entries(staging, path.parent, owned=(), new_kind={path.name: path})
+        else:
+            # the working folder (or one above it) is never renamed aside
+            whole = not Path.cwd().resolve().is_relative_to(path.resolve())
+            _replace_folder(staging, path, list(owned), whole=whole)
+    except OSError as error:  # what was moved is back: the previous outputs stand
+        raise InputError(
+            f"cannot put the outputs in place: {error.strerror or error}; the previous "
+            "outputs are as they were",
+            path=path,
+        ) from None
+
+
+def _discard(staging: Path | None, created: list[Path], *, done: bool) -> None:
+    """What :func:`staged_output` leaves behind: its staging folder (and, unless ``done``,
+    the records of the files in it) and, after a failure, the parents it created."""
+    with deferred_signals():
+        if staging is not None:
             if not done:
-                for folder in created:  # the deepest first
-                    try:
-                        folder.rmdir()
-                    except OSError:
-                        break
+                _forget_records(staging)
+            shutil.rmtree(staging, ignore_errors=True)
+        if not done:
+            for folder in created:  # the deepest first
+                try:
+                    folder.rmdir()
+                except OSError:
+                    break
 
 
 def _output_path(path: str | Path, *, file: bool) -> Path:
@@ -508,6 +538,12 @@ def write_json(value, path: Path) -> None:
         tmp.write_text(json.dumps(value, indent=2, default=json_default), encoding="utf-8")
 
 
+def write_text(text: str, path: Path) -> None:
+    """``text`` at ``path`` as UTF-8, atomically (a report, a page)."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
 def json_default(value):
     """``json.dumps(default=...)`` for numpy scalars and paths (cards, summaries)."""
     if hasattr(value, "item"):
@@ -529,65 +565,6 @@ def save_figure(fig, path: str | Path, *, dpi: int = 110) -> Path:
     return Path(path)
 
 
-def write_csv(frame: pd.DataFrame, path: str | Path, *, float_format: str = "%.6g") -> None:
-    """``frame.to_csv(path, index=False, float_format=float_format)``, byte for byte, faster.
-
-    pandas formats and quotes every cell in Python; a run with many systems writes millions
-    of them. Here each float column's distinct values are formatted once (the rates repeat:
-    2/25, 0, 1), each column becomes one list of cells (quoted as the csv module's
-    ``QUOTE_MINIMAL`` quotes: only a cell holding a comma, a quote or a line break), and the
-    rows are joined in one pass. A frame with another kind of column (dates, categories)
-    goes to pandas as it is."""
-    columns = [_csv_cells(values, float_format) for _, values in frame.items()]
-    if len(columns) < 2 or any(cells is None for cells in columns):  # "" alone is quoted
-        frame.to_csv(path, index=False, float_format=float_format)
-        return
-    header = ",".join(_quoted(str(name)) for name in frame.columns)
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        handle.write(header + "\n")
-        step = 100_000  # rows joined at a time: memory stays a small multiple of the chunk
-        for start in range(0, len(frame), step):
-            rows = zip(*(cells[start : start + step] for cells in columns), strict=True)
-            handle.write("".join(",".join(row) + "\n" for row in rows))
-
-
-_NEEDS_QUOTES = re.compile(r'[,"\r\n]')
-
-
-def _quoted(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"' if _NEEDS_QUOTES.search(text) else text
-
-
-def _csv_cells(values: pd.Series, float_format: str) -> list[str] | None:
-    """A column's cells as pandas' ``to_csv`` writes them; None for a kind it does not
-    handle."""
-    import numpy as np
-    import pandas as pd
-
-    kind = values.dtype.kind
-    if kind == "f":
-        cells = _each_distinct(values, lambda value: float_format % value)
-        numbers = values.to_numpy(dtype=float, na_value=np.nan)
-        cells[(numbers == 0) & np.signbit(numbers)] = float_format % -0.0  # factorize: -0 = 0
-        return cells.tolist()
-    if kind in "iub" and not values.hasnans:
-        return values.astype(str).tolist()
-    if kind in "OT" or isinstance(values.dtype, pd.StringDtype):
-        if pd.api.types.infer_dtype(values, skipna=True) not in ("string", "empty"):
-            return None
-        return _each_distinct(values, _quoted).tolist()
-    return None
-
-
-def _each_distinct(values: pd.Series, render) -> np.ndarray:
-    """``render`` of each cell, called once per distinct value; a null is ``""``."""
-    import numpy as np
-    import pandas as pd
-
-    codes, distinct = pd.factorize(values)  # a null is -1: the last entry
-    return np.array([render(value) for value in distinct] + [""], dtype=object)[codes]
-
-
 def write_csvs(output_dir: str | Path, name: str, frames: dict) -> list[Path]:
     """Each DataFrame of ``frames`` (suffix -> frame) as ``<name>_<suffix>.csv`` in
     ``output_dir`` (created), atomically, floats to 6 significant digits; their paths."""
@@ -600,3 +577,12 @@ def write_csvs(output_dir: str | Path, name: str, frames: dict) -> list[Path]:
             write_csv(frame, tmp)
         paths.append(path)
     return paths
+
+
+def write_report(output_dir: str | Path, name: str, frames: dict, markdown: str) -> list[Path]:
+    """An evaluation's report: each DataFrame of ``frames`` as ``<name>_<suffix>.csv``
+    (:func:`write_csvs`), then ``markdown`` as ``<name>.md``, in ``output_dir``; their paths."""
+    paths = write_csvs(output_dir, name, frames)
+    path = Path(output_dir) / f"{name}.md"
+    write_text(markdown, path)
+    return [*paths, path]

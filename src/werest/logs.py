@@ -10,7 +10,8 @@ writing, transcribing, embedding, evaluating) runs in :func:`stage`: a progress 
 (tqdm's, shown only when stderr is a terminal) and, at INFO, one line with its duration
 ("features: 3.2 s"). The ``progress=false`` setting turns every bar off through
 :func:`set_progress`, which sets :data:`PROGRESS_ENV` so the child processes of a run inherit
-it; a library user can set that variable (``WEREST_PROGRESS=0``) too.
+it; a library user can set that variable (``WEREST_PROGRESS=0``) too. :func:`parallel_map` runs
+chunks of work in joblib workers under such a bar.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -112,3 +113,28 @@ def track(
 def _tick(progress, stop: threading.Event, every: float = 0.5) -> None:
     while not stop.wait(every):
         progress.refresh()
+
+
+def chunked(*lists: list, size: int) -> Iterator[tuple[list, ...]]:
+    """The equal-length ``lists`` cut together into chunks of ``size`` items (the last one
+    shorter): the chunks :func:`parallel_map` runs."""
+    for start in range(0, len(lists[0]), size):
+        yield tuple(values[start : start + size] for values in lists)
+
+
+def parallel_map(
+    function: Callable, chunks: list[tuple], n_jobs: int, *, desc: str | None = None, **kwargs
+) -> list:
+    """``[function(*chunk, **kwargs) for chunk in chunks]``, in joblib workers when
+    ``n_jobs != 1`` and there is more than one chunk; with ``desc``, a progress bar over the
+    chunks on a terminal (tqdm leaves it out when stderr is not one)."""
+    if n_jobs == 1 or len(chunks) < 2:
+        results = (function(*chunk, **kwargs) for chunk in chunks)
+    else:
+        from joblib import Parallel, delayed
+
+        results = Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(function)(*chunk, **kwargs) for chunk in chunks
+        )
+    progress = bar(results, total=len(chunks), desc=desc or "", unit="chunk", disable=not desc)
+    return list(progress)

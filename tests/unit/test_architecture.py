@@ -22,7 +22,8 @@ CLI_LAYER = ("werest.cli",)
 STAGES = (
     ("base", ("werest.errors", "werest.io", "werest.logs", "werest.resources",
               "werest.formatting", "werest.build", "werest.stats", "werest.demo",
-              "werest.codes", "werest.version", "werest.frames")),
+              "werest.codes", "werest.version", "werest.frames", "werest.columns",
+              "werest.csv_writer")),
     ("ingest", ("werest.ingest",)),
     ("text", ("werest.text",)),
     ("features", ("werest.features",)),

@@ -108,7 +108,7 @@ def test_write_csv_writes_what_pandas_writes_byte_for_byte(tmp_path):
     """werest.io.write_csv formats each distinct float once; the file must be pandas' own
     ``to_csv(float_format="%.6g")``: negative zero, nulls, infinities, float32, nullable
     floats, integers and strings that need quoting included."""
-    from werest.io import _csv_cells, write_csv
+    from werest.csv_writer import _csv_cells, write_csv
 
     rng = np.random.default_rng(0)
     n = 500

@@ -18,12 +18,13 @@ Per domain and overall it reports mean |estimate − truth| in points, the worst
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from werest import logs
+from werest.columns import KEY
 from werest.estimation.labels import LabelSettings, prediction_rows
 from werest.estimation.ppi import (
     METHODS,
@@ -40,10 +41,62 @@ from werest.estimation.sampling import (
     pilot_half_width,
     promised_half_width,
 )
-from werest.evaluation.lodo import cross_conformal
+from werest.evaluation.few_labels_summary import (
+    DRAW_HOLDS,
+    PROMISE_FACTOR,
+    best_system,
+    overall,
+    promise_ratios,
+    summarise_draws,
+    zero_domain_summary,
+    zero_label_errors,
+)
+from werest.evaluation.lodo_summary import cross_conformal
+from werest.evaluation.stress import (
+    LOOP_WORDS,
+    STRESS_DOMAIN,
+    STRESS_DOMAINS,
+    STRESS_MIN_UTTERANCES,
+    TAIL_DOMAIN,
+    stressed_frames,
+    tail_frames,
+)
 from werest.features.agreement import STATUS_OK
-from werest.ingest.table import KEY
 from werest.model.intervals import ConformalInterval
+
+# the stress copies (werest.evaluation.stress) and the draws' summaries
+# (werest.evaluation.few_labels_summary) are importable from here too, as before they moved
+__all__ = [
+    "BUDGETS",
+    "DRAW_HOLDS",
+    "LOOP_WORDS",
+    "ORACLE",
+    "PROMISE_FACTOR",
+    "STRESS_DOMAIN",
+    "STRESS_DOMAINS",
+    "STRESS_MIN_UTTERANCES",
+    "TAIL_DOMAIN",
+    "FewLabelResult",
+    "FewLabelSettings",
+    "bars",
+    "best_system",
+    "domain_map",
+    "evaluate_few_labels",
+    "frame_scores",
+    "frames_from_heldout",
+    "labelled_draws",
+    "oracle_scores",
+    "overall",
+    "pilot_promise",
+    "promise_ratios",
+    "simulate",
+    "stressed_frames",
+    "summarise_draws",
+    "tail_frames",
+    "zero_domain_summary",
+    "zero_label_cells",
+    "zero_label_errors",
+]
 
 log = logging.getLogger(__name__)
 
@@ -103,91 +156,6 @@ class FewLabelSettings:
             raise ValueError(f"few_labels.strategies: unknown {unknown[0]!r} ({STRATEGIES})")
 
 
-#: The domain of the heavy-tail stress copies (:func:`stressed_frames`).
-STRESS_DOMAIN = "heavy-tail stress"
-#: A hallucination loop's insertions.
-LOOP_WORDS = 100
-#: Stress copies are made of datasets with at least this many utterances.
-STRESS_MIN_UTTERANCES = 200
-
-
-def stressed_frames(
-    frames: dict[str, DatasetFrame], share: float, seed: int = 0
-) -> dict[str, DatasetFrame]:
-    """A heavy-tail stress copy of every dataset of at least :data:`STRESS_MIN_UTTERANCES`
-    utterances (named ``<dataset>+stress``): on ``share`` of its utterances (the same ones for
-    every such system, as silence or music makes many systems fail together) one system in
-    four loops, :data:`LOOP_WORDS` insertions, and on another ``share`` one system in four
-    returns nothing (every reference word deleted). Agreement sees both (a loop is as many
-    insertions against a proxy that does not loop; an empty output deletes the proxy's
-    words), so the predictions move as the truth does: ``LOOP_WORDS`` more predicted errors,
-    and predicted errors equal to the predicted words. What the stress tests is the labelled
-    sample: a draw of 50 misses utterances of a 3 % share with probability 0.97⁵⁰ ≈ 22 %."""
-    rng = np.random.default_rng(seed)
-    out = {}
-    for name, frame in frames.items():
-        if frame.n < STRESS_MIN_UTTERANCES or len(frame.systems) < 2:
-            continue
-        count = max(1, round(share * frame.n))
-        picked = rng.choice(frame.n, 2 * count, replace=False)
-        loops, empty = picked[:count], picked[count:]
-        systems = np.arange(len(frame.systems))
-        looping, silent = systems % 4 == 0, systems % 4 == 1
-        errors, pred = frame.errors.copy(), frame.pred_errors.copy()
-        grid = np.ix_(loops, looping)
-        errors[grid] += LOOP_WORDS
-        pred[grid] += LOOP_WORDS
-        grid = np.ix_(empty, silent)
-        errors[grid] = frame.words[grid]
-        pred[grid] = frame.pred_words[grid]
-        pred = np.where(frame.present, pred, 0.0)
-        out[f"{name}+stress"] = replace(
-            frame, dataset=f"{name}+stress", errors=errors, pred_errors=pred
-        )
-    return out
-
-
-#: The domain of the long-tail stress copies (:func:`tail_frames`).
-TAIL_DOMAIN = "long-tail stress"
-#: The stress domains: measured apart, never in the overall means.
-STRESS_DOMAINS = (STRESS_DOMAIN, TAIL_DOMAIN)
-
-
-def tail_frames(
-    frames: dict[str, DatasetFrame], share: float, error_share: float, seed: int = 0
-) -> dict[str, DatasetFrame]:
-    """A long-tail stress copy of every dataset of at least :data:`STRESS_MIN_UTTERANCES`
-    utterances (named ``<dataset>+tail``): ``share`` of its utterances (the same ones for
-    every such system) are long hallucinated ones, on which one system in two (the even
-    ones) makes so many extra errors that they carry ``error_share`` of its errors (2 % of
-    the utterances, 30 % of the errors: issue 42). The extra errors are insertions (the
-    reference words stay). Agreement sees them, but not all of them: each (utterance,
-    system)'s prediction gains a share drawn uniformly in [0.5, 1] of its extra errors, so
-    the tail is visible in the predictions and its residuals are large. A random draw of 50
-    misses a 2 % tail with probability 0.98⁵⁰ ≈ 36 %."""
-    rng = np.random.default_rng(seed + 1)
-    out = {}
-    for name, frame in frames.items():
-        if frame.n < STRESS_MIN_UTTERANCES or len(frame.systems) < 2:
-            continue
-        count = max(1, round(share * frame.n))
-        tail = rng.choice(frame.n, count, replace=False)
-        hallucinating = np.arange(len(frame.systems)) % 2 == 0
-        errors, pred = frame.errors.copy(), frame.pred_errors.copy()
-        total = np.nansum(np.where(frame.present, frame.errors, 0.0), axis=0)
-        extra = error_share * total / ((1 - error_share) * count)  # per tail utterance
-        extra = np.where(hallucinating, np.maximum(extra, 1.0), 0.0)
-        grid = np.ix_(tail, np.arange(len(frame.systems)))
-        seen = rng.uniform(0.5, 1.0, size=(count, len(frame.systems)))
-        errors[grid] += extra[None, :]
-        pred[grid] += seen * extra[None, :]
-        pred = np.where(frame.present, pred, 0.0)
-        out[f"{name}+tail"] = replace(
-            frame, dataset=f"{name}+tail", errors=errors, pred_errors=pred
-        )
-    return out
-
-
 def frame_scores(frame: DatasetFrame) -> pd.Series:
     """``werest sample``'s active scores (:func:`werest.estimation.sampling.labelling_scores`)
     of a frame's utterances, from its predictions: √ mean over systems of
@@ -222,56 +190,70 @@ def simulate(
     rng = np.random.default_rng(settings.seed)
     work = [(ds, f) for ds, f in frames.items() if f.n >= 2]
     for dataset, frame in logs.track(work, desc="evaluate (datasets)", unit="dataset"):
-        truth = frame.truth()
-        pop = frame.population()
-        probs = {
-            "random": np.full(frame.n, 1.0 / frame.n),
-            "active": active_probabilities(
-                scores.loc[dataset].reindex(frame.utterances).to_numpy(dtype=float),
-                settings.uniform_share,
-            ),
-            ORACLE: active_probabilities(oracle_scores(frame), settings.uniform_share),
-        }
-        for strategy in settings.strategies:
-            for budget in settings.budgets:
-                if budget >= frame.n:
-                    continue
-                promise = promised_half_width(
-                    frame.pred_errors,
-                    frame.pred_words,
-                    frame.present,
-                    budget,
-                    settings.level,
-                    probabilities=None if strategy == "random" else probs[strategy],
-                )
-                for draw in range(settings.n_draws):
-                    if strategy == "random":
-                        picked = rng.choice(frame.n, budget, replace=False)
-                    else:  # active and oracle: with replacement, as werest sample draws
-                        picked = rng.choice(frame.n, budget, replace=True, p=probs[strategy])
-                    weight = 1.0 / (frame.n * probs[strategy][picked])
-                    draws = labelled_draws(frame, picked, weight, settings, draw, pop)
-                    est = estimate_draws(
-                        draws,
-                        shared_lambda=LabelSettings().shared_lambda,
-                        method="bootstrap",
-                        level=settings.level,
-                        n_resamples=settings.n_resamples,
-                        seed=int(rng.integers(2**31)),
-                    )
-                    pilot = pilot_promise(frame, picked, weight, budget, promise, settings, draw)
-                    rows.append(
-                        _rows(est, truth, settings.level, budget).assign(
-                            dataset=dataset,
-                            strategy=strategy,
-                            draw=draw,
-                            promise=promise,
-                            pilot_promise=pilot,
-                        )
-                    )
+        rows += _simulate_dataset(dataset, frame, settings, scores, rng)
     out = pd.concat(rows, ignore_index=True)
     out["domain"] = out["dataset"].map(domains)
     return out
+
+
+def _simulate_dataset(
+    dataset: str,
+    frame: DatasetFrame,
+    settings: FewLabelSettings,
+    scores: pd.Series,
+    rng: np.random.Generator,
+) -> list[pd.DataFrame]:
+    """:func:`simulate`'s rows of one dataset: each strategy's draws of each budget smaller
+    than the dataset, from ``rng``."""
+    rows = []
+    truth = frame.truth()
+    pop = frame.population()
+    probs = {
+        "random": np.full(frame.n, 1.0 / frame.n),
+        "active": active_probabilities(
+            scores.loc[dataset].reindex(frame.utterances).to_numpy(dtype=float),
+            settings.uniform_share,
+        ),
+        ORACLE: active_probabilities(oracle_scores(frame), settings.uniform_share),
+    }
+    for strategy in settings.strategies:
+        for budget in settings.budgets:
+            if budget >= frame.n:
+                continue
+            promise = promised_half_width(
+                frame.pred_errors,
+                frame.pred_words,
+                frame.present,
+                budget,
+                settings.level,
+                probabilities=None if strategy == "random" else probs[strategy],
+            )
+            for draw in range(settings.n_draws):
+                if strategy == "random":
+                    picked = rng.choice(frame.n, budget, replace=False)
+                else:  # active and oracle: with replacement, as werest sample draws
+                    picked = rng.choice(frame.n, budget, replace=True, p=probs[strategy])
+                weight = 1.0 / (frame.n * probs[strategy][picked])
+                draws = labelled_draws(frame, picked, weight, settings, draw, pop)
+                est = estimate_draws(
+                    draws,
+                    shared_lambda=LabelSettings().shared_lambda,
+                    method="bootstrap",
+                    level=settings.level,
+                    n_resamples=settings.n_resamples,
+                    seed=int(rng.integers(2**31)),
+                )
+                pilot = pilot_promise(frame, picked, weight, budget, promise, settings, draw)
+                rows.append(
+                    _rows(est, truth, settings.level, budget).assign(
+                        dataset=dataset,
+                        strategy=strategy,
+                        draw=draw,
+                        promise=promise,
+                        pilot_promise=pilot,
+                    )
+                )
+    return rows
 
 
 def labelled_draws(
@@ -391,129 +373,6 @@ def zero_label_cells(
     return cross_conformal(pd.DataFrame(rows), interval)
 
 
-#: A draw "holds" when its intervals cover at least this share of the dataset's systems.
-DRAW_HOLDS = 0.8
-
-
-def summarise_draws(draws: pd.DataFrame) -> pd.DataFrame:
-    """Per (strategy, budget, estimator, method, domain): mean |d| in points, coverage, mean
-    width in points, the draws' mean λ, and ``draws_holding``: the share of the draws (one
-    labelled sample of one dataset, serving all its systems, as a user draws it) whose
-    intervals cover at least :data:`DRAW_HOLDS` of the dataset's systems, and
-    ``worst_draw_coverage``, the lowest share of systems any one draw covered."""
-    frame = draws.assign(
-        abs_error=(draws["estimate"] - draws["wer"]).abs() * 100,
-        covered=(draws["wer"] >= draws["low"]) & (draws["wer"] <= draws["high"]),
-        width=(draws["high"] - draws["low"]) * 100,
-    )
-    keys = ["strategy", "budget", "estimator", "method", "domain"]
-    per_draw = (
-        frame.groupby([*keys, "dataset", "draw"], sort=True)["covered"].mean().rename("share")
-    )
-    by_draw = per_draw.reset_index().groupby(keys, sort=True)["share"]
-    grouped = frame.groupby(keys, sort=True)
-    summary = grouped.agg(
-        cells=("system", "size"),
-        mean_abs_error=("abs_error", "mean"),
-        coverage=("covered", "mean"),
-        mean_width=("width", "mean"),
-        mean_lambda=("lam", "mean"),
-    )
-    summary["draws_holding"] = by_draw.apply(lambda share: float((share >= DRAW_HOLDS).mean()))
-    summary["worst_draw_coverage"] = by_draw.min()
-    for name in ("promise", "pilot_promise"):
-        if name not in frame:
-            continue
-        by_ratio = promise_ratios(frame, keys, name).groupby(keys, sort=True)
-        summary[f"{name}_kept"] = by_ratio.apply(
-            lambda r: (
-                float(((r <= PROMISE_FACTOR) & (r >= 1 / PROMISE_FACTOR)).mean())
-                if r.notna().any()
-                else np.nan
-            )
-        )
-        summary[f"{name}_ratio"] = by_ratio.median()
-    return summary.reset_index()
-
-
-#: ``werest sample``'s promise is kept when it is within this factor of the realised width.
-PROMISE_FACTOR = 1.5
-
-
-def promise_ratios(frame: pd.DataFrame, keys: list[str], name: str = "promise") -> pd.Series:
-    """Per draw (``keys`` + dataset, draw): the promised half-width (column ``name``:
-    ``promise`` before any label, ``pilot_promise`` after the pilot) over the realised one,
-    the median over the dataset's systems of each interval's half-width, as ``werest
-    sample``'s promise is the median over the systems (points as fractions; NaN where
-    nothing was promised)."""
-    half = (frame["high"] - frame["low"]) / 2
-    per = frame.assign(half=half).groupby([*keys, "dataset", "draw"], sort=True)
-    realised = per["half"].median()
-    promise = per[name].first()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return (promise / realised).rename("ratio")
-
-
-def overall(per_domain: pd.DataFrame, zero: pd.DataFrame) -> pd.DataFrame:
-    """Per (strategy, budget, estimator, method): the mean over domains (each domain weighing
-    the same), the worst domain's |d| and the lowest domain coverage; zero-label rows added."""
-    keys = ["strategy", "budget", "estimator", "method"]
-    rows = []
-    for key, group in per_domain.groupby(keys, sort=True):
-        worst = group.loc[group["mean_abs_error"].idxmax()]
-        rows.append(
-            dict(
-                zip(keys, key, strict=True),
-                domains=len(group),
-                mean_abs_error=group["mean_abs_error"].mean(),
-                worst_domain=worst["domain"],
-                worst_abs_error=worst["mean_abs_error"],
-                coverage=group["coverage"].mean(),
-                min_coverage=group["coverage"].min(),
-                min_coverage_domain=group.loc[group["coverage"].idxmin(), "domain"],
-                mean_width=group["mean_width"].mean(),
-                draws_holding=group["draws_holding"].mean(),
-                min_draws_holding=group["draws_holding"].min(),
-            )
-        )
-    zero_domains = zero_domain_summary(zero)
-    rows.append(
-        {
-            "strategy": "none",
-            "budget": 0,
-            "estimator": "zero_label",
-            "method": "conformal",
-            "domains": len(zero_domains),
-            "mean_abs_error": zero_domains["mean_abs_error"].mean(),
-            "worst_domain": zero_domains.loc[zero_domains["mean_abs_error"].idxmax(), "domain"],
-            "worst_abs_error": zero_domains["mean_abs_error"].max(),
-            "coverage": zero_domains["coverage"].mean(),
-            "min_coverage": zero_domains["coverage"].min(),
-            "min_coverage_domain": zero_domains.loc[zero_domains["coverage"].idxmin(), "domain"],
-            "mean_width": zero_domains["mean_width"].mean(),
-        }
-    )
-    return pd.DataFrame(rows)
-
-
-def zero_domain_summary(zero: pd.DataFrame) -> pd.DataFrame:
-    """Per domain: the zero-label estimate's mean |d| (points), coverage and width."""
-    frame = zero.assign(
-        abs_error=(zero["awer"] - zero["wer"]).abs() * 100,
-        width=(zero["interval_high"] - zero["interval_low"]) * 100,
-    )
-    return (
-        frame.groupby("domain", sort=True)
-        .agg(
-            cells=("system", "size"),
-            mean_abs_error=("abs_error", "mean"),
-            coverage=("covered", "mean"),
-            mean_width=("width", "mean"),
-        )
-        .reset_index()
-    )
-
-
 def bars(
     table: pd.DataFrame, per_domain: pd.DataFrame, budget: int = 50, method: str = "t"
 ) -> dict[str, object]:
@@ -524,6 +383,22 @@ def bars(
     (``min_promise_kept_<strategy>`` before any label, ``min_pilot_promise_kept_<strategy>``
     after a pilot of ``few_labels.pilot``). ``per_domain``: :func:`summarise_draws` with
     ``zero_label_error``."""
+
+    out: dict[str, object] = {"budget": budget, "method": method}
+    out |= _estimator_bars(table, budget, method)
+    at = per_domain[
+        (per_domain["budget"] == budget)
+        & (per_domain["estimator"] == "ppi")
+        & (per_domain["method"] == method)
+    ]
+    for strategy in ("random", "active"):
+        out |= _domain_bars(at[at["strategy"] == strategy], strategy)
+    return out
+
+
+def _estimator_bars(table: pd.DataFrame, budget: int, method: str) -> dict[str, object]:
+    """:func:`bars`' ratios of the estimators' mean |d| (PPI over classical, active over
+    random, the oracle over random) and the lowest domain coverage of each strategy."""
 
     def pick(strategy: str, estimator: str) -> pd.Series | None:
         rows = table[
@@ -539,7 +414,7 @@ def bars(
         pick("random", "classical"),
         pick("active", "ppi"),
     )
-    out: dict[str, object] = {"budget": budget, "method": method}
+    out: dict[str, object] = {}
     if ppi is not None and classical is not None:
         out["ppi_over_classical"] = ppi["mean_abs_error"] / classical["mean_abs_error"]
         out["min_domain_coverage_random"] = ppi["min_coverage"]
@@ -552,47 +427,31 @@ def bars(
     oracle = pick(ORACLE, "ppi")
     if ppi is not None and oracle is not None:
         out["oracle_over_random"] = oracle["mean_abs_error"] / ppi["mean_abs_error"]
-    at = per_domain[
-        (per_domain["budget"] == budget)
-        & (per_domain["estimator"] == "ppi")
-        & (per_domain["method"] == method)
-    ]
-    for strategy in ("random", "active"):
-        rows = at[at["strategy"] == strategy]
-        real = rows[~rows["domain"].isin(STRESS_DOMAINS)]
-        if len(real):
-            out[f"min_draws_holding_{strategy}"] = real["draws_holding"].min()
-            excess = real["mean_abs_error"] - real["zero_label_error"]
-            out[f"excess_over_zero_label_{strategy}"] = excess.max()
-            out[f"excess_domain_{strategy}"] = real.loc[excess.idxmax(), "domain"]
-            for name in ("promise", "pilot_promise"):
-                kept = real.get(f"{name}_kept")
-                if kept is not None and kept.notna().any():
-                    out[f"min_{name}_kept_{strategy}"] = kept.min()
-                    out[f"{name}_domain_{strategy}"] = real.loc[kept.idxmin(), "domain"]
-        for prefix, domain in (("stress", STRESS_DOMAIN), ("tail", TAIL_DOMAIN)):
-            stress = rows[rows["domain"] == domain]
-            if len(stress):
-                out[f"{prefix}_coverage_{strategy}"] = stress["coverage"].iloc[0]
-                out[f"{prefix}_draws_holding_{strategy}"] = stress["draws_holding"].iloc[0]
     return out
 
 
-def zero_label_errors(
-    frames: dict[str, DatasetFrame], domains: dict[str, str], budgets: tuple[int, ...]
-) -> pd.DataFrame:
-    """Per (budget, domain): the zero-label estimate's mean |d| in points over the
-    (dataset, system) cells the budget's draws estimate (datasets of more utterances than
-    the budget), the stress set's included: the figure shown beside each row."""
-    cells = [
-        (budget, domains[name], 100 * abs(z - t))
-        for budget in budgets
-        for name, frame in frames.items()
-        if frame.n > budget
-        for z, t in zip(frame.zero_label(), frame.truth(), strict=True)
-    ]
-    table = pd.DataFrame(cells, columns=["budget", "domain", "zero_label_error"])
-    return table.groupby(["budget", "domain"], as_index=False)["zero_label_error"].mean()
+def _domain_bars(rows: pd.DataFrame, strategy: str) -> dict[str, object]:
+    """:func:`bars`' figures of one strategy's PPI domains (``rows``): the real domains'
+    lowest share of draws holding, largest excess over the zero-label error and lowest share
+    of promises kept; the stress sets' coverage and draws holding."""
+    out: dict[str, object] = {}
+    real = rows[~rows["domain"].isin(STRESS_DOMAINS)]
+    if len(real):
+        out[f"min_draws_holding_{strategy}"] = real["draws_holding"].min()
+        excess = real["mean_abs_error"] - real["zero_label_error"]
+        out[f"excess_over_zero_label_{strategy}"] = excess.max()
+        out[f"excess_domain_{strategy}"] = real.loc[excess.idxmax(), "domain"]
+        for name in ("promise", "pilot_promise"):
+            kept = real.get(f"{name}_kept")
+            if kept is not None and kept.notna().any():
+                out[f"min_{name}_kept_{strategy}"] = kept.min()
+                out[f"{name}_domain_{strategy}"] = real.loc[kept.idxmin(), "domain"]
+    for prefix, domain in (("stress", STRESS_DOMAIN), ("tail", TAIL_DOMAIN)):
+        stress = rows[rows["domain"] == domain]
+        if len(stress):
+            out[f"{prefix}_coverage_{strategy}"] = stress["coverage"].iloc[0]
+            out[f"{prefix}_draws_holding_{strategy}"] = stress["draws_holding"].iloc[0]
+    return out
 
 
 def domain_map(utterances: pd.DataFrame) -> dict[str, str]:
@@ -646,36 +505,3 @@ def evaluate_few_labels(
     return FewLabelResult(
         per_domain, table, zero, checks, settings, {}, best_system(real_draws, budget=50)
     )
-
-
-def best_system(draws: pd.DataFrame, *, budget: int, method: str = "t") -> pd.DataFrame:
-    """Per strategy and estimator, over the draws of ``budget`` labels of the datasets with
-    at least 3 systems: the true best system's mean bias (estimate − truth, points), and the
-    share of draws whose lowest estimate is the true best (each dataset weighing the same)."""
-    rows = draws[(draws["budget"] == budget) & (draws["method"] == method)]
-    systems = rows.groupby("dataset")["system"].nunique()
-    rows = rows[rows["dataset"].isin(systems[systems >= 3].index)]
-    out = []
-    for (strategy, estimator), mine in rows.groupby(["strategy", "estimator"], sort=True):
-        per = []
-        for dataset, draw in mine.groupby(["dataset", "draw"], sort=False):
-            best = draw.loc[draw["wer"].idxmin()]
-            first = draw.loc[draw["estimate"].idxmin(), "system"]
-            per.append(
-                {
-                    "dataset": dataset[0],
-                    "bias": 100 * (best["estimate"] - best["wer"]),
-                    "first": first == best["system"],
-                }
-            )
-        per = pd.DataFrame(per).groupby("dataset")[["bias", "first"]].mean()
-        out.append(
-            {
-                "strategy": strategy,
-                "estimator": estimator,
-                "datasets": len(per),
-                "best_bias": float(per["bias"].mean()),
-                "ranks_best_first": float(per["first"].mean()),
-            }
-        )
-    return pd.DataFrame(out)

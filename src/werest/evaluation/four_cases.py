@@ -38,7 +38,7 @@ from werest.estimation.corpus import estimated_sample
 from werest.features.proxy import rank_on
 from werest.model.training import fit_model, training_frame
 from werest.stats import bootstrap_ci
-from werest.text import AUTO, Normaliser
+from werest.text.normalise import AUTO, Normaliser
 from werest.text.scoring import utterance_labels
 
 log = logging.getLogger(__name__)
@@ -246,16 +246,12 @@ def evaluate_four_cases(
     A :class:`FourCaseResult`.
     """
     start = time.perf_counter()
-    protocol.validate(table)
-    table = table[table["dataset"].isin([*protocol.benchmark_datasets, *protocol.wild_datasets])]
-    if "reference" not in table.columns or table["reference"].isna().all():
-        raise InputError("the evaluation data has no references: nothing to evaluate against")
-    table = table.reset_index(drop=True)
+    table = _labelled_table(table, protocol)
     labels = utterance_labels(table, normaliser, n_jobs)
     systems_by_dataset = table.groupby("dataset")["system"].agg(set).to_dict()
-    predictions, timings = [], []
-    for held_out in logs.track(protocol.benchmark_datasets, desc="evaluate (folds)", unit="fold"):
-        fold_predictions, fold_timings = run_fold(
+    benchmarks = logs.track(protocol.benchmark_datasets, desc="evaluate (folds)", unit="fold")
+    folds = [
+        run_fold(
             table,
             labels,
             protocol,
@@ -266,19 +262,27 @@ def evaluate_four_cases(
             n_jobs=n_jobs,
             two_system_views=two_system_views,
         )
-        predictions.append(fold_predictions)
-        timings.extend(fold_timings)
-    predicted = pd.concat(predictions, ignore_index=True)
+        for held_out in benchmarks
+    ]
+    predicted = pd.concat([predictions for predictions, _ in folds], ignore_index=True)
     cells = cell_metrics(predicted, methods, protocol, n_resamples=n_resamples, seed=seed)
     return FourCaseResult(
         cells=cells,
         predictions=predicted,
         rankings=ranking_agreement(cells),
-        timings=pd.DataFrame(timings),
+        timings=pd.DataFrame([timing for _, timings in folds for timing in timings]),
         protocol=protocol,
         methods=methods,
         seconds={"evaluate": round(time.perf_counter() - start, 1)},
     )
+
+
+def _labelled_table(table: pd.DataFrame, protocol: FourCases) -> pd.DataFrame:
+    """:func:`evaluation_table`; InputError when its rows hold no reference."""
+    table = evaluation_table(table, protocol)
+    if "reference" not in table.columns or table["reference"].isna().all():
+        raise InputError("the evaluation data has no references: nothing to evaluate against")
+    return table
 
 
 def run_fold(
@@ -331,6 +335,14 @@ def run_fold(
         n_jobs=n_jobs,
         input_features=inputs,
     )
+    return evaluated, predict_methods(methods, train, evaluated, held_out)
+
+
+def predict_methods(
+    methods: list[Method], train: pd.DataFrame, evaluated: pd.DataFrame, held_out: str
+) -> list[dict]:
+    """Each method trained on ``train`` and its predictions added to ``evaluated`` (in
+    place, as ``pred:<method>``); the training time of each."""
     timings = []
     for method in methods:
         seconds = time.perf_counter()
@@ -347,7 +359,7 @@ def run_fold(
             }
         )
         log.info("fold %s: %s in %.1f s", held_out, method.name, timings[-1]["seconds"])
-    return evaluated, timings
+    return timings
 
 
 def evaluation_rows(

@@ -25,11 +25,10 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
 import pandas as pd
-from scipy import stats
 
 from werest import logs
+from werest.columns import KEY
 from werest.errors import ConfigError
 from werest.estimation.estimate import (
     STATUS_OK,
@@ -38,22 +37,27 @@ from werest.estimation.estimate import (
     predict_features,
     summarise,
 )
+from werest.evaluation.lodo_summary import (
+    ORDER_MARGIN,
+    VERDICT_MARGIN,
+    bin_summary,
+    cross_conformal,
+    cross_conformal_pairs,
+    domain_summary,
+    overall_summary,
+    pairwise_order,
+    winner_overall,
+    winner_summary,
+)
 from werest.features.agreement import PANEL_SIZE, pairwise_agreement
 from werest.features.inputs import build_features
 from werest.features.proxy import Ranking, choose_proxies, rank_on
-from werest.ingest.table import KEY
 from werest.model.files import Models
 from werest.model.intervals import (
     DEFAULT_INTERVAL,
     ConformalInterval,
-    bin_of,
-    calibrated_interval,
-    calibration_from_cells,
-    cell_pairs,
     check_interval,
     numeric_bins,
-    pair_calibration,
-    pair_interval,
 )
 from werest.model.training import (
     TrainingOptions,
@@ -63,8 +67,29 @@ from werest.model.training import (
     prepare_training_rows,
     training_frame,
 )
-from werest.text import Normaliser
+from werest.text.normalise import Normaliser
 from werest.text.scoring import utterance_labels
+
+# the cells' measures (werest.evaluation.lodo_summary) are importable from here too, as
+# before they moved
+__all__ = [
+    "HELD_OUT_COLUMNS",
+    "ORDER_MARGIN",
+    "VERDICT_MARGIN",
+    "LodoResult",
+    "LodoSettings",
+    "bin_summary",
+    "cross_conformal",
+    "cross_conformal_pairs",
+    "domain_summary",
+    "evaluate_lodo",
+    "fold_training_rows",
+    "held_out_domains",
+    "overall_summary",
+    "pairwise_order",
+    "winner_overall",
+    "winner_summary",
+]
 
 log = logging.getLogger(__name__)
 
@@ -165,70 +190,118 @@ def evaluate_lodo(
         hypotheses again); False builds the same features from ``pairs`` (same functions,
         faster; for ablations).
     """
-    normaliser, n_jobs, seed = options.normaliser, options.n_jobs, options.seed
+    table, labels, pairs = _with_domains(table, data, options, labels, pairs)
+    domains = held_out_domains(table, lodo)
+    folds = [
+        _lodo_fold(
+            table,
+            domain,
+            data,
+            features,
+            model,
+            options,
+            lodo,
+            labels=labels,
+            pairs=pairs,
+            n_resamples=n_resamples,
+            as_user=as_user,
+        )
+        for domain in logs.track(domains, desc="evaluate (held-out domains)", unit="domain")
+    ]
+    cells = cross_conformal(pd.concat([f[0] for f in folds], ignore_index=True), lodo.interval)
+    return LodoResult(
+        cells=cells,
+        domains=domain_summary(cells),
+        overall=overall_summary(cells),
+        timings=pd.DataFrame([f[2] for f in folds]),
+        interval=lodo.interval,
+        utterances=pd.concat([f[1] for f in folds], ignore_index=True),
+    )
+
+
+def _lodo_fold(
+    table: pd.DataFrame,
+    domain: str,
+    data: Mapping,
+    features: list[str],
+    model: Mapping,
+    options: TrainingOptions,
+    lodo: LodoSettings,
+    *,
+    labels: pd.DataFrame,
+    pairs: pd.DataFrame,
+    n_resamples: int,
+    as_user: bool,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """The fold that holds ``domain`` out (:func:`evaluate_lodo`): trained on the others,
+    its systems estimated and scored: (its cells, its labelled rows, with their ``domain``,
+    and its timing)."""
+    fold_start = time.perf_counter()
+    ranking, frame = fold_training_rows(
+        table,
+        domain,
+        options,
+        labels=labels,
+        pairs=pairs,
+        input_features=features,
+        domains=data.get("domains"),
+    )
+    frame = prepare_training_rows(frame, data, seed=options.seed)
+    fitted = fit_model(
+        frame, features, build_regressor(model), normaliser=options.normaliser, ranking=ranking
+    )
+    fit_seconds = time.perf_counter() - fold_start
+    held_cells, held_rows = _held_out_cells(
+        table[table["domain"] == domain].drop(columns="domain"),
+        fitted,
+        labels,
+        pairs=None if as_user else pairs[pairs["domain"] == domain],
+        panel=lodo.panel,
+        normaliser=options.normaliser,
+        n_resamples=n_resamples,
+        seed=options.seed,
+        n_jobs=options.n_jobs,
+    )
+    timing = {
+        "domain": domain,
+        "train_rows": len(frame),
+        "fit_seconds": round(fit_seconds, 1),
+        "seconds": round(time.perf_counter() - fold_start, 1),
+    }
+    log.info("fold %s: %s", domain, timing)
+    rows = held_rows[HELD_OUT_COLUMNS].assign(domain=domain)
+    return held_cells.assign(domain=domain), rows, timing
+
+
+def _with_domains(
+    table: pd.DataFrame,
+    data: Mapping,
+    options: TrainingOptions,
+    labels: pd.DataFrame | None,
+    pairs: pd.DataFrame | None,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """``table`` with each row's ``domain`` (``data.domains``), its labels and its aligned
+    system pairs (computed when None), the pairs with their dataset's ``domain`` too."""
     table = table.assign(domain=domain_of(table["dataset"], data.get("domains")).to_numpy())
     if labels is None:
-        labels = utterance_labels(table, normaliser, n_jobs)
+        labels = utterance_labels(table, options.normaliser, options.n_jobs)
     if pairs is None:
         start = time.perf_counter()
-        pairs = pairwise_agreement(table, normaliser=normaliser, n_jobs=n_jobs)
+        pairs = pairwise_agreement(table, normaliser=options.normaliser, n_jobs=options.n_jobs)
         log.info("aligned %d system pairs in %.0f s", len(pairs), time.perf_counter() - start)
     dataset_domain = table.drop_duplicates("dataset").set_index("dataset")["domain"]
-    pairs = pairs.assign(domain=pairs["dataset"].map(dataset_domain).to_numpy())
+    return table, labels, pairs.assign(domain=pairs["dataset"].map(dataset_domain).to_numpy())
+
+
+def held_out_domains(table: pd.DataFrame, lodo: LodoSettings) -> list[str]:
+    """The domains ``lodo`` holds out (default: every domain of ``table`` with two or more
+    systems); ConfigError naming one that is not such a domain."""
     candidates = [name for name, rows in table.groupby("domain") if rows["system"].nunique() >= 2]
     folds = lodo.held_out or candidates
     unknown = sorted(set(folds) - set(candidates))
     if unknown:
         raise ConfigError(f"held-out domain {unknown[0]!r} is not a multi-system domain here")
-    cells, timings, utterances = [], [], []
-    for domain in logs.track(folds, desc="evaluate (held-out domains)", unit="domain"):
-        fold_start = time.perf_counter()
-        ranking, frame = fold_training_rows(
-            table,
-            domain,
-            options,
-            labels=labels,
-            pairs=pairs,
-            input_features=features,
-            domains=data.get("domains"),
-        )
-        frame = prepare_training_rows(frame, data, seed=seed)
-        fitted = fit_model(
-            frame, features, build_regressor(model), normaliser=normaliser, ranking=ranking
-        )
-        fit_seconds = time.perf_counter() - fold_start
-        held_cells, held_rows = _held_out_cells(
-            table[table["domain"] == domain].drop(columns="domain"),
-            fitted,
-            labels,
-            pairs=None if as_user else pairs[pairs["domain"] == domain],
-            panel=lodo.panel,
-            normaliser=normaliser,
-            n_resamples=n_resamples,
-            seed=seed,
-            n_jobs=n_jobs,
-        )
-        cells.append(held_cells.assign(domain=domain))
-        utterances.append(held_rows[HELD_OUT_COLUMNS].assign(domain=domain))
-        timings.append(
-            {
-                "domain": domain,
-                "train_rows": len(frame),
-                "fit_seconds": round(fit_seconds, 1),
-                "seconds": round(time.perf_counter() - fold_start, 1),
-            }
-        )
-        log.info("fold %s: %s", domain, timings[-1])
-    interval = lodo.interval
-    all_cells = cross_conformal(pd.concat(cells, ignore_index=True), interval)
-    return LodoResult(
-        cells=all_cells,
-        domains=domain_summary(all_cells),
-        overall=overall_summary(all_cells),
-        timings=pd.DataFrame(timings),
-        interval=interval,
-        utterances=pd.concat(utterances, ignore_index=True),
-    )
+    return list(folds)
 
 
 def fold_training_rows(
@@ -282,22 +355,7 @@ def _held_out_cells(
     """Estimate every system of a held-out domain as ``werest estimate`` would (with
     ``panel``); score it: (its cells, its labelled estimated rows)."""
     models = Models(fitted)
-    ranking = choose_ranking(models, table)
-    if pairs is None:
-        utterances = estimate_utterances(
-            table,
-            models,
-            sorted(table["system"].unique()),
-            ranking=ranking,
-            n_jobs=n_jobs,
-            panel_size=panel,
-        )
-    else:
-        proxies = choose_proxies(table, ranking)
-        features = build_features(
-            table, proxies, normaliser=normaliser, input_features=fitted.feature_names, pairs=pairs
-        )
-        utterances = predict_features(features, models)
+    utterances = _held_out_utterances(table, models, pairs, normaliser, panel, n_jobs)
     records = pd.DataFrame(
         summarise(
             utterances,
@@ -311,21 +369,7 @@ def _held_out_cells(
         labels[[*KEY, "wer", "word_errors", "ref_words"]], on=KEY, how="inner"
     )
     done = done[done["wer"].notna()]
-    raw = done.assign(
-        proxy_errors=done[["pwer_sub", "pwer_del", "pwer_ins"]].sum(axis=1),
-        abs_err=(done["predicted_wer"] - done["wer"]).abs(),
-        abs_err_raw=(done["pwer"] - done["wer"]).abs(),
-    )
-    grouped = raw.groupby(["dataset", "system"])
-    per_cell = pd.DataFrame(
-        {
-            "pwer": grouped["proxy_errors"].sum() / grouped["proxy_words"].sum().clip(lower=1),
-            "mae": grouped["abs_err"].mean(),
-            "mae_raw": grouped["abs_err_raw"].mean(),
-            "n_scored": grouped.size(),
-        }
-    ).reset_index()
-    cells = records.merge(per_cell, on=["dataset", "system"], how="inner")
+    cells = records.merge(_cell_scores(done), on=["dataset", "system"], how="inner")
     cells = cells.rename(columns={"estimated_wer": "awer"})
     cells["error"] = cells["awer"] - cells["wer"]
     cells["abs_error"] = cells["error"].abs()
@@ -333,224 +377,47 @@ def _held_out_cells(
     return cells[cells["wer"].notna()], done
 
 
-def cross_conformal(
-    cells: pd.DataFrame, interval: ConformalInterval = DEFAULT_INTERVAL
+def _held_out_utterances(
+    table: pd.DataFrame,
+    models: Models,
+    pairs: pd.DataFrame | None,
+    normaliser: Normaliser,
+    panel: int | None,
+    n_jobs: int,
 ) -> pd.DataFrame:
-    """Each cell's conformal interval calibrated on the *other* domains' cells only
-    (:func:`werest.model.intervals.calibration_from_cells`: Mondrian bins of aWER), so the coverage
-    measured is that of a new domain."""
-    cells = cells.copy()
-    cells["interval_low"] = cells["interval_high"] = np.nan
-    for domain in cells["domain"].unique():
-        held = (cells["domain"] == domain).to_numpy()
-        calibration = calibration_from_cells(cells[~held], interval)
-        low, high = calibrated_interval(
-            cells.loc[held, "awer"],
-            calibration,
-            cells.loc[held, "ci_low"],
-            cells.loc[held, "ci_high"],
+    """The held-out domain's utterances estimated as ``werest estimate`` estimates them
+    (with ``panel``), or, given its aligned ``pairs``, from features built of them."""
+    ranking = choose_ranking(models, table)
+    if pairs is None:
+        return estimate_utterances(
+            table,
+            models,
+            sorted(table["system"].unique()),
+            ranking=ranking,
+            n_jobs=n_jobs,
+            panel_size=panel,
         )
-        cells.loc[held, "interval_low"], cells.loc[held, "interval_high"] = low, high
-    cells["bin"] = bin_of(cells["awer"], interval.bins)
-    cells["covered"] = (cells["wer"] >= cells["interval_low"]) & (
-        cells["wer"] <= cells["interval_high"]
+    proxies = choose_proxies(table, ranking)
+    features = build_features(
+        table, proxies, normaliser=normaliser, input_features=models.wer.feature_names, pairs=pairs
     )
-    cells["interval_width"] = cells["interval_high"] - cells["interval_low"]
-    return cells
+    return predict_features(features, models)
 
 
-def bin_summary(cells: pd.DataFrame, interval: ConformalInterval) -> pd.DataFrame:
-    """Coverage and mean width per Mondrian bin of aWER (``cells`` from :func:`cross_conformal`)."""
-    edges = [0.0, *interval.bins, float("inf")]
-    rows = []
-    for index, group in cells.groupby("bin", sort=True):
-        low, high = edges[int(index)], edges[int(index) + 1]
-        rows.append(
-            {
-                "aWER bin": f"{low:.0%}–{high:.0%}" if np.isfinite(high) else f"≥ {low:.0%}",
-                "cells": len(group),
-                "coverage": float(group["covered"].mean()),
-                "mean_width": float(group["interval_width"].mean()),
-                "mean_abs_error": float(group["abs_error"].mean()),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def _spearman(group: pd.DataFrame, column: str) -> float:
-    if group["system"].nunique() < 3:
-        return float("nan")
-    return float(stats.spearmanr(group[column], group["wer"])[0])
-
-
-def domain_summary(cells: pd.DataFrame) -> pd.DataFrame:
-    """Per held-out domain: corpus errors (werest and raw pWER), Spearman, MAE, coverage."""
-    rows = []
-    for domain, group in cells.groupby("domain", sort=True):
-        spearman = [
-            (_spearman(g, "awer"), _spearman(g, "pwer")) for _, g in group.groupby("dataset")
-        ]
-        rows.append(
-            {
-                "domain": domain,
-                "datasets": group["dataset"].nunique(),
-                "systems": group["system"].nunique(),
-                **_figures(group),
-                "spearman": np.nanmean([s[0] for s in spearman]) if spearman else np.nan,
-                "spearman_raw": np.nanmean([s[1] for s in spearman]) if spearman else np.nan,
-            }
-        )
-    frame = pd.DataFrame(rows)
-    frame["beats_raw"] = frame["mean_abs_error"] < frame["mean_abs_error_raw"]
-    frame["excess_over_raw"] = frame["mean_abs_error"] - frame["mean_abs_error_raw"]
-    return frame
-
-
-#: Pairs of systems whose true WERs differ by less than this are not counted as ordered.
-ORDER_MARGIN = 0.02
-
-
-def pairwise_order(cells: pd.DataFrame, column: str, margin: float = ORDER_MARGIN) -> float:
-    """The share of the pairs of systems on one dataset whose true WERs differ by at least
-    ``margin`` that ``column`` puts in the true order (a tie counts half); NaN without pairs."""
-    right = total = 0.0
-    for _, group in cells.groupby(["domain", "dataset"]):
-        truth = group["wer"].to_numpy(dtype=float)
-        estimate = group[column].to_numpy(dtype=float)
-        upper = np.triu_indices(len(truth), k=1)
-        true_gap = (truth[:, None] - truth[None, :])[upper]
-        est_gap = (estimate[:, None] - estimate[None, :])[upper]
-        counted = np.abs(true_gap) >= margin
-        agree = np.sign(true_gap[counted]) * np.sign(est_gap[counted])
-        right += float((agree > 0).sum() + 0.5 * (agree == 0).sum())
-        total += float(counted.sum())
-    return right / total if total else float("nan")
-
-
-def _figures(group: pd.DataFrame) -> dict:
-    weight = group["n_scored"].to_numpy(dtype=float)
-    return {
-        "cells": len(group),
-        "mean_abs_error": float(group["abs_error"].mean()),
-        "max_abs_error": float(group["abs_error"].max()),
-        "mean_abs_error_raw": float(group["abs_error_raw"].mean()),
-        "max_abs_error_raw": float(group["abs_error_raw"].max()),
-        "mean_error": float(group["error"].mean()),
-        "mae": float(np.average(group["mae"], weights=weight)),
-        "mae_raw": float(np.average(group["mae_raw"], weights=weight)),
-        "coverage": float(group["covered"].mean()),
-        "mean_width": float(group["interval_width"].mean()),
-        "mean_ci_width": float((group["ci_high"] - group["ci_low"]).mean()),
-    }
-
-
-#: Pairs whose true WERs differ by at least this should get a verdict (issue 34's bar).
-VERDICT_MARGIN = 0.05
-
-
-def cross_conformal_pairs(cells: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
-    """Every pair of systems of each held-out dataset (:func:`werest.model.intervals.cell_pairs`)
-    with its zero-label interval of differences calibrated on the *other* domains' pairs only
-    (:func:`werest.model.intervals.pair_calibration`): ``low``, ``high``, ``covered``,
-    ``width``, ``verdict`` (the interval excludes 0) and ``right`` (the verdict's sign is the
-    truth's)."""
-    pairs = cell_pairs(cells)
-    pairs["low"] = pairs["high"] = np.nan
-    for domain in pairs["domain"].unique():
-        held = (pairs["domain"] == domain).to_numpy()
-        calibration = {"pair": pair_calibration(cells[cells["domain"] != domain], level)}
-        low, high = pair_interval(
-            pairs.loc[held, "est_delta"],
-            pairs.loc[held, "awer_a"],
-            pairs.loc[held, "awer_b"],
-            calibration,
-        )
-        pairs.loc[held, "low"], pairs.loc[held, "high"] = low, high
-    truth = pairs["true_delta"]
-    pairs["covered"] = (truth >= pairs["low"]) & (truth <= pairs["high"])
-    pairs["width"] = pairs["high"] - pairs["low"]
-    pairs["verdict"] = (pairs["low"] > 0) | (pairs["high"] < 0)
-    pairs["right"] = pairs["verdict"] & (np.sign(pairs["est_delta"]) == np.sign(truth))
-    return pairs
-
-
-def winner_summary(cells: pd.DataFrame, pairs: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per held-out dataset with at least 3 systems: what a user reads first. The truly best
-    system's ``best_error`` (aWER − WER) and raw pWER's, whether werest (and raw pWER) rank it
-    first, whether the true top two are in the true order, their true and estimated gap, and
-    the dataset's pair intervals (:func:`cross_conformal_pairs`): coverage, mean width, and
-    the share of pairs at least :data:`VERDICT_MARGIN` apart that get a verdict."""
-    pairs = cross_conformal_pairs(cells) if pairs is None else pairs
-    rows = []
-    for (domain, dataset), group in cells.groupby(["domain", "dataset"], sort=True):
-        if group["system"].nunique() < 3:
-            continue
-        group = group.sort_values(["wer", "system"])
-        best, second = group.iloc[0], group.iloc[1]
-        mine = pairs[pairs["dataset"] == dataset]
-        apart = mine[mine["true_delta"].abs() >= VERDICT_MARGIN]
-        rows.append(
-            {
-                "domain": domain,
-                "dataset": dataset,
-                "systems": len(group),
-                "best": best["system"],
-                "best_wer": best["wer"],
-                "best_awer": best["awer"],
-                "best_error": best["awer"] - best["wer"],
-                "best_error_raw": best["pwer"] - best["wer"],
-                "first": group["awer"].idxmin() == best.name,
-                "first_raw": group["pwer"].idxmin() == best.name,
-                "top_two_order": best["awer"] < second["awer"],
-                "top_two_order_raw": best["pwer"] < second["pwer"],
-                "true_gap": second["wer"] - best["wer"],
-                "est_gap": second["awer"] - best["awer"],
-                "pair_coverage": float(mine["covered"].mean()) if len(mine) else np.nan,
-                "pair_width": float(mine["width"].mean()) if len(mine) else np.nan,
-                "pairs_apart": len(apart),
-                "verdicts_apart": int(apart["verdict"].sum()),
-                "wrong_verdicts": int((mine["verdict"] & ~mine["right"]).sum()),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def winner_overall(winners: pd.DataFrame, pairs: pd.DataFrame) -> dict:
-    """The winner table's figures over its datasets, and the pair intervals' over every pair."""
-    apart = pairs[pairs["true_delta"].abs() >= VERDICT_MARGIN]
-    return {
-        "datasets": len(winners),
-        "best_bias": float(winners["best_error"].mean()),
-        "best_abs_error": float(winners["best_error"].abs().mean()),
-        "best_bias_raw": float(winners["best_error_raw"].mean()),
-        "best_first": float(winners["first"].mean()),
-        "best_first_raw": float(winners["first_raw"].mean()),
-        "top_two_order": float(winners["top_two_order"].mean()),
-        "top_two_order_raw": float(winners["top_two_order_raw"].mean()),
-        "median_true_gap": float(winners["true_gap"].median()),
-        "median_est_gap": float(winners["est_gap"].median()),
-        "pairs": len(pairs),
-        "pair_coverage": float(pairs["covered"].mean()),
-        "pair_coverage_domains": float(pairs.groupby("domain")["covered"].mean().mean()),
-        "pair_width": float(pairs["width"].mean()),
-        "pairs_apart": len(apart),
-        "verdict_share_apart": float(apart["verdict"].mean()) if len(apart) else float("nan"),
-        "wrong_verdicts": int((pairs["verdict"] & ~pairs["right"]).sum()),
-    }
-
-
-def overall_summary(cells: pd.DataFrame) -> dict:
-    """Every cell together, plus the share of domains where werest beats raw pWER."""
-    domains = domain_summary(cells)
-    with_ranks = domains[domains["systems"] >= 3]
-    return {
-        **_figures(cells),
-        "domains": len(domains),
-        "domains_beating_raw": int(domains["beats_raw"].sum()),
-        "mean_spearman": float(with_ranks["spearman"].mean()),
-        "mean_spearman_raw": float(with_ranks["spearman_raw"].mean()),
-        "domain_mean_abs_error": float(domains["mean_abs_error"].mean()),
-        "worst_excess_over_raw": float(domains["excess_over_raw"].max()),
-        "pairwise_order": pairwise_order(cells, "awer"),
-        "pairwise_order_raw": pairwise_order(cells, "pwer"),
-    }
+def _cell_scores(done: pd.DataFrame) -> pd.DataFrame:
+    """Per (dataset, system) of the labelled estimated rows ``done``: the corpus pWER
+    against the same proxies, the utterance MAE of the estimate and of pWER, the rows."""
+    raw = done.assign(
+        proxy_errors=done[["pwer_sub", "pwer_del", "pwer_ins"]].sum(axis=1),
+        abs_err=(done["predicted_wer"] - done["wer"]).abs(),
+        abs_err_raw=(done["pwer"] - done["wer"]).abs(),
+    )
+    grouped = raw.groupby(["dataset", "system"])
+    return pd.DataFrame(
+        {
+            "pwer": grouped["proxy_errors"].sum() / grouped["proxy_words"].sum().clip(lower=1),
+            "mae": grouped["abs_err"].mean(),
+            "mae_raw": grouped["abs_err_raw"].mean(),
+            "n_scored": grouped.size(),
+        }
+    ).reset_index()

@@ -34,9 +34,10 @@ import numpy as np
 import pandas as pd
 
 from werest.codes import row_codes
+from werest.columns import KEY, UTTERANCE
 from werest.features.hallucination import HALLUCINATION_FEATURES, pair_signals
-from werest.ingest.table import KEY, UTTERANCE
-from werest.text import AUTO, Normaliser, coded_distances, count_errors, normalised_columns
+from werest.text.counting import coded_distances, count_errors
+from werest.text.normalise import AUTO, Normaliser, normalised_columns
 
 log = logging.getLogger(__name__)
 

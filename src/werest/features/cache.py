@@ -25,12 +25,16 @@ import os
 import re
 import tempfile
 import time
-import unicodedata
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
+
+from werest.text.normalise import normalise_text
+
+# normalise_text (werest.text.normalise) is importable from here too, as before it moved
+__all__ = ["EmbeddingCache", "file_key", "namespace_dir", "normalise_text", "text_key"]
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +48,6 @@ def file_key(path: str | Path) -> str:
         for block in iter(lambda: handle.read(_CHUNK), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def normalise_text(text: str) -> str:
-    """The form of a text that is embedded and keyed: Unicode NFC, whitespace collapsed."""
-    return " ".join(unicodedata.normalize("NFC", text).split())
 
 
 def text_key(text: str) -> str:

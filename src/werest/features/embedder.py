@@ -3,7 +3,7 @@
 An embedder maps audio and text into one space (SONAR: :mod:`werest.features.sonar`; a test
 double or another encoder fits as well). ``conf/embedder/*.yaml`` names it by ``_target_``:
 :func:`build_embedder` instantiates an :class:`Embedder`; :func:`likelihood_scorer` recognises
-a :class:`werest.features.likelihood.Scorer` instead (``embedder=whisper_likelihood``).
+a :class:`werest.features.scorer.Scorer` instead (``embedder=whisper_likelihood``).
 """
 
 from __future__ import annotations
@@ -51,12 +51,12 @@ def build_embedder(cfg: Mapping) -> Embedder:
 
 
 def likelihood_scorer(cfg: Mapping) -> Any:
-    """The :class:`werest.features.likelihood.Scorer` that ``cfg`` builds, or None when its
+    """The :class:`werest.features.scorer.Scorer` that ``cfg`` builds, or None when its
     ``_target_`` is not a Scorer class (an :class:`Embedder`, built by :func:`build_embedder`)."""
     from hydra.utils import get_class
 
     from werest.build import instantiate_checked
-    from werest.features.likelihood import Scorer
+    from werest.features.scorer import Scorer
 
     try:
         target = get_class(str(cfg.get("_target_")))

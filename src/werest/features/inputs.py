@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from werest.columns import KEY, UTTERANCE
 from werest.errors import ConfigError, InputError
 from werest.features.agreement import (
     AGREEMENT_FEATURES,
@@ -38,8 +39,7 @@ from werest.features.agreement import (
     add_dataset_context,
     agreement_features,
 )
-from werest.ingest.table import KEY, UTTERANCE
-from werest.text import Normaliser
+from werest.text.normalise import Normaliser
 
 VS_PROXY = "_vs_proxy"
 #: ``wl_attributed_<a>``: the agreement feature ``<a>`` times P(the row is the wrong side)

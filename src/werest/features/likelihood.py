@@ -78,33 +78,69 @@ the same ``cache_dir``, which must then be a folder every worker can write.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import logging
 import math
-import re
-import unicodedata
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from werest import logs
 from werest.build import instantiate_once, kept
+from werest.columns import KEY, UTTERANCE
 from werest.errors import ConfigError, InputError
-from werest.features.cache import EmbeddingCache, file_key, normalise_text
+from werest.features.cache import EmbeddingCache, file_key
 from werest.features.inputs import join_input_features
-from werest.ingest.audio import AudioPolicy, load_audio
-from werest.ingest.table import KEY, UTTERANCE
-from werest.text import AUTO, count_errors, error_rate, normalise_many
+from werest.features.scorer import (
+    LOW_PROBABILITY,
+    SAMPLE_RATE,
+    STATS,
+    TEXT_FORMS,
+    Scorer,
+    TokenScores,
+    format_text,
+)
+from werest.features.whisper_likelihood import WhisperLikelihood, chunk_bounds, share_words
+from werest.ingest.audio import AudioPolicy, load_audio, utterance_audio
+from werest.text.counting import count_errors, error_rate
+from werest.text.normalise import AUTO, normalise_many
+
+# the scorer's protocol and statistics (werest.features.scorer) and the Whisper scorer
+# (werest.features.whisper_likelihood) are importable from here too, as before they moved
+__all__ = [
+    "CLIPS_PER_TASK",
+    "DECODE",
+    "DIFFS",
+    "LANGUAGE",
+    "LIKELIHOOD_COLUMNS",
+    "LIKELIHOOD_FEATURES",
+    "LOW_PROBABILITY",
+    "SAMPLE_RATE",
+    "STATS",
+    "TEXT_FORMS",
+    "VS_DECODE",
+    "PairScores",
+    "Scorer",
+    "ScoringJob",
+    "TokenScores",
+    "WhisperLikelihood",
+    "add_likelihood",
+    "chunk_bounds",
+    "decode_agreement",
+    "format_text",
+    "no_likelihood",
+    "score_clips_on_worker",
+    "score_pairs",
+    "score_table",
+    "share_words",
+]
 
 log = logging.getLogger(__name__)
 
-#: the cached statistics of one (clip, text), in this order
-STATS = ("wl_mean_logprob", "wl_min_logprob", "wl_low_share", "wl_expected_errors", "wl_tokens")
 DIFFS = ("wl_mean_logprob_vs_proxy", "wl_expected_errors_vs_proxy")
 #: agreement with the scorer's own transcript of the clip
 DECODE = ("wl_decode_pwer", "wl_decode_pcer")
@@ -114,268 +150,6 @@ VS_DECODE = ("wl_mean_logprob_vs_decode",)
 LANGUAGE = ("wl_language_prob", "wl_language_mismatch")
 LIKELIHOOD_FEATURES = (*STATS, *DIFFS, *DECODE, *VS_DECODE, *LANGUAGE)
 LIKELIHOOD_COLUMNS = (*LIKELIHOOD_FEATURES, "wl_status")
-TEXT_FORMS = ("sentence", "lower", "raw")
-LOW_PROBABILITY = 0.5
-SAMPLE_RATE = 16_000
-
-_PUNCTUATION = re.compile(r"[^\w\s']|_", flags=re.UNICODE)
-
-
-def format_text(text: str, form: str = "sentence") -> str:
-    """``text`` in the scoring form (see the module doc): ``sentence``, ``lower`` or ``raw``."""
-    text = normalise_text(text)
-    if form == "raw":
-        return text
-    text = " ".join(_PUNCTUATION.sub(" ", unicodedata.normalize("NFKC", text).casefold()).split())
-    text = " ".join(word.strip("'") for word in text.split() if word.strip("'"))
-    if form == "sentence" and text:
-        text = text[0].upper() + text[1:]
-    return text
-
-
-@dataclass
-class TokenScores:
-    """One text scored on one clip: each token's probability and the word it belongs to."""
-
-    probs: np.ndarray
-    word_ids: np.ndarray
-
-    def stats(self) -> np.ndarray:
-        """The :data:`STATS` vector (NaN when there are no tokens)."""
-        if not len(self.probs):
-            return np.array([np.nan] * (len(STATS) - 1) + [0.0])
-        probs = np.clip(np.asarray(self.probs, dtype=np.float64), 1e-12, 1.0)
-        logp = np.log(probs)
-        word_logp = pd.Series(logp).groupby(self.word_ids).sum().to_numpy()
-        return np.array(
-            [
-                logp.mean(),
-                logp.min(),
-                float(np.mean(probs < LOW_PROBABILITY)),
-                float(np.mean(1.0 - np.exp(word_logp))),
-                float(len(probs)),
-            ]
-        )
-
-
-@runtime_checkable
-class Scorer(Protocol):
-    """Scores texts against one clip of speech (teacher forcing), for ``werest embed``.
-
-    ``score_clip`` takes a 16 kHz mono float32 waveform, the texts (already in the scorer's
-    text form) and an ISO 639-1 language; it returns one :class:`TokenScores` per text and
-    raises :class:`~werest.errors.ConfigError` for a language it cannot score. ``cache_name``
-    names what would serve ``lang``: equal names must mean equal scores (it keys the cache).
-    ``prepare`` puts a hypothesis into the form the scorer wants (:func:`format_text`).
-    A scorer that can also transcribe has ``decode_clip(samples, lang) -> list[int]``: its
-    own transcript's token ids, ended by an end token (:data:`DECODE` features), and
-    ``decode_text(ids, lang) -> str``. A scorer that identifies languages has
-    ``language_scores(samples, lang) -> [p(lang), mismatch]`` (:data:`LANGUAGE` features).
-    """
-
-    def prepare(self, text: str) -> str: ...
-
-    def score_clip(
-        self, samples: np.ndarray, texts: Sequence[str], lang: str
-    ) -> list[TokenScores]: ...
-
-    def cache_name(self, lang: str) -> str: ...
-
-
-# --------------------------------------------------------------------------- Whisper
-
-
-def chunk_bounds(length: int, max_samples: int) -> list[tuple[int, int]]:
-    """The fewest equal (start, end) pieces of at most ``max_samples`` covering ``length``."""
-    count = max(1, math.ceil(length / max_samples))
-    edges = np.linspace(0, length, count + 1).round().astype(int)
-    return list(itertools.pairwise(edges.tolist()))
-
-
-def share_words(words: Sequence[str], weights: Sequence[float]) -> list[list[str]]:
-    """``words`` cut into ``len(weights)`` consecutive parts in proportion to ``weights``."""
-    cumulative = np.concatenate([[0.0], np.cumsum(weights)]) / float(np.sum(weights))
-    edges = (cumulative * len(words)).round().astype(int)
-    return [list(words[a:b]) for a, b in itertools.pairwise(edges)]
-
-
-class WhisperLikelihood:
-    """Whisper teacher forcing through CTranslate2 (``faster-whisper``'s model and tokenizer).
-
-    Parameters
-    ----------
-    model : str or None
-        A CTranslate2 Whisper folder; None: the bundled tiny.en (``[audio]`` extra).
-    device, compute_type, cpu_threads : str, str, int
-        As for ``asr=faster_whisper``.
-    text_form : str
-        ``sentence``, ``lower`` or ``raw``: how texts are formatted before scoring.
-    batch_size : int
-        Texts per ``align`` call (each call repeats the clip's encoder output this many times).
-    chunk_seconds : float
-        Longest audio piece scored at once (Whisper's window is 30 s).
-    """
-
-    def __init__(
-        self,
-        model: str | None = None,
-        device: str = "cpu",
-        compute_type: str = "int8",
-        cpu_threads: int = 2,
-        text_form: str = "sentence",
-        batch_size: int = 16,
-        chunk_seconds: float = 30.0,
-    ) -> None:
-        from werest.ingest.asr.faster_whisper_asr import (
-            load_whisper,
-            model_languages,
-            whisper_model_path,
-        )
-
-        if text_form not in TEXT_FORMS:
-            raise ConfigError(f"embedder.text_form={text_form!r}: one of {', '.join(TEXT_FORMS)}")
-        if int(batch_size) < 1 or not 0 < float(chunk_seconds) <= 30:
-            raise ConfigError("embedder.batch_size must be >= 1 and 0 < chunk_seconds <= 30")
-        self.path = whisper_model_path(model, "embedder.model")
-        self.compute_type = str(compute_type)
-        self.text_form = text_form
-        self.batch_size = int(batch_size)
-        self.chunk_samples = int(float(chunk_seconds) * SAMPLE_RATE)
-        self._whisper = load_whisper(self.path, device, self.compute_type, cpu_threads, "embedder")
-        #: the languages this model can score: English only for tiny.en, 99 for base
-        self.languages = model_languages(self._whisper)
-        self._tokenizers: dict[str, Any] = {}
-        self._last_encoded: tuple[bytes, np.ndarray, int] | None = None
-        weights = self.path / "model.bin"
-        digest = hashlib.sha256(f"{weights.stat().st_size}:{weights.stat().st_mtime_ns}".encode())
-        self._identity = f"{self.path.name}:{digest.hexdigest()[:12]}:{self.compute_type}"
-
-    def prepare(self, text: str) -> str:
-        """``text`` in this scorer's ``text_form``."""
-        return format_text(text, self.text_form)
-
-    def cache_name(self, lang: str) -> str:
-        self._tokenizer(lang)  # an unsupported language raises here, before any work
-        return f"whisper-likelihood:{self._identity}:{lang}:{self.text_form}"
-
-    def _tokenizer(self, lang: str) -> Any:
-        if lang not in self._tokenizers:
-            from faster_whisper.tokenizer import Tokenizer
-
-            multilingual = self._whisper.model.is_multilingual
-            if lang not in self.languages:
-                kind = "an English-only" if not multilingual else "a"
-                raise ConfigError(f"{self.path.name} is {kind} Whisper model: no language {lang!r}")
-            self._tokenizers[lang] = Tokenizer(
-                self._whisper.hf_tokenizer, multilingual, task="transcribe", language=lang
-            )
-        return self._tokenizers[lang]
-
-    def score_clip(self, samples: np.ndarray, texts: Sequence[str], lang: str) -> list[TokenScores]:
-        """Score every text on the clip: one encoder pass per ≤30 s chunk, batched decoding."""
-        tokenizer = self._tokenizer(lang)
-        samples = np.asarray(samples, dtype=np.float32)
-        bounds = chunk_bounds(len(samples), self.chunk_samples)
-        parts = [share_words(t.split(), [b - a for a, b in bounds]) for t in texts]
-        probs: list[list[float]] = [[] for _ in texts]
-        word_ids: list[list[int]] = [[] for _ in texts]
-        for index, (start, end) in enumerate(bounds):
-            encoded, frames = self._encode(samples[start:end])
-            todo = [i for i in range(len(texts)) if parts[i][index]]
-            for batch in _batches(todo, self.batch_size):
-                tokens, owners = [], []
-                for i in batch:
-                    offset = sum(len(p) for p in parts[i][:index])
-                    ids = [tokenizer.encode(" " + word) for word in parts[i][index]]
-                    tokens.append([t for word in ids for t in word])
-                    owners.append([offset + w for w, word in enumerate(ids) for _ in word])
-                for i, scored, owner in zip(
-                    batch, self._align(encoded, frames, tokenizer, tokens), owners, strict=True
-                ):
-                    probs[i].extend(scored)
-                    word_ids[i].extend(owner)
-        return [
-            TokenScores(np.asarray(p, dtype=np.float64), np.asarray(w, dtype=np.int64))
-            for p, w in zip(probs, word_ids, strict=True)
-        ]
-
-    def decode_clip(self, samples: np.ndarray, lang: str) -> list[int]:
-        """The model's own greedy transcript of the clip, chunk by chunk: token ids ending
-        with the end-of-text token (so an empty transcript is still one token)."""
-        import ctranslate2
-
-        tokenizer = self._tokenizer(lang)
-        samples = np.asarray(samples, dtype=np.float32)
-        prompt = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
-        ids: list[int] = []
-        for start, end in chunk_bounds(len(samples), self.chunk_samples):
-            encoded, _ = self._encode(samples[start:end])
-            result = self._whisper.model.generate(
-                ctranslate2.StorageView.from_array(np.ascontiguousarray(encoded)),
-                [prompt],
-                beam_size=1,
-                max_length=448,
-                suppress_blank=True,
-                suppress_tokens=list(tokenizer.non_speech_tokens),
-            )[0]
-            ids.extend(t for t in result.sequences_ids[0] if t < tokenizer.eot)
-        return [*ids, tokenizer.eot]
-
-    def decode_text(self, ids: Sequence[int], lang: str) -> str:
-        """The text of :meth:`decode_clip`'s token ids."""
-        return self._tokenizer(lang).decode([int(t) for t in ids]).strip()
-
-    def language_scores(self, samples: np.ndarray, lang: str) -> np.ndarray:
-        """Whisper's language identification of the clip (its first ≤30 s) against ``lang``:
-        ``[p(lang), 1 if the most likely language is not lang else 0]``; NaN for an
-        English-only model, which identifies nothing."""
-        import ctranslate2
-
-        if not self._whisper.model.is_multilingual:
-            return np.array([np.nan, np.nan])
-        samples = np.asarray(samples, dtype=np.float32)
-        start, end = chunk_bounds(len(samples), self.chunk_samples)[0]
-        encoded, _ = self._encode(samples[start:end])
-        view = ctranslate2.StorageView.from_array(np.ascontiguousarray(encoded))
-        ranked = self._whisper.model.detect_language(view)[0]
-        probs = {token.strip("<|>"): float(p) for token, p in ranked}
-        top = max(probs, key=probs.__getitem__)
-        return np.array([probs.get(lang, 0.0), float(top != lang)])
-
-    def _encode(self, samples: np.ndarray) -> tuple[np.ndarray, int]:
-        """The encoder output of one ≤30 s piece; the last one is kept, because scoring and
-        decoding the same clip ask for it twice."""
-        from faster_whisper.audio import pad_or_trim
-
-        digest = hashlib.sha1(samples.tobytes()).digest()
-        if self._last_encoded is not None and self._last_encoded[0] == digest:
-            return self._last_encoded[1], self._last_encoded[2]
-        features = self._whisper.feature_extractor(samples)
-        frames = int(features.shape[-1])
-        encoded = np.asarray(self._whisper.encode(pad_or_trim(features)))
-        self._last_encoded = (digest, encoded, frames)
-        return encoded, frames
-
-    def _align(
-        self, encoded: np.ndarray, frames: int, tokenizer: Any, tokens: list[list[int]]
-    ) -> list[list[float]]:
-        import ctranslate2
-
-        batch = ctranslate2.StorageView.from_array(
-            np.ascontiguousarray(np.repeat(encoded, len(tokens), axis=0))
-        )
-        start = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
-        results = self._whisper.model.align(batch, start, tokens, [frames] * len(tokens))
-        return [list(result.text_token_probs) for result in results]
-
-    def __repr__(self) -> str:
-        return f"WhisperLikelihood(model={str(self.path)!r}, text_form={self.text_form!r})"
-
-
-def _batches(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
-    return [items[start : start + size] for start in range(0, len(items), size)]
-
-
 # --------------------------------------------------------------------------- the features
 
 
@@ -390,21 +164,6 @@ def _rows(features: pd.DataFrame, transcripts: pd.DataFrame, text_column: str) -
     texts = transcripts[[*KEY, text_column]].drop_duplicates(KEY)
     texts = texts.rename(columns={text_column: "text"})
     return wanted.merge(texts, on=KEY, how="left", validate="one_to_one")
-
-
-def _languages(transcripts: pd.DataFrame, default_language: str | None) -> pd.DataFrame:
-    if "audio" not in transcripts.columns:
-        raise InputError("the transcripts table has no 'audio' column", column="audio")
-    columns = [*UTTERANCE, "audio"] + (["language"] if "language" in transcripts else [])
-    clips = transcripts[columns].dropna(subset=["audio"]).drop_duplicates(UTTERANCE).copy()
-    if "language" not in clips:
-        clips["language"] = default_language
-    elif default_language is not None:
-        clips["language"] = clips["language"].fillna(default_language)
-    if clips["language"].isna().any():
-        raise InputError("rows without a language and no default_language set", column="language")
-    clips["audio"] = clips["audio"].astype(str)
-    return clips
 
 
 #: one clip to score: its audio path, language and its rows' texts (in the scorer's form)
@@ -519,16 +278,7 @@ def _score_group(
         log.debug("%s: %s", path, error)
         status = "missing" if not Path(path).exists() else "unreadable"
         return nothing, status, None, nothing[0], no_language
-    loaded: list[np.ndarray] = []
-
-    def samples() -> np.ndarray | None:
-        if not loaded:
-            clip = load_audio(path, policy)
-            if not clip.status.usable:
-                raise _Unusable(str(clip.status))
-            loaded.append(np.concatenate(clip.segments))
-        return loaded[0]
-
+    samples = _clip_samples(path, policy)
     try:
         transcript = _cached_value(
             scorer, "decode_clip", cache, f"{namespace}|decode", audio_key, samples, lang
@@ -539,14 +289,8 @@ def _score_group(
         own = scorer.prepare(scorer.decode_text(transcript, lang)) if transcript is not None else ""
         keys = [_pair_key(audio_key, text) for text in texts]
         own_key = _pair_key(audio_key, own) if own else None
-        hits = cache.get_many(namespace, {*keys, *([own_key] if own_key else [])})
         wanted = [*zip(texts, keys, strict=True), *([(own, own_key)] if own_key else [])]
-        missing = sorted({text for text, key in wanted if key not in hits})
-        if missing:
-            vectors = np.stack([s.stats() for s in scorer.score_clip(samples(), missing, lang)])
-            new_keys = [_pair_key(audio_key, text) for text in missing]
-            cache.put_many(namespace, new_keys, vectors)
-            hits.update(zip(new_keys, vectors, strict=True))
+        hits = _cached_stats(scorer, cache, namespace, audio_key, samples, lang, wanted)
     except _Unusable as unusable:
         return nothing, str(unusable), None, nothing[0], no_language
     split = _duration(path) > getattr(scorer, "chunk_samples", math.inf) / SAMPLE_RATE
@@ -560,6 +304,43 @@ def _score_group(
         own_stats,
         language,
     )
+
+
+def _clip_samples(path: str, policy: AudioPolicy) -> Callable[[], np.ndarray]:
+    """The clip's samples, read on the first call only (then kept); :class:`_Unusable` when
+    its audio cannot be used."""
+    loaded: list[np.ndarray] = []
+
+    def samples() -> np.ndarray:
+        if not loaded:
+            clip = load_audio(path, policy)
+            if not clip.status.usable:
+                raise _Unusable(str(clip.status))
+            loaded.append(np.concatenate(clip.segments))
+        return loaded[0]
+
+    return samples
+
+
+def _cached_stats(
+    scorer: Scorer,
+    cache: EmbeddingCache,
+    namespace: str,
+    audio_key: str,
+    samples: Callable[[], np.ndarray],
+    lang: str,
+    wanted: list[tuple[str, str]],
+) -> dict[str, np.ndarray]:
+    """The :data:`STATS` of each (text, key) of ``wanted`` on the clip, by key: from the
+    cache, the texts it lacks scored together (the audio read only then) and stored."""
+    hits = cache.get_many(namespace, {key for _, key in wanted})
+    missing = sorted({text for text, key in wanted if key not in hits})
+    if missing:
+        vectors = np.stack([s.stats() for s in scorer.score_clip(samples(), missing, lang)])
+        new_keys = [_pair_key(audio_key, text) for text in missing]
+        cache.put_many(namespace, new_keys, vectors)
+        hits.update(zip(new_keys, vectors, strict=True))
+    return hits
 
 
 class _Unusable(Exception):
@@ -624,7 +405,7 @@ def add_likelihood(
     if text_column not in transcripts.columns:
         raise InputError("missing text column", column=text_column)
     pairs = _rows(features, transcripts, text_column)
-    pairs = pairs.merge(_languages(transcripts, default_language), on=UTTERANCE, how="left")
+    pairs = pairs.merge(utterance_audio(transcripts, default_language), on=UTTERANCE, how="left")
     scores = score_pairs(
         pairs, scorer, cache or EmbeddingCache(None), policy or AudioPolicy(), run_clips
     )

@@ -24,7 +24,8 @@ import pandas as pd
 
 from werest.errors import ConfigError, InputError, unknown_name
 from werest.io import atomic_path
-from werest.text import AUTO, Normaliser, corpus_rate
+from werest.text.counting import corpus_rate
+from werest.text.normalise import AUTO, Normaliser
 from werest.text.scoring import utterance_labels
 
 log = logging.getLogger(__name__)

@@ -24,13 +24,13 @@ import numpy as np
 import pandas as pd
 
 from werest.build import instantiate_once, kept
+from werest.columns import KEY
 from werest.errors import ConfigError, InputError
 from werest.features.cache import EmbeddingCache, normalise_text
 from werest.features.embedder import Embedder, cosine
 from werest.features.embedding import embed_audio_files, embed_texts
 from werest.features.sonar import SonarEmbedder
-from werest.ingest.audio import AudioPolicy, LoadedAudio
-from werest.ingest.table import KEY
+from werest.ingest.audio import AudioPolicy, LoadedAudio, utterance_audio
 
 __all__ = ["SIMILARITY_COLUMNS", "SonarEmbedder", "add_similarity", "no_similarity"]
 # SonarEmbedder stays importable here: run configs saved before the split name it as
@@ -39,23 +39,6 @@ __all__ = ["SIMILARITY_COLUMNS", "SonarEmbedder", "add_similarity", "no_similari
 log = logging.getLogger(__name__)
 
 SIMILARITY_COLUMNS = ["similarity", "similarity_status", "audio_duration"]
-
-
-def _utterances(transcripts: pd.DataFrame, default_language: str | None) -> pd.DataFrame:
-    """One row per (dataset, utt_id): its audio path and language."""
-    if "audio" not in transcripts.columns:
-        raise InputError("the transcripts table has no 'audio' column", column="audio")
-    columns = ["dataset", "utt_id", "audio"] + (["language"] if "language" in transcripts else [])
-    utterances = transcripts[columns].dropna(subset=["audio"])
-    utterances = utterances.drop_duplicates(["dataset", "utt_id"]).copy()
-    if "language" not in utterances:
-        utterances["language"] = default_language
-    elif default_language is not None:
-        utterances["language"] = utterances["language"].fillna(default_language)
-    if utterances["language"].isna().any():
-        raise InputError("rows without a language and no default_language set", column="language")
-    utterances["audio"] = utterances["audio"].astype(str)
-    return utterances
 
 
 def add_similarity(
@@ -97,7 +80,7 @@ def add_similarity(
         raise InputError(f"the feature table lacks {missing}", column=missing[0])
     if run_chunks is not None and len(features):
         return _in_chunks(features, transcripts, run_chunks)
-    utterances = _utterances(transcripts, default_language)
+    utterances = utterance_audio(transcripts, default_language)
     hypotheses = transcripts[[*KEY, text_column]].drop_duplicates(KEY)
     rows = features[KEY].merge(hypotheses, on=KEY, how="left", validate="many_to_one")
     rows = rows.merge(utterances, on=["dataset", "utt_id"], how="left", validate="many_to_one")

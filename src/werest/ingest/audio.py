@@ -34,11 +34,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from werest.errors import ConfigError
+from werest.columns import UTTERANCE
+from werest.errors import ConfigError, InputError
 from werest.io import first_line
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -242,3 +247,21 @@ def load_many(paths: Sequence[str | Path], policy: AudioPolicy | None = None) ->
             failed[0].message,
         )
     return loaded
+
+
+def utterance_audio(transcripts: pd.DataFrame, default_language: str | None) -> pd.DataFrame:
+    """One row per (dataset, utt_id) with audio: its path (as text) and its language
+    (``default_language`` where the table has none); InputError when the table has no
+    ``audio`` column, or a row no language and there is no default."""
+    if "audio" not in transcripts.columns:
+        raise InputError("the transcripts table has no 'audio' column", column="audio")
+    columns = [*UTTERANCE, "audio"] + (["language"] if "language" in transcripts else [])
+    clips = transcripts[columns].dropna(subset=["audio"]).drop_duplicates(UTTERANCE).copy()
+    if "language" not in clips:
+        clips["language"] = default_language
+    elif default_language is not None:
+        clips["language"] = clips["language"].fillna(default_language)
+    if clips["language"].isna().any():
+        raise InputError("rows without a language and no default_language set", column="language")
+    clips["audio"] = clips["audio"].astype(str)
+    return clips

@@ -24,6 +24,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
+from werest.columns import KEY, UTTERANCE
 from werest.errors import ConfigError, InputError
 from werest.features.agreement import (
     STATUS_OK,
@@ -37,10 +38,10 @@ from werest.features.inputs import (
 )
 from werest.features.proxy import Ranking, choose_proxies, rank_on
 from werest.ingest.importers import OPTIONS, import_table
-from werest.ingest.table import KEY, UTTERANCE, read_table
+from werest.ingest.table import read_table
 from werest.model.files import TrainedModel, fingerprint
 from werest.model.intervals import DEFAULT_INTERVAL, ConformalInterval, calibration_from_cells
-from werest.text import AUTO, Normaliser
+from werest.text.normalise import AUTO, Normaliser
 from werest.text.scoring import utterance_labels
 
 log = logging.getLogger(__name__)
@@ -221,16 +222,15 @@ def training_frame(
     others are ``all``).
     """
     from_input = require_inputs(input_features, table, "werest train")
-    if proxy_choice not in PROXY_CHOICES:
-        raise ConfigError(
-            f"proxies must be one of {', '.join(PROXY_CHOICES)}, got {proxy_choice!r}"
-        )
-    if proxy_choice == LABEL_FREE_PROXIES:
-        proxies = label_free_proxies(table, domains, normaliser=normaliser, pairs=pairs)
-        if targets is not None:
-            proxies = proxies[proxies["system"].isin(targets)]
-    else:
-        proxies = choose_proxies(table, ranking, targets=targets)
+    proxies = training_proxies(
+        table,
+        ranking,
+        proxy_choice,
+        targets=targets,
+        domains=domains,
+        normaliser=normaliser,
+        pairs=pairs,
+    )
     features = build_features(
         table,
         proxies,
@@ -241,16 +241,46 @@ def training_frame(
     )
     if labels is None:
         labels = utterance_labels(table, normaliser, n_jobs)
+    frame = usable_rows(features, labels).assign(view="all")
+    if two_system_views:
+        several = frame[frame["n_others"] > 1]
+        frame = pd.concat([frame, two_system_view(several).assign(view="pair")])
+    return frame.reset_index(drop=True)
+
+
+def usable_rows(features: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``features`` with a proxy and a label, joined with their labels (how many
+    were left out is said at INFO)."""
     frame = features.merge(labels, on=KEY, how="inner")
     usable = (frame["status"] == STATUS_OK) & frame["wer"].notna()
     dropped = len(features) - int(usable.sum())
     if dropped:
         log.info("%d target row(s) without a proxy or a label left out", dropped)
-    frame = frame[usable].assign(view="all")
-    if two_system_views:
-        several = frame[frame["n_others"] > 1]
-        frame = pd.concat([frame, two_system_view(several).assign(view="pair")])
-    return frame.reset_index(drop=True)
+    return frame[usable]
+
+
+def training_proxies(
+    table: pd.DataFrame,
+    ranking: Ranking,
+    proxy_choice: str,
+    *,
+    targets: list[str] | None,
+    domains: Mapping | None,
+    normaliser: Normaliser,
+    pairs: pd.DataFrame | None,
+) -> pd.DataFrame:
+    """The proxy of each row of ``targets`` (None: every system) as ``proxy_choice`` says
+    (:func:`training_frame`): the best other system of ``ranking``, or label-free."""
+    if proxy_choice not in PROXY_CHOICES:
+        raise ConfigError(
+            f"proxies must be one of {', '.join(PROXY_CHOICES)}, got {proxy_choice!r}"
+        )
+    if proxy_choice == LABEL_FREE_PROXIES:
+        proxies = label_free_proxies(table, domains, normaliser=normaliser, pairs=pairs)
+        if targets is not None:
+            proxies = proxies[proxies["system"].isin(targets)]
+        return proxies
+    return choose_proxies(table, ranking, targets=targets)
 
 
 def label_free_proxies(

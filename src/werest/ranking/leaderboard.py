@@ -44,54 +44,92 @@ Outputs (atomic): ``leaderboard.{md,csv,png,html}`` (the page: :mod:`werest.repo
 
 from __future__ import annotations
 
-import itertools
 import logging
 
 import numpy as np
 import pandas as pd
 
 from werest import logs
-from werest.errors import ConfigError, InputError, unknown_name
-from werest.estimation.corpus import estimated_sample
+from werest.columns import KEY
+from werest.errors import InputError, unknown_name
 from werest.estimation.estimate import CHUNK_UTTERANCES, estimate_utterances
 from werest.estimation.guards import warnings_from_counts
-from werest.evaluation.fairness import (
-    FairnessSettings,
-    audit,
-    audit_frames,
-    compare_audits,
-    skipped_message,
-)
-from werest.features.agreement import STATUS_OK
+from werest.evaluation.fairness import FairnessSettings
 from werest.features.inputs import relative_to_proxy
-from werest.ingest.table import KEY
 from werest.model.files import Models
-from werest.model.intervals import calibrated_interval, pair_interval
+from werest.model.intervals import calibrated_interval
 from werest.ranking.board import Leaderboard
+from werest.ranking.fairness_audits import (
+    SkippedCategories,
+    add_faas,
+    audit_rows,
+    fairness_audits,
+)
+from werest.ranking.pairs import add_pair_intervals, neighbour_tests
+from werest.ranking.rows import (
+    ORDER,
+    ROW_ORDER,
+    UTT,
+    canonical,
+    estimated,
+    labelled,
+    rate_sample,
+    row_categories,
+)
 from werest.stats import (
     Bootstrap,
-    RateSample,
-    cohens_d,
     describe,
     latency,
     macro_bootstrap,
-    paired_bootstrap,
     rank_agreement,
 )
-from werest.text import Normaliser
 from werest.text.lid import CONFIDENCE, DETECTED, TRUE, has_lid, lid_report
+from werest.text.normalise import Normaliser
 from werest.text.scoring import utterance_order
+
+# the per-row frame (werest.ranking.rows), the neighbour tests (werest.ranking.pairs) and the
+# fairness audits (werest.ranking.fairness_audits) are importable from here too, as before
+__all__ = [
+    "ESTIMATE_COLUMNS",
+    "KEY_CATEGORIES",
+    "LOG_FLOOR",
+    "ORDER",
+    "ROW_ORDER",
+    "TIMING_COLUMNS",
+    "TRUTH_COLUMNS",
+    "UTT",
+    "Leaderboard",
+    "SkippedCategories",
+    "add_faas",
+    "add_intervals",
+    "add_pair_intervals",
+    "add_timings",
+    "assemble",
+    "audit_rows",
+    "canonical",
+    "carried_columns",
+    "check_selection",
+    "common_ground",
+    "descriptive_table",
+    "estimated",
+    "fairness_audits",
+    "filled_macro",
+    "keep_datasets",
+    "labelled",
+    "neighbour_tests",
+    "rank_systems",
+    "rate_sample",
+    "require_two_systems",
+    "row_categories",
+    "select_datasets",
+    "timed",
+    "true_scores",
+    "utterance_rows",
+]
 
 log = logging.getLogger(__name__)
 
 
-#: An utterance in the per-row frame: its dataset and a 64-bit hash of its ``utt_id``
-#: (:func:`werest.text.scoring.utterance_order`), so no Python string per row is held.
-ORDER = "_order"
-UTT = ["dataset", ORDER]
-#: The canonical order of the per-row frame: every table is computed from rows in this
-#: order, so an in-memory and a partitioned run sum and resample the same arrays.
-ROW_ORDER = ["dataset", "system", ORDER]
 #: What each row keeps of its estimate and of its true score.
 ESTIMATE_COLUMNS = ["status", "proxy", "est_ref_words", "proxy_words"]
 TRUTH_COLUMNS = ["word_errors", "ref_words", "wer", "cer"]
@@ -209,37 +247,7 @@ def utterance_rows(
     return rows.astype(dict.fromkeys(strings, "category"))
 
 
-def row_categories(rows: pd.DataFrame) -> tuple[str, ...]:
-    """The category columns of :func:`utterance_rows`' frame."""
-    return tuple(c for c in rows.columns if isinstance(rows[c].dtype, pd.CategoricalDtype))
-
-
-def canonical(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows in the canonical order (:data:`ROW_ORDER`; categories sort as their names)."""
-    return rows.sort_values(ROW_ORDER, kind="stable", ignore_index=True)
-
-
-def estimated(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows whose WER was estimated (status ok)."""
-    return rows[rows["status"] == STATUS_OK]
-
-
-def labelled(rows: pd.DataFrame) -> pd.DataFrame | None:
-    """The rows with a reference of at least one word; None when the input has none."""
-    if "ref_words" not in rows.columns:
-        return None
-    return rows[rows["ref_words"] > 0]
-
-
 # --------------------------------------------------------------------------- ranking
-
-
-def _rate_sample(frame: pd.DataFrame, kind: str) -> RateSample:
-    if kind == "est":
-        return estimated_sample(frame)
-    return RateSample(
-        frame["word_errors"].to_numpy(dtype=float), frame["ref_words"].to_numpy(dtype=float)
-    )
 
 
 def rank_systems(
@@ -255,7 +263,7 @@ def rank_systems(
     per_dataset = _per_dataset(done, scored)
     rows = []
     for system, part in logs.track(per_dataset.groupby("system"), desc="bootstrap", unit="system"):
-        est = [_rate_sample(g, "est") for _, g in done[done["system"] == system].groupby("dataset")]
+        est = [rate_sample(g, "est") for _, g in done[done["system"] == system].groupby("dataset")]
         low, high = macro_bootstrap(
             est, n_resamples=boot.n_resamples, seed=boot.seed, confidence=boot.confidence
         )
@@ -359,14 +367,14 @@ def _per_dataset(done: pd.DataFrame, scored: pd.DataFrame | None) -> pd.DataFram
                 "dataset": dataset,
                 "system": system,
                 "n": len(g),
-                "est_wer": _rate_sample(g, "est").rate(),
+                "est_wer": rate_sample(g, "est").rate(),
             }
         )
     frame = pd.DataFrame(rows)
     if scored is not None:
         truth = (
             scored.groupby(["dataset", "system"])
-            .apply(lambda g: _rate_sample(g, "true").rate(), include_groups=False)
+            .apply(lambda g: rate_sample(g, "true").rate(), include_groups=False)
             .rename("true_wer")
         )
         frame = frame.join(truth, on=["dataset", "system"])
@@ -374,7 +382,7 @@ def _per_dataset(done: pd.DataFrame, scored: pd.DataFrame | None) -> pd.DataFram
 
 
 def _true_macro(rows: pd.DataFrame, boot: Bootstrap) -> dict[str, float]:
-    samples = [_rate_sample(g, "true") for _, g in rows.groupby("dataset")]
+    samples = [rate_sample(g, "true") for _, g in rows.groupby("dataset")]
     if not samples:
         return {"true_wer": float("nan"), "true_ci_low": float("nan"), "true_ci_high": float("nan")}
     low, high = macro_bootstrap(
@@ -385,86 +393,6 @@ def _true_macro(rows: pd.DataFrame, boot: Bootstrap) -> dict[str, float]:
         "true_ci_low": low,
         "true_ci_high": high,
     }
-
-
-# --------------------------------------------------------------------------- pairs
-
-
-def neighbour_tests(
-    board: pd.DataFrame, done: pd.DataFrame, scored: pd.DataFrame | None, boot: Bootstrap
-) -> pd.DataFrame:
-    """Paired bootstrap and Cohen's d for each pair of neighbours in the estimated ranking."""
-    order = list(board["system"])
-    rows = []
-    neighbours = list(itertools.pairwise(order))
-    for better, worse in logs.track(neighbours, desc="pairs (bootstrap)", unit="pair"):
-        row = {"better": better, "worse": worse}
-        row |= _paired(done, better, worse, "est", boot)
-        if scored is not None:
-            row |= _paired(scored, better, worse, "true", boot)
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def add_pair_intervals(
-    pairs: pd.DataFrame, per_dataset: pd.DataFrame, calibration: dict | None
-) -> pd.DataFrame:
-    """The zero-label verdict of each pair of neighbours: ``est_diff`` = the mean over the
-    datasets both systems have of their estimates' difference, with the model's interval of
-    differences (:func:`werest.model.intervals.pair_interval`, calibrated leave one domain
-    out on differences) averaged over those datasets (``est_low``, ``est_high``: a model's
-    error on one domain moves a system's datasets together), and ``est_verdict``, which names
-    a better system only where that interval excludes 0. The paired bootstrap's p-value
-    measures sampling noise alone and is never a verdict."""
-    from werest.estimation.ppi import verdict
-
-    pairs = pairs.copy()
-    wide = per_dataset.pivot_table(index="dataset", columns="system", values="est_wer")
-    diffs, lows, highs, verdicts = [], [], [], []
-    for a, b in zip(pairs["better"], pairs["worse"], strict=True):
-        both = wide[[a, b]].dropna() if {a, b} <= set(wide.columns) else wide.iloc[:0, :0]
-        if both.empty:
-            diffs.append(np.nan), lows.append(np.nan), highs.append(np.nan), verdicts.append("")
-            continue
-        delta = both[a] - both[b]
-        low, high = pair_interval(delta, both[a], both[b], calibration)
-        diffs.append(float(delta.mean()))
-        lows.append(float(np.mean(low)))
-        highs.append(float(np.mean(high)))
-        finite = np.isfinite(lows[-1])
-        verdicts.append(verdict(lows[-1], highs[-1]) if finite else "no calibration")
-    pairs["est_diff"], pairs["est_low"], pairs["est_high"] = diffs, lows, highs
-    pairs["est_verdict"] = verdicts
-    return pairs
-
-
-def _paired(frame: pd.DataFrame, a: str, b: str, kind: str, boot: Bootstrap) -> dict:
-    """The test on the utterances both systems have, one shared resample per dataset, taken
-    in the canonical utterance order (dataset, utterance hash)."""
-    shared = (
-        frame[frame["system"] == a]
-        .merge(frame[frame["system"] == b], on=UTT, suffixes=("_a", "_b"))
-        .sort_values(UTT, kind="stable")
-    )
-    samples_a, samples_b = [], []
-    for _, g in shared.groupby("dataset"):
-        samples_a.append(_rate_sample(_side(g, "_a"), kind))
-        samples_b.append(_rate_sample(_side(g, "_b"), kind))
-    result = paired_bootstrap(samples_a, samples_b, n_resamples=boot.n_resamples, seed=boot.seed)
-    value = "predicted_wer" if kind == "est" else "wer"
-    # A − B, as the delta: both negative where A's utterance WERs are lower
-    d = cohens_d(shared[f"{value}_a"], shared[f"{value}_b"]) if len(shared) else float("nan")
-    return {
-        f"{kind}_shared": len(shared),
-        f"{kind}_delta": result["delta"],
-        f"{kind}_p_value": result["p_value"],
-        f"{kind}_cohens_d": d,
-    }
-
-
-def _side(frame: pd.DataFrame, suffix: str) -> pd.DataFrame:
-    columns = {c: c[: -len(suffix)] for c in frame.columns if c.endswith(suffix)}
-    return frame[list(columns)].rename(columns=columns)
 
 
 # --------------------------------------------------------------------------- descriptive
@@ -525,129 +453,6 @@ def add_timings(board: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
         [{"system": s, **latency(table[table["system"] == s])} for s in board["system"]]
     )
     return board.merge(timings[["system", *TIMING_COLUMNS]], on="system", how="left")
-
-
-def add_faas(board: pd.DataFrame, fairness: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """FAAS per system, label-free and true: the mean over the system's audited datasets."""
-    if "summary" not in fairness:
-        return board
-    summary = fairness["summary"]
-    columns = [c for c in ("est_faas", "true_faas") if c in summary]
-    means = summary.groupby("system")[columns].mean()  # ±inf kept, as in the audit
-    return board.merge(means.reset_index(), on="system", how="left")
-
-
-# --------------------------------------------------------------------------- fairness
-
-
-def audit_rows(
-    done: pd.DataFrame, scored: pd.DataFrame | None
-) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """(estimated, true) audit rows: the same utterances (estimated, and labelled if any),
-    each carrying its demographic columns (:func:`utterance_rows`)."""
-    terms = estimated_sample(done)
-    est = done.assign(words=terms.denominator, errors=terms.numerator)
-    if scored is None:
-        return est, None
-    true = scored.assign(errors=scored["word_errors"], words=scored["ref_words"])
-    common = est[ROW_ORDER].merge(true[ROW_ORDER], on=ROW_ORDER)
-    return est.merge(common, on=ROW_ORDER), true.merge(common, on=ROW_ORDER)
-
-
-def fairness_audits(
-    done: pd.DataFrame,
-    scored: pd.DataFrame | None,
-    settings: FairnessSettings,
-    warnings: list[dict] | None = None,
-) -> dict[str, pd.DataFrame]:
-    """Audit every (dataset, system) with demographic values, from true and estimated WER
-    (``done``/``scored``: :func:`estimated` and :func:`labelled` rows of
-    :func:`utterance_rows`, which carry the demographic columns).
-
-    A category none of whose groups reaches ``min_group_size`` in a dataset is skipped there,
-    with a warning per dataset and category added to ``warnings``; a (dataset, system) with
-    no category left has no audit."""
-    categories = [c for c in settings.categories if c in done.columns]
-    if not categories:
-        return {}
-    speakers = settings.speaker in done.columns and done[settings.speaker].notna().any()
-    if settings.model == "glmm" and not speakers:
-        raise ConfigError(
-            f"fairness.model=glmm needs a speaker column ({settings.speaker!r}) for its "
-            "per-speaker random intercept, and the input has none: add it, or use "
-            "fairness.model=glm"
-        )
-    est, true = audit_rows(done, scored)
-    summary, groups, cats, comparison = [], [], [], []
-    skipped = SkippedCategories()
-    for (dataset, system), rows in est.groupby(["dataset", "system"], sort=True):
-        if not rows[categories].notna().any().any():
-            continue
-        results = {"est": audit(rows, settings)}
-        if true is not None:
-            mine = true[(true["dataset"] == dataset) & (true["system"] == system)]
-            results["true"] = audit(mine, settings)
-        skipped.add(dataset, system, results.values())
-        if not results["est"].categories:  # every category skipped: nothing to report
-            continue
-        record = {"dataset": dataset, "system": system}
-        for label, result in results.items():
-            g, c = audit_frames(result, label)
-            groups.append(g.assign(dataset=dataset, system=system))
-            cats.append(c.assign(dataset=dataset, system=system))
-            record |= {
-                f"{label}_n": result.n_utterances,
-                f"{label}_wer": result.wer,
-                f"{label}_overall": result.overall_score,
-                f"{label}_faas": result.faas,
-            }
-        if "true" in results:
-            comparison.append(
-                compare_audits(results["true"], results["est"], settings.alpha).assign(
-                    dataset=dataset, system=system
-                )
-            )
-        summary.append(record)
-    if warnings is not None:
-        warnings += skipped.warnings(settings)
-    if not summary:
-        return {}
-    frames = {
-        "summary": pd.DataFrame(summary),
-        "groups": pd.concat(groups, ignore_index=True),
-        "categories": pd.concat(cats, ignore_index=True),
-    }
-    if comparison:
-        frames["comparison"] = pd.concat(comparison, ignore_index=True)
-    return frames
-
-
-class SkippedCategories:
-    """The categories :func:`werest.evaluation.fairness.audit` skipped (no group reaching
-    ``min_group_size``), per dataset, and the systems audited there."""
-
-    def __init__(self) -> None:
-        self.systems: dict[str, list[str]] = {}  # dataset -> the systems audited
-        # (dataset, category) -> {system: its largest group}
-        self.largest: dict[tuple[str, str], dict[str, int]] = {}
-
-    def add(self, dataset: str, system: str, audits) -> None:
-        self.systems.setdefault(dataset, []).append(system)
-        for result in audits:
-            for category, largest in result.skipped.items():
-                mine = self.largest.setdefault((dataset, category), {})
-                mine[system] = max(largest, mine.get(system, 0))
-
-    def warnings(self, settings: FairnessSettings) -> list[dict]:
-        """One warning per dataset and category, naming the systems unless all of them."""
-        found = []
-        for (dataset, category), by_system in self.largest.items():
-            systems = sorted(by_system)
-            message = skipped_message(category, max(by_system.values()), settings)
-            if set(systems) != set(self.systems[dataset]):
-                message = f"{', '.join(systems)}: {message}"
-            found.append({"dataset": dataset, "systems": systems, "message": message})
-        return found
 
 
 # --------------------------------------------------------------------------- the command

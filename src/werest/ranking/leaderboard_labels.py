@@ -25,7 +25,7 @@ from werest.estimation.ppi import (
 from werest.ranking.leaderboard import Leaderboard, common_ground, estimated, neighbour_tests
 from werest.ranking.leaderboard import labelled as labelled_rows
 from werest.stats import Bootstrap, rank_agreement
-from werest.text import Normaliser
+from werest.text.normalise import Normaliser
 from werest.text.scoring import utterance_order
 
 
@@ -50,51 +50,10 @@ def label_leaderboard(
     ``min_labels``, everything stays zero-label (the warnings say so), the neighbour tests too.
     """
     rows = result.utterances
-    ordered = labels.assign(utt_id=utterance_order(labels))
-    scores = labelled_scores(table, distinct_labels(labels), normaliser)
-    scores = scores.assign(utt_id=utterance_order(scores))
-    done = estimated(rows).assign(utt_id=lambda f: f["_order"])
-    done = done.astype({"dataset": str, "system": str})
-    estimates = dataset_estimates(prediction_rows(done, scores), ordered, settings, seed=boot.seed)
-    per_dataset = result.datasets.copy()
-    per_dataset["zero_label_wer"] = per_dataset["est_wer"]
-    per_dataset["method"] = "zero_label"
-    per_dataset["n_labelled"] = 0
-    # the labels' own columns exist whether or not a dataset reaches few_labels.min_labels
-    # (the reports read them beside ``method``; NaN where the zero-label estimate is kept)
-    per_dataset["classical_wer"] = np.nan
-    per_dataset["effective_labels"] = np.nan
-    labelled: dict[str, dict[str, int]] = {}  # dataset -> {system: its column}, if ppi
-    warnings = []
-    for dataset, (_, est) in estimates.items():
-        enough = enough_labels(dataset, est, settings, warnings)
-        labelled[dataset] = {system: k for k, system in enumerate(est.systems) if enough[k]}
-        for k, system in enumerate(est.systems):
-            at = (per_dataset["dataset"] == dataset) & (per_dataset["system"] == system)
-            per_dataset.loc[at, "n_labelled"] = int(est.n_labelled[k])
-            if not enough[k]:
-                continue
-            fields = ppi_fields(est, k, settings)
-            per_dataset.loc[at, "method"] = "ppi"
-            per_dataset.loc[at, "est_wer"] = fields["estimated_wer"]
-            for name in ("interval_low", "interval_high", "classical_wer", "effective_labels"):
-                per_dataset.loc[at, name] = fields[name]
+    estimates = _dataset_estimates(rows, table, labels, normaliser, settings, boot)
+    per_dataset, labelled, warnings = labelled_datasets(result.datasets, estimates, settings)
     macro = MacroEstimates(estimates, labelled, settings)
-    board = result.board.copy()
-    for i, system in board["system"].items():
-        mine = per_dataset[per_dataset["system"] == system]
-        methods = set(mine["method"])
-        board.loc[i, "n_labelled"] = int(mine["n_labelled"].sum())
-        board.loc[i, "method"] = methods.pop() if len(methods) == 1 else "mixed"
-        board.loc[i, "est_wer"] = mine["est_wer"].mean()
-        if board.loc[i, "method"] == "ppi":  # the labels' interval is the one to read
-            _, low, high = macro.interval(list(mine["dataset"]), system)
-            board.loc[i, ["est_ci_low", "interval_low"]] = low
-            board.loc[i, ["est_ci_high", "interval_high"]] = high
-        elif board.loc[i, "method"] == "mixed":
-            columns = ["est_ci_low", "est_ci_high", "interval_low", "interval_high"]
-            board.loc[i, columns] = np.nan
-    board = common_ground(board, per_dataset)
+    board = common_ground(labelled_board(result.board, per_dataset, macro), per_dataset)
     board["n_labelled"] = board["n_labelled"].astype(int)
     if any(labelled.values()):
         pairs = neighbour_tests(board, estimated(rows), labelled_rows(rows), boot)
@@ -109,6 +68,80 @@ def label_leaderboard(
             board.set_index("system")["est_wer_all"], board.set_index("system")["true_wer_all"]
         )
     result.warnings = [*result.warnings, *warnings]
+
+
+def _dataset_estimates(
+    rows: pd.DataFrame,
+    table: pd.DataFrame,
+    labels: pd.DataFrame,
+    normaliser: Normaliser,
+    settings: LabelSettings,
+    boot: Bootstrap,
+) -> dict:
+    """:func:`werest.estimation.labels.dataset_estimates` of the leaderboard's estimated rows
+    (``rows``: its per-row frame, utterances named by their hash) with ``labels``."""
+    ordered = labels.assign(utt_id=utterance_order(labels))
+    scores = labelled_scores(table, distinct_labels(labels), normaliser)
+    scores = scores.assign(utt_id=utterance_order(scores))
+    done = estimated(rows).assign(utt_id=lambda f: f["_order"])
+    done = done.astype({"dataset": str, "system": str})
+    return dataset_estimates(prediction_rows(done, scores), ordered, settings, seed=boot.seed)
+
+
+def labelled_datasets(
+    datasets: pd.DataFrame, estimates: dict, settings: LabelSettings
+) -> tuple[pd.DataFrame, dict[str, dict[str, int]], list[dict]]:
+    """The per-dataset table with the prediction-powered estimate of each (dataset, system)
+    of enough labels (``method`` ``ppi``; else ``zero_label``, the estimate kept), the
+    systems so estimated per dataset (their columns in the dataset's estimate) and the
+    warnings of the datasets without enough labels."""
+    per_dataset = datasets.copy()
+    per_dataset["zero_label_wer"] = per_dataset["est_wer"]
+    per_dataset["method"] = "zero_label"
+    per_dataset["n_labelled"] = 0
+    # the labels' own columns exist whether or not a dataset reaches few_labels.min_labels
+    # (the reports read them beside ``method``; NaN where the zero-label estimate is kept)
+    per_dataset["classical_wer"] = np.nan
+    per_dataset["effective_labels"] = np.nan
+    labelled: dict[str, dict[str, int]] = {}  # dataset -> {system: its column}, if ppi
+    warnings: list[dict] = []
+    for dataset, (_, est) in estimates.items():
+        enough = enough_labels(dataset, est, settings, warnings)
+        labelled[dataset] = {system: k for k, system in enumerate(est.systems) if enough[k]}
+        for k, system in enumerate(est.systems):
+            at = (per_dataset["dataset"] == dataset) & (per_dataset["system"] == system)
+            per_dataset.loc[at, "n_labelled"] = int(est.n_labelled[k])
+            if not enough[k]:
+                continue
+            fields = ppi_fields(est, k, settings)
+            per_dataset.loc[at, "method"] = "ppi"
+            per_dataset.loc[at, "est_wer"] = fields["estimated_wer"]
+            for name in ("interval_low", "interval_high", "classical_wer", "effective_labels"):
+                per_dataset.loc[at, name] = fields[name]
+    return per_dataset, labelled, warnings
+
+
+def labelled_board(
+    board: pd.DataFrame, per_dataset: pd.DataFrame, macro: MacroEstimates
+) -> pd.DataFrame:
+    """The leaderboard's rows with each system's macro estimate over its datasets' (from
+    :func:`labelled_datasets`): its ``method`` (``ppi``, ``zero_label`` or ``mixed``), labels
+    and, with ``ppi``, the labels' interval (none when ``mixed``)."""
+    board = board.copy()
+    for i, system in board["system"].items():
+        mine = per_dataset[per_dataset["system"] == system]
+        methods = set(mine["method"])
+        board.loc[i, "n_labelled"] = int(mine["n_labelled"].sum())
+        board.loc[i, "method"] = methods.pop() if len(methods) == 1 else "mixed"
+        board.loc[i, "est_wer"] = mine["est_wer"].mean()
+        if board.loc[i, "method"] == "ppi":  # the labels' interval is the one to read
+            _, low, high = macro.interval(list(mine["dataset"]), system)
+            board.loc[i, ["est_ci_low", "interval_low"]] = low
+            board.loc[i, ["est_ci_high", "interval_high"]] = high
+        elif board.loc[i, "method"] == "mixed":
+            columns = ["est_ci_low", "est_ci_high", "interval_low", "interval_high"]
+            board.loc[i, columns] = np.nan
+    return board
 
 
 class MacroEstimates:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from werest.evaluation.few_labels import ORACLE, FewLabelResult
 from werest.formatting import markdown_table
-from werest.io import atomic_path, save_figure, write_csvs
+from werest.io import save_figure, write_report
 
 log = logging.getLogger(__name__)
 
@@ -315,15 +315,12 @@ def write_few_label_reports(
     result: FewLabelResult, cfg: Mapping | None, output_dir: str | Path, *, name: str
 ) -> list[Path]:
     """Write the CSVs, the markdown report and the plot; return their paths."""
-    output_dir = Path(output_dir)
-    paths = write_csvs(
-        output_dir,
-        name,
-        {"domains": result.per_domain, "overall": result.overall, "zero_label": result.zero_label},
-    )
-    markdown = output_dir / f"{name}.md"
-    with atomic_path(markdown) as tmp:
-        tmp.write_text(few_labels_markdown(result, cfg, name), encoding="utf-8")
-    paths += [markdown, budget_plot(result, output_dir / f"{name}_budget.png")]
+    frames = {
+        "domains": result.per_domain,
+        "overall": result.overall,
+        "zero_label": result.zero_label,
+    }
+    paths = write_report(output_dir, name, frames, few_labels_markdown(result, cfg, name))
+    paths.append(budget_plot(result, Path(output_dir) / f"{name}_budget.png"))
     log.info("wrote %s", ", ".join(str(p) for p in paths))
     return paths

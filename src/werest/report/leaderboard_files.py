@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from werest import logs
-from werest.io import atomic_path, write_json
+from werest.io import atomic_path, write_json, write_text
 from werest.ranking.board import Leaderboard
 from werest.report.leaderboard_report import markdown_report, plot_board
 from werest.report.page.document import write_page
@@ -60,7 +60,6 @@ def _write(result: Leaderboard, output_dir: Path, context: dict | None) -> None:
             frame.to_csv(tmp, index=False)
     if result.decisions is not None:  # as werest estimate labels= writes it
         write_json(result.decisions, output_dir / "winner.json")
-    with atomic_path(output_dir / "leaderboard.md") as tmp:
-        tmp.write_text(markdown_report(result), encoding="utf-8")
+    write_text(markdown_report(result), output_dir / "leaderboard.md")
     plot_board(result.board, output_dir / "leaderboard.png")
     write_page(result, output_dir / "leaderboard.html", context)

@@ -16,15 +16,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from werest.evaluation.lodo import (
-    LodoResult,
+from werest.evaluation.lodo import LodoResult
+from werest.evaluation.lodo_summary import (
     bin_summary,
     cross_conformal_pairs,
     winner_overall,
     winner_summary,
 )
-from werest.formatting import markdown_table, number, percent, plural
-from werest.io import atomic_path, json_default, save_figure, write_csvs
+from werest.formatting import markdown_table, number, percent, percent_interval, plural
+from werest.io import save_figure, write_csvs, write_json, write_text
 
 log = logging.getLogger(__name__)
 
@@ -136,11 +136,11 @@ def cell_table(cells: pd.DataFrame) -> pd.DataFrame:
             "aWER": cells["awer"].map(percent),
             "raw pWER": cells["pwer"].map(percent),
             "interval": [
-                f"[{percent(lo)}, {percent(hi)}]"
+                percent_interval(lo, hi)
                 for lo, hi in zip(cells["interval_low"], cells["interval_high"], strict=True)
             ],
             "bootstrap CI": [
-                f"[{percent(lo)}, {percent(hi)}]"
+                percent_interval(lo, hi)
                 for lo, hi in zip(cells["ci_low"], cells["ci_high"], strict=True)
             ],
             "in": cells["covered"].map({True: "yes", False: "no"}),
@@ -337,11 +337,9 @@ def write_lodo_reports(
         {"cells": result.cells, "domains": result.domains, "winners": winners, "pairs": pairs},
     )
     summary = output_dir / f"{name}_overall.json"
-    with atomic_path(summary) as tmp:
-        tmp.write_text(json.dumps(result.overall, indent=2, default=json_default), "utf-8")
+    write_json(result.overall, summary)
     markdown = output_dir / f"{name}.md"
-    with atomic_path(markdown) as tmp:
-        tmp.write_text(lodo_markdown(result, cfg, name), encoding="utf-8")
+    write_text(lodo_markdown(result, cfg, name), markdown)
     paths += [summary, markdown, cells_plot(result, output_dir / f"{name}_cells.png")]
     log.info("wrote %s", ", ".join(str(p) for p in paths))
     return paths

@@ -29,7 +29,7 @@ from werest.evaluation.four_cases import (
     FourCaseResult,
 )
 from werest.formatting import markdown_table, number, percent
-from werest.io import atomic_path, save_figure, write_csv
+from werest.io import atomic_path, save_figure, write_csv, write_text
 
 log = logging.getLogger(__name__)
 
@@ -474,8 +474,7 @@ def write_four_case_reports(
     with atomic_path(csv_path) as tmp:
         write_csv(result.cells[CSV_COLUMNS], tmp)
     md_path = output_dir / f"{name}.md"
-    with atomic_path(md_path) as tmp:
-        tmp.write_text(four_case_markdown(result, cfg, name), encoding="utf-8")
+    write_text(four_case_markdown(result, cfg, name), md_path)
     paths = [
         csv_path,
         md_path,

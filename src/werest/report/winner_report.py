@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from werest.evaluation.winner import CHECKPOINTS, WinnerResult
+from werest.evaluation.winner import CHECKPOINTS, WinnerExperiment, WinnerResult
 from werest.formatting import markdown_table
-from werest.io import atomic_path, write_csvs
+from werest.io import write_report
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +49,29 @@ def labels_ratio(datasets: pd.DataFrame) -> tuple[float, int]:
 
 def bars_table(result: WinnerResult) -> pd.DataFrame:
     """Each bar: what it asks, what was measured, whether it holds."""
-    shortlist = result.shortlist
     overall = result.overall.set_index("arm")
-    rows = [
+    rows = [*_shortlist_bars(result.shortlist), *_wrong_stop_bars(result, overall)]
+    if "winner" in overall.index:
+        rows += _winner_bars(result, overall.loc["winner"])
+    return pd.DataFrame(
+        [
+            {
+                "bar": bar,
+                "asks": asks,
+                "measured": value if isinstance(value, str) else _pct(value),
+                "holds": "yes" if holds else "no",
+            }
+            for bar, asks, value, holds in rows
+        ]
+    )
+
+
+#: a bar: what it checks, its bound, the value measured (a share, or text) and whether it holds
+Bar = tuple[str, str, object, bool]
+
+
+def _shortlist_bars(shortlist: pd.DataFrame) -> list[Bar]:
+    return [
         (
             "shortlist holds the true best (held-out datasets of ≥ 3 systems)",
             f"≥ {_pct(SHORTLIST_COVERAGE)}",
@@ -65,6 +85,10 @@ def bars_table(result: WinnerResult) -> pd.DataFrame:
             shortlist["kept_share"].mean() <= SHORTLIST_SIZE,
         ),
     ]
+
+
+def _wrong_stop_bars(result: WinnerResult, overall: pd.DataFrame) -> list[Bar]:
+    rows = []
     for arm in overall.index:
         mine = result.datasets[result.datasets["arm"] == arm]
         everywhere, worst = overall.loc[arm, "wrong_stops"], mine["wrong_stops"].max()
@@ -77,50 +101,42 @@ def bars_table(result: WinnerResult) -> pd.DataFrame:
                 everywhere <= WRONG_OVERALL and worst <= WRONG_DATASET,
             )
         )
-    if "winner" in overall.index:
-        winner = overall.loc["winner"]
-        rows += [
+    return rows
+
+
+def _winner_bars(result: WinnerResult, winner: pd.Series) -> list[Bar]:
+    rows: list[Bar] = [
+        (
+            "strategy=winner: users stopped within 300 labels or the whole dataset",
+            f"≥ {_pct(STOPPED_300)}",
+            winner["decided_cap"],
+            winner["decided_cap"] >= STOPPED_300,
+        ),
+        (
+            "strategy=winner: users stopped within 100 labels",
+            f"≥ {_pct(STOPPED_100)}",
+            winner["decided_100"],
+            winner["decided_100"] >= STOPPED_100,
+        ),
+        (
+            "strategy=winner: median regret_bound at 100 labels (points)",
+            f"≤ {REGRET_100:g}",
+            _points(winner["regret_100"]),
+            winner["regret_100"] <= REGRET_100,
+        ),
+    ]
+    ratio, count = labels_ratio(result.datasets)
+    if count:
+        rows.append(
             (
-                "strategy=winner: users stopped within 300 labels or the whole dataset",
-                f"≥ {_pct(STOPPED_300)}",
-                winner["decided_cap"],
-                winner["decided_cap"] >= STOPPED_300,
-            ),
-            (
-                "strategy=winner: users stopped within 100 labels",
-                f"≥ {_pct(STOPPED_100)}",
-                winner["decided_100"],
-                winner["decided_100"] >= STOPPED_100,
-            ),
-            (
-                "strategy=winner: median regret_bound at 100 labels (points)",
-                f"≤ {REGRET_100:g}",
-                _points(winner["regret_100"]),
-                winner["regret_100"] <= REGRET_100,
-            ),
-        ]
-        ratio, count = labels_ratio(result.datasets)
-        if count:
-            rows.append(
-                (
-                    "median labels to a stop, winner ÷ uniform (median over the "
-                    f"{count} datasets where both stop)",
-                    f"≤ {LABELS_RATIO:g}×",
-                    f"{ratio:.2f}×",
-                    ratio <= LABELS_RATIO,
-                )
+                "median labels to a stop, winner ÷ uniform (median over the "
+                f"{count} datasets where both stop)",
+                f"≤ {LABELS_RATIO:g}×",
+                f"{ratio:.2f}×",
+                ratio <= LABELS_RATIO,
             )
-    return pd.DataFrame(
-        [
-            {
-                "bar": bar,
-                "asks": asks,
-                "measured": value if isinstance(value, str) else _pct(value),
-                "holds": "yes" if holds else "no",
-            }
-            for bar, asks, value, holds in rows
-        ]
-    )
+        )
+    return rows
 
 
 def _datasets(result: WinnerResult) -> pd.DataFrame:
@@ -186,11 +202,10 @@ def _shortlist(result: WinnerResult) -> pd.DataFrame:
     ]
 
 
-def winner_markdown(result: WinnerResult, cfg: Mapping | None, name: str) -> str:
-    settings = result.settings
-    shortlist = result.shortlist
-    parts = [
-        f"# {name}: which system is best\n",
+def _introduction(settings: WinnerExperiment) -> str:
+    """The report's first paragraph: where the estimates come from, the shortlist, the
+    simulated users, the arms and the stress dataset."""
+    return (
         "Written by `werest evaluate experiment=winner` (`werest.evaluation.winner`). The "
         "zero-label estimates are the held-out cells of `werest evaluate experiment=lodo` "
         "(each domain estimated by a model never trained on it). The shortlist keeps the "
@@ -210,7 +225,15 @@ def winner_markdown(result: WinnerResult, cfg: Mapping | None, name: str) -> str
         "worse than the true best. The datasets include a stress dataset, "
         f"`{settings.stress_dataset}+hallucination`: its true best system loops on "
         f"{_pct(settings.stress)} of the utterances (its output there repeated until it is "
-        "3 points worse than the best other system), which random draws mostly miss.\n",
+        "3 points worse than the best other system), which random draws mostly miss.\n"
+    )
+
+
+def winner_markdown(result: WinnerResult, cfg: Mapping | None, name: str) -> str:
+    shortlist = result.shortlist
+    parts = [
+        f"# {name}: which system is best\n",
+        _introduction(result.settings),
         "## The bars\n",
         markdown_table(bars_table(result)),
         "",
@@ -254,20 +277,12 @@ def write_winner_reports(
     result: WinnerResult, cfg: Mapping | None, output_dir: str | Path, *, name: str
 ) -> list[Path]:
     """Write the CSVs and the markdown report; return their paths."""
-    output_dir = Path(output_dir)
-    paths = write_csvs(
-        output_dir,
-        name,
-        {
-            "shortlist": result.shortlist,
-            "datasets": result.datasets,
-            "overall": result.overall,
-            "users": result.users,
-        },
-    )
-    markdown = output_dir / f"{name}.md"
-    with atomic_path(markdown) as tmp:
-        tmp.write_text(winner_markdown(result, cfg, name), encoding="utf-8")
-    paths.append(markdown)
+    frames = {
+        "shortlist": result.shortlist,
+        "datasets": result.datasets,
+        "overall": result.overall,
+        "users": result.users,
+    }
+    paths = write_report(output_dir, name, frames, winner_markdown(result, cfg, name))
     log.info("wrote %s", ", ".join(str(p) for p in paths))
     return paths

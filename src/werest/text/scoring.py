@@ -15,19 +15,12 @@ import numpy as np
 import pandas as pd
 
 from werest import logs
+from werest.columns import KEY, UTTERANCE
 from werest.errors import InputError
 from werest.formatting import percent, percent_interval, plural
-from werest.ingest.table import KEY, UTTERANCE
 from werest.stats import bootstrap_ci
-from werest.text import (
-    AUTO,
-    Normaliser,
-    corpus_rate,
-    count_errors,
-    error_rate,
-    normalised_columns,
-    scoring_unit,
-)
+from werest.text.counting import corpus_rate, count_errors, error_rate
+from werest.text.normalise import AUTO, Normaliser, normalised_columns, scoring_unit
 
 log = logging.getLogger(__name__)
 
@@ -133,19 +126,15 @@ def corpus_scores(
     groups = scored.groupby(["dataset", "system"], sort=True)
     for (dataset, system), group in logs.track(groups, desc="bootstrap", unit="cell"):
         group = group.iloc[np.argsort(utterance_order(group), kind="stable")]
-        wer_low, wer_high = bootstrap_ci(
-            group["word_errors"],
-            group["ref_words"],
-            n_resamples=n_resamples,
-            seed=seed,
-            confidence=confidence,
-        )
-        cer_low, cer_high = bootstrap_ci(
-            group["char_errors"],
-            group["ref_chars"],
-            n_resamples=n_resamples,
-            seed=seed,
-            confidence=confidence,
+        (wer_low, wer_high), (cer_low, cer_high) = (
+            bootstrap_ci(
+                group[errors],
+                group[length],
+                n_resamples=n_resamples,
+                seed=seed,
+                confidence=confidence,
+            )
+            for errors, length in (("word_errors", "ref_words"), ("char_errors", "ref_chars"))
         )
         units = set(group["unit"]) if "unit" in group else {"word"}
         rows.append(

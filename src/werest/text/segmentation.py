@@ -58,7 +58,8 @@ import pandas as pd
 
 from werest.errors import InputError
 from werest.formatting import plural
-from werest.ingest.table import decode_utf8, read_table
+from werest.ingest.reading import decode_utf8
+from werest.ingest.table import read_table
 from werest.io import atomic_path
 
 log = logging.getLogger(__name__)

@@ -61,17 +61,12 @@ import pandas as pd
 
 from werest import logs
 from werest.build import instantiate_once
+from werest.columns import KEY, UTTERANCE
 from werest.errors import ConfigError, InputError, WerestError
 from werest.ingest.asr.base import SAMPLE_RATE, Transcriber
 from werest.ingest.audio import AudioPolicy, LoadedAudio, load_audio
-from werest.ingest.table import (
-    KEY,
-    UTTERANCE,
-    read_raw_csv,
-    read_table,
-    validate_table,
-    write_table,
-)
+from werest.ingest.reading import read_raw_csv
+from werest.ingest.table import read_table, validate_table, write_table
 from werest.io import atomic_path, first_line
 
 log = logging.getLogger(__name__)

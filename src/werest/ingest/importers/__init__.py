@@ -38,8 +38,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from werest.columns import KEY
 from werest.errors import ConfigError
-from werest.ingest.table import KEY, validate_table
+from werest.ingest.table import validate_table
 
 log = logging.getLogger("werest.ingest.importers")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Iterator
@@ -9,8 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from werest.errors import InputError
-from werest.ingest.table import TEXT_COLUMNS, decode_utf8
+from werest.columns import TEXT_COLUMNS
+from werest.errors import ConfigError, InputError
+from werest.ingest.reading import decode_utf8
 
 log = logging.getLogger("werest.ingest.importers")
 
@@ -163,6 +165,49 @@ def system_rows(
     return frame
 
 
+def read_json(path: Path) -> object:
+    """The JSON value of a UTF-8 file; an InputError naming the line where it is not JSON."""
+    try:
+        return json.loads(decode_utf8(path))
+    except json.JSONDecodeError as error:
+        raise InputError(
+            f"not valid JSON ({error.msg} at line {error.lineno})", path=path
+        ) from None
+
+
+def log_imported(logger: logging.Logger, layout: str, table: pd.DataFrame) -> None:
+    """The INFO line an importer of a benchmark's layout ends with: what it read."""
+    logger.info(
+        "%s: %d rows, %d systems, %d utterances",
+        layout,
+        len(table),
+        table["system"].nunique(),
+        table["utt_id"].nunique(),
+    )
+
+
+def check_one_system(system: str | None, paths: list[Path], noun: str, named_by: str) -> None:
+    """ConfigError when ``system=`` names one system but several ``paths`` (each a ``noun``)
+    were given: without it, each names its own system (by ``named_by``)."""
+    if system and len(paths) > 1:
+        raise ConfigError(
+            f"system={system!r} names one system but {len(paths)} {noun}s were given: give one "
+            f"{noun} per call, or drop system= to name each by {named_by}"
+        )
+
+
+def load_each(paths: list[Path], load_file, **options) -> pd.DataFrame:
+    """``load_file(path, **options)`` of each of ``paths``, concatenated; a (dataset, system)
+    comes from one file only (:func:`claim_origin`)."""
+    frames = []
+    origin: dict[tuple[str, str], Path] = {}
+    for path in paths:
+        frame = load_file(path, **options)
+        claim_origin(origin, frame, path)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True, sort=False)
+
+
 _GENERIC_STEMS = {"text", "hyp", "hypothesis", "hyps", "output"}
 
 
@@ -199,8 +244,6 @@ def system_frames(
     default_dataset: str,
 ) -> pd.DataFrame:
     """Rows of several one-system-per-file hypothesis files that share a reader."""
-    from werest.errors import ConfigError
-
     if system and len(paths) > 1:
         raise ConfigError("system= names one system: give one file, or drop system=")
     references = reader(require_path(Path(reference), folder=False)) if reference else None
@@ -282,8 +325,6 @@ def named_hypothesis_columns(
 ) -> list[str] | None:
     """The hypothesis columns a user named (``hypothesis_columns=[a,b]``, or a
     ``hypothesis_column=`` other than its default), or None: the importer finds its own."""
-    from werest.errors import ConfigError
-
     if isinstance(hypothesis_columns, str):
         named = [hypothesis_columns]
     else:
@@ -310,8 +351,6 @@ def column_systems(columns: list[str], file_system: str, system: str | None) -> 
     column, holds the file's system (``system=`` or one named after the file); any other
     column of several holds the system named like the column.
     """
-    from werest.errors import ConfigError
-
     if len(columns) == 1 and system:
         return {columns[0]: system}
     systems = {}

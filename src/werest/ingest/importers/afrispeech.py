@@ -58,7 +58,7 @@ import pandas as pd
 from werest.errors import InputError
 from werest.ingest.importers._common import agree_references, require_path
 from werest.ingest.importers.dighr import utterance_id
-from werest.ingest.table import read_raw_csv
+from werest.ingest.reading import read_raw_csv
 
 log = logging.getLogger("werest.ingest.importers.afrispeech")
 

@@ -27,8 +27,9 @@ from pathlib import Path
 import pandas as pd
 
 from werest.errors import ConfigError, InputError
-from werest.ingest.importers._common import claim_origin, require_path
-from werest.ingest.table import read_raw_csv, resolve_audio, validate_table
+from werest.ingest.importers._common import check_one_system, load_each, require_path
+from werest.ingest.reading import read_raw_csv
+from werest.ingest.table import resolve_audio, validate_table
 
 log = logging.getLogger("werest.ingest.importers.csv")
 
@@ -64,30 +65,21 @@ def load(
     ConfigError : ``system=`` with several files, or two of the three columns the same.
     InputError : naming file, row and column (see the module docstring).
     """
-    if system and len(paths) > 1:
-        raise ConfigError(
-            f"system={system!r} names one system but {len(paths)} files were given: "
-            "give one file per call, or drop system= to name each by its file's stem"
-        )
+    check_one_system(system, paths, "file", "its file's stem")
     named = [c for c in (id_column, reference_column, hypothesis_column) if c]
     if len(set(named)) < len(named):
         raise ConfigError(
             f"id_column, reference_column and hypothesis_column must differ, got {named}"
         )
-    frames = []
-    origin: dict[tuple[str, str], Path] = {}
-    for path in paths:
-        frame = load_file(
-            path,
-            id_column=id_column,
-            reference_column=reference_column,
-            hypothesis_column=hypothesis_column,
-            system=system,
-            dataset=dataset,
-        )
-        claim_origin(origin, frame, path)
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True, sort=False)
+    return load_each(
+        paths,
+        load_file,
+        id_column=id_column,
+        reference_column=reference_column,
+        hypothesis_column=hypothesis_column,
+        system=system,
+        dataset=dataset,
+    )
 
 
 def load_file(
@@ -110,6 +102,32 @@ def load_file(
     frame = frame.rename(columns=lambda c: str(c).strip())
     if len(frame) == 0:
         raise InputError("the file has a header but no rows", path=path)
+    renamed = _renamed_columns(frame, path, id_column, reference_column, hypothesis_column)
+    ids = _utterance_ids(frame, path, id_column)
+    frame = frame.rename(columns=renamed)
+    frame["utt_id"] = ids
+    frame.insert(0, "dataset", dataset or path.resolve().parent.name or "csv")
+    frame.insert(2, "system", system or path.stem)
+    if "reference" in frame.columns:
+        unlabelled = int((frame["reference"].str.strip() == "").sum())
+        if unlabelled:
+            log.info("%s: %d blank reference(s): unlabelled", path, unlabelled)
+    first = ["dataset", "utt_id", "system", "hypothesis", "reference"]
+    order = [c for c in first if c in frame.columns]
+    frame = frame[order + [c for c in frame.columns if c not in order]]
+    frame = validate_table(frame, source=path)  # numeric columns checked with this file's rows
+    return resolve_audio(frame, path.resolve().parent)
+
+
+def _renamed_columns(
+    frame: pd.DataFrame,
+    path: Path,
+    id_column: str,
+    reference_column: str | None,
+    hypothesis_column: str,
+) -> dict[str, str]:
+    """The file's columns werest renames (to ``utt_id``, ``hypothesis``, ``reference``);
+    InputError for one missing, or for another column named like a column werest sets."""
     wanted = [c for c in (id_column, hypothesis_column, reference_column) if c]
     for column in wanted:
         if column not in frame.columns:
@@ -140,6 +158,11 @@ def load_file(
                 path=path,
                 column=column,
             )
+    return renamed
+
+
+def _utterance_ids(frame: pd.DataFrame, path: Path, id_column: str) -> pd.Series:
+    """The file's utterance ids, stripped; InputError for a blank or a repeated one."""
     ids = frame[id_column].str.strip()
     blank = ids == ""
     if blank.any():
@@ -154,19 +177,7 @@ def load_file(
             row=row + 1,
             column=id_column,
         )
-    frame = frame.rename(columns=renamed)
-    frame["utt_id"] = ids
-    frame.insert(0, "dataset", dataset or path.resolve().parent.name or "csv")
-    frame.insert(2, "system", system or path.stem)
-    if "reference" in frame.columns:
-        unlabelled = int((frame["reference"].str.strip() == "").sum())
-        if unlabelled:
-            log.info("%s: %d blank reference(s): unlabelled", path, unlabelled)
-    first = ["dataset", "utt_id", "system", "hypothesis", "reference"]
-    order = [c for c in first if c in frame.columns]
-    frame = frame[order + [c for c in frame.columns if c not in order]]
-    frame = validate_table(frame, source=path)  # numeric columns checked with this file's rows
-    return resolve_audio(frame, path.resolve().parent)
+    return ids
 
 
 def _first(mask: pd.Series) -> int:

@@ -33,7 +33,7 @@ import pandas as pd
 
 from werest.errors import InputError
 from werest.ingest.importers._common import require_path
-from werest.ingest.table import read_raw_csv as read_csv
+from werest.ingest.reading import read_raw_csv as read_csv
 
 log = logging.getLogger("werest.ingest.importers.dighr")
 

@@ -47,14 +47,16 @@ import pyarrow.parquet as pq
 
 from werest.errors import ConfigError, InputError
 from werest.ingest.importers._common import (
+    check_one_system,
     claim_origin,
     column_systems,
     metadata_values,
     named_hypothesis_columns,
+    read_json,
     require_path,
     source_name,
 )
-from werest.ingest.table import decode_utf8, resolve_audio, validate_table
+from werest.ingest.table import resolve_audio, validate_table
 
 log = logging.getLogger("werest.ingest.importers.hf")
 
@@ -97,11 +99,7 @@ def load(
     ConfigError : ``system=`` with several paths, or one column named for two roles.
     InputError : naming the file, row and column (see the module docstring).
     """
-    if system and len(paths) > 1:
-        raise ConfigError(
-            f"system={system!r} names one system but {len(paths)} paths were given: give one "
-            "path per call, or drop system= to name each by its folder or file"
-        )
+    check_one_system(system, paths, "path", "its folder or file")
     named = named_hypothesis_columns(hypothesis_column, hypothesis_columns)
     frames = []
     origin: dict[tuple[str, str], Path] = {}
@@ -150,50 +148,39 @@ def read_dataset(path: Path) -> list[tuple[str | None, Path, pa.Table]]:
     )
 
 
-def _read_json(path: Path) -> object:
-    try:
-        return json.loads(decode_utf8(path))
-    except json.JSONDecodeError as error:
-        raise InputError(
-            f"not valid JSON ({error.msg} at line {error.lineno})", path=path
-        ) from None
-
-
 def _splits(folder: Path) -> list[str]:
     path = folder / DATASET_DICT
-    data = _read_json(path)
+    data = read_json(path)
     splits = data.get("splits") if isinstance(data, dict) else None
-    if (
-        not isinstance(splits, list)
-        or not splits
-        or not all(isinstance(s, str) and s.strip() and "/" not in s for s in splits)
-    ):
-        raise InputError(
-            f"expected a non-empty list of split names, got {splits!r:.60}",
-            path=path,
-            column="splits",
-        )
+    _check_list(splits, _split_name, "split names", path, "splits")
     for split in splits:
         if not (folder / split / STATE).is_file():
             raise InputError(f"split {split!r} has no folder with a {STATE} beside it", path=path)
     return splits
 
 
+def _check_list(value: object, valid, items: str, path: Path, column: str) -> None:
+    """InputError unless ``value`` is a non-empty list of ``valid`` items."""
+    if not isinstance(value, list) or not value or not all(valid(item) for item in value):
+        raise InputError(
+            f"expected a non-empty list of {items}, got {value!r:.60}", path=path, column=column
+        )
+
+
+def _split_name(value: object) -> bool:
+    return isinstance(value, str) and bool(value.strip()) and "/" not in value
+
+
+def _data_file(value: object) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("filename"), str)
+
+
 def read_saved(folder: Path) -> pa.Table:
     """The rows of a ``Dataset.save_to_disk`` folder: the shards ``state.json`` lists."""
     path = folder / STATE
-    state = _read_json(path)
+    state = read_json(path)
     files = state.get("_data_files") if isinstance(state, dict) else None
-    if (
-        not isinstance(files, list)
-        or not files
-        or not all(isinstance(f, dict) and isinstance(f.get("filename"), str) for f in files)
-    ):
-        raise InputError(
-            f"expected a non-empty list of {{'filename': ...}}, got {files!r:.60}",
-            path=path,
-            column="_data_files",
-        )
+    _check_list(files, _data_file, "{'filename': ...}", path, "_data_files")
     tables = [read_arrow(folder / f["filename"]) for f in files]
     try:
         return pa.concat_tables(tables)
@@ -242,43 +229,16 @@ def dataset_rows(
     named: list[str] | None,
 ) -> pd.DataFrame:
     """The transcripts rows of one dataset's table (see :func:`load`)."""
-    columns = table.column_names
     if table.num_rows == 0:
         raise InputError("the dataset has no rows", path=source)
-    id_name = _column(columns, "id", id_column, source)
-    reference = _column(columns, "reference", reference_column, source)
-    if named:
-        for column in named:
-            if column not in columns:
-                raise _missing(
-                    columns, column, "check hypothesis_column= / hypothesis_columns=", source
-                )
-        hypotheses = named
-    else:
-        hypotheses = [_column(columns, "hypothesis", "hypothesis", source)]
-    roles = [c for c in (id_name, reference, *hypotheses) if c]
-    if len(set(roles)) < len(roles):
-        raise ConfigError(
-            f"{source}: one column named for two roles (id {id_name!r}, reference "
-            f"{reference!r}, hypotheses {hypotheses})"
-        )
-    log.info("%s: id %r, reference %r, hypotheses %s", source, id_name, reference, hypotheses)
+    id_name, reference, hypotheses = _roles(
+        table.column_names, id_column, reference_column, named, source
+    )
     systems = column_systems(hypotheses, file_system, system)
-    labels = _class_labels(table)
     ids = _texts(table, id_name, source, ids=True)
     _check_ids(ids, id_name, source)
     references = _texts(table, reference, source) if reference else None
-    extras, dropped = {}, []
-    for column in columns:
-        if column in roles:
-            continue
-        values = _scalars(table, column, labels.get(column))
-        if values is None:
-            dropped.append(column)
-        else:
-            extras[source_name(column)] = metadata_values(source_name(column), values)
-    if dropped:
-        log.info("%s: columns %s hold lists, structs or bytes: not kept", source, dropped)
+    extras = _metadata(table, [c for c in (id_name, reference, *hypotheses) if c], source)
     frames, rows = [], []
     for column in hypotheses:
         frame = pd.DataFrame(
@@ -298,6 +258,54 @@ def dataset_rows(
     frame = pd.concat(frames, ignore_index=True)
     frame = validate_table(frame, source=source, line_of=rows)
     return resolve_audio(frame, source if source.is_dir() else source.parent)
+
+
+def _roles(
+    columns: list[str],
+    id_column: str | None,
+    reference_column: str | None,
+    named: list[str] | None,
+    source: Path,
+) -> tuple[str | None, str | None, list[str]]:
+    """The id, reference (None: unlabelled) and hypothesis columns (:func:`_column`);
+    ConfigError when one column is named for two roles."""
+    id_name = _column(columns, "id", id_column, source)
+    reference = _column(columns, "reference", reference_column, source)
+    if named:
+        for column in named:
+            if column not in columns:
+                raise _missing(
+                    columns, column, "check hypothesis_column= / hypothesis_columns=", source
+                )
+        hypotheses = named
+    else:
+        hypotheses = [_column(columns, "hypothesis", "hypothesis", source)]
+    roles = [c for c in (id_name, reference, *hypotheses) if c]
+    if len(set(roles)) < len(roles):
+        raise ConfigError(
+            f"{source}: one column named for two roles (id {id_name!r}, reference "
+            f"{reference!r}, hypotheses {hypotheses})"
+        )
+    log.info("%s: id %r, reference %r, hypotheses %s", source, id_name, reference, hypotheses)
+    return id_name, reference, hypotheses
+
+
+def _metadata(table: pa.Table, roles: list[str], source: Path) -> dict[str, list]:
+    """The table's other columns kept as metadata, by their table names: text, numbers,
+    booleans and ``ClassLabel`` names (lists, structs and bytes dropped, said at INFO)."""
+    labels = _class_labels(table)
+    extras, dropped = {}, []
+    for column in table.column_names:
+        if column in roles:
+            continue
+        values = _scalars(table, column, labels.get(column))
+        if values is None:
+            dropped.append(column)
+        else:
+            extras[source_name(column)] = metadata_values(source_name(column), values)
+    if dropped:
+        log.info("%s: columns %s hold lists, structs or bytes: not kept", source, dropped)
+    return extras
 
 
 def _missing(columns: list[str], column: str, hint: str, source: Path) -> InputError:

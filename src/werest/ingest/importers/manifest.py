@@ -51,14 +51,16 @@ from werest.errors import ConfigError, InputError
 from werest.ingest.importers._common import (
     PRED_TEXT,
     SET_COLUMNS,
-    claim_origin,
+    check_one_system,
     column_systems,
+    load_each,
     metadata_values,
     named_hypothesis_columns,
     require_path,
     source_name,
 )
-from werest.ingest.table import decode_utf8, json_lines, resolve_audio, validate_table
+from werest.ingest.reading import decode_utf8, json_lines
+from werest.ingest.table import resolve_audio, validate_table
 
 log = logging.getLogger("werest.ingest.importers.manifest")
 
@@ -102,26 +104,16 @@ def load(
     ConfigError : ``system=`` with several files, or clashing column settings.
     InputError : naming the file, line and field (see the module docstring).
     """
-    if system and len(paths) > 1:
-        raise ConfigError(
-            f"system={system!r} names one system but {len(paths)} files were given: give one "
-            "file per call, or drop system= to name each by its file"
-        )
-    named = named_hypothesis_columns(hypothesis_column, hypothesis_columns)
-    frames = []
-    origin: dict[tuple[str, str], Path] = {}
-    for path in paths:
-        frame = load_file(
-            path,
-            id_column=id_column,
-            reference_column=reference_column,
-            named=named,
-            system=system,
-            dataset=dataset,
-        )
-        claim_origin(origin, frame, path)
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True, sort=False)
+    check_one_system(system, paths, "file", "its file")
+    return load_each(
+        paths,
+        load_file,
+        id_column=id_column,
+        reference_column=reference_column,
+        named=named_hypothesis_columns(hypothesis_column, hypothesis_columns),
+        system=system,
+        dataset=dataset,
+    )
 
 
 def read_lines(path: Path) -> list[tuple[int, dict]]:
@@ -166,36 +158,71 @@ def load_file(
     file_system = leaderboard_model(leaderboard["model"]) if leaderboard else path.stem
     dataset = dataset or (leaderboard["dataset"] if leaderboard else None)
     dataset = dataset or path.resolve().parent.name or "manifest"
+    predictions = _predictions(path, fields, named)
+    systems = column_systems(predictions, file_system, system)
+    reference, id_field = _reference_and_id(path, fields, predictions, reference_column, id_column)
+    ids = _ids(path, records, id_field)
+    consumed = {AUDIO, *(f for f in (id_field, reference) if f), *predictions}
+    columns = _metadata(path, records, fields, consumed, predictions)
+    audio = [None if _PLACEHOLDER.match(r[AUDIO].strip()) else r[AUDIO].strip() for _, r in records]
+    references = [_text(path, n, r, reference) for n, r in records] if reference else None
+    rows, take = _prediction_rows(path, records, predictions, systems, ids, dataset)
+    frame = pd.DataFrame(rows)
+    if references is not None:
+        frame["reference"] = [references[i] for i in take]
+    frame["audio"] = [audio[i] for i in take]
+    for name, values in columns.items():
+        frame[name] = [values[i] for i in take]
+    frame = validate_table(frame, source=path, line_of=[records[i][0] for i in take])
+    return resolve_audio(frame, path.resolve().parent)
 
-    def missing(field: str, hint: str) -> InputError:
-        found = ", ".join(map(repr, fields))
-        return InputError(f"missing field (fields found: {found}); {hint}", path=path, column=field)
 
+def _missing(path: Path, fields: list[str], field: str, hint: str) -> InputError:
+    found = ", ".join(map(repr, fields))
+    return InputError(f"missing field (fields found: {found}); {hint}", path=path, column=field)
+
+
+def _predictions(path: Path, fields: list[str], named: list[str] | None) -> list[str]:
+    """The prediction fields: those ``named``, else ``pred_text`` and ``pred_text_<system>``;
+    InputError when there is none, or a named one is missing."""
     predictions = named or [f for f in fields if f == PRED_TEXT or f.startswith(f"{PRED_TEXT}_")]
     if not predictions:
-        raise missing(
+        raise _missing(
+            path,
+            fields,
             PRED_TEXT,
             "a manifest of system outputs holds the hypothesis in 'pred_text' (or "
             "'pred_text_<system>'): name other fields with hypothesis_columns=[...]",
         )
     for field in named or ():
         if field not in fields:
-            raise missing(field, "check hypothesis_column= / hypothesis_columns=")
-    systems = column_systems(predictions, file_system, system)
+            raise _missing(path, fields, field, "check hypothesis_column= / hypothesis_columns=")
+    return predictions
 
+
+def _reference_and_id(
+    path: Path,
+    fields: list[str],
+    predictions: list[str],
+    reference_column: str | None,
+    id_column: str | None,
+) -> tuple[str | None, str | None]:
+    """The reference field (None: unlabelled) and the id field (None: the audio file's stem);
+    InputError for a named one that is missing, ConfigError when two roles share a field."""
     reference = REFERENCE if reference_column == "reference" else reference_column
     if reference is not None and reference not in fields:
         if reference_column != "reference":
-            raise missing(reference, "name it with reference_column=, or null for none")
+            raise _missing(
+                path, fields, reference, "name it with reference_column=, or null for none"
+            )
         log.info("%s: no %r field: unlabelled", path, REFERENCE)
         reference = None
-
     if id_column in (None, "id"):
         id_field = next((f for f in ID_FIELDS if f in fields), None)
     elif id_column in fields:
         id_field = id_column
     else:
-        raise missing(id_column, "name the id field with id_column=")
+        raise _missing(path, fields, id_column, "name the id field with id_column=")
     special = [f for f in (id_field, reference) if f]
     clash = set(special) & set(predictions)
     if clash or len(set(special)) < len(special):
@@ -203,9 +230,18 @@ def load_file(
             f"{path}: the id, reference and hypothesis fields must differ "
             f"(id {id_field!r}, reference {reference!r}, hypotheses {predictions})"
         )
+    return reference, id_field
 
-    ids = _ids(path, records, id_field)
-    consumed = {AUDIO, *special, *predictions}
+
+def _metadata(
+    path: Path,
+    records: list[tuple[int, dict]],
+    fields: list[str],
+    consumed: set[str],
+    predictions: list[str],
+) -> dict[str, list]:
+    """The other fields' values, kept as metadata columns by their table names (lists and
+    objects dropped, said at INFO; a single system's ``time`` as ``processing_seconds``)."""
     extras = [f for f in fields if f not in consumed and not f.startswith(PRED_TEXT)]
     nested = [f for f in extras if not all(_scalar(r.get(f)) for _, r in records)]
     if nested:
@@ -214,13 +250,22 @@ def load_file(
     names = {f: source_name(f, (*SET_COLUMNS, "audio")) for f in extras}
     if len(predictions) == 1 and "time" in names and "processing_seconds" not in fields:
         names["time"] = "processing_seconds"
-    columns = {
+    return {
         names[f]: metadata_values(names[f], _uniform([r.get(f) for _, r in records]))
         for f in extras
     }
 
-    audio = [None if _PLACEHOLDER.match(r[AUDIO].strip()) else r[AUDIO].strip() for _, r in records]
-    references = [_text(path, n, r, reference) for n, r in records] if reference else None
+
+def _prediction_rows(
+    path: Path,
+    records: list[tuple[int, dict]],
+    predictions: list[str],
+    systems: dict[str, str],
+    ids: list[str],
+    dataset: str,
+) -> tuple[dict[str, list], list[int]]:
+    """The table's rows, one per (line, prediction field) that is not null, and the line of
+    each row (its position in ``records``); InputError when there is none."""
     rows: dict[str, list] = {"dataset": [], "utt_id": [], "system": [], "hypothesis": []}
     take: list[int] = []  # the record of each row
     for position, (number, record) in enumerate(records):
@@ -239,14 +284,7 @@ def load_file(
             "on every line)",
             path=path,
         )
-    frame = pd.DataFrame(rows)
-    if references is not None:
-        frame["reference"] = [references[i] for i in take]
-    frame["audio"] = [audio[i] for i in take]
-    for name, values in columns.items():
-        frame[name] = [values[i] for i in take]
-    frame = validate_table(frame, source=path, line_of=[records[i][0] for i in take])
-    return resolve_audio(frame, path.resolve().parent)
+    return rows, take
 
 
 def _ids(path: Path, records: list[tuple[int, dict]], id_field: str | None) -> list[str]:

@@ -33,7 +33,6 @@ system's round trip for that utterance; null when latency.json has no measuremen
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
@@ -41,8 +40,8 @@ import pandas as pd
 import yaml
 
 from werest.errors import InputError
-from werest.ingest.importers._common import require_path
-from werest.ingest.table import decode_utf8
+from werest.ingest.importers._common import read_json, require_path
+from werest.ingest.reading import decode_utf8
 
 log = logging.getLogger("werest.ingest.importers.mubench")
 
@@ -63,7 +62,7 @@ def load(paths: list[Path], **_: object) -> pd.DataFrame:
 def read_manifest(path: Path) -> pd.DataFrame:
     """``manifest.json``'s utterances as a frame, checked (keys, types, unique ids)."""
     require_path(path, folder=False)
-    data = _read_json(path)
+    data = read_json(path)
     utterances = data.get("utterances") if isinstance(data, dict) else None
     if not isinstance(utterances, list) or not utterances:
         raise InputError("expected an object with a non-empty 'utterances' list", path=path)
@@ -91,16 +90,6 @@ def read_manifest(path: Path) -> pd.DataFrame:
     return frame
 
 
-def _read_json(path: Path) -> object:
-    """The JSON value of a UTF-8 file; an InputError naming the line where it is not JSON."""
-    try:
-        return json.loads(decode_utf8(path))
-    except json.JSONDecodeError as error:
-        raise InputError(
-            f"not valid JSON ({error.msg} at line {error.lineno})", path=path
-        ) from None
-
-
 def _read_yaml(path: Path) -> dict:
     if not path.exists():
         return {}
@@ -116,7 +105,7 @@ def _latencies(path: Path) -> dict[str, float]:
     if not path.exists():
         log.warning("%s: absent; latency_ms left null", path)
         return {}
-    data = _read_json(path)
+    data = read_json(path)
     measurements = data.get("measurements") if isinstance(data, dict) else None
     if not isinstance(measurements, dict):
         raise InputError("expected an object with a 'measurements' object", path=path)

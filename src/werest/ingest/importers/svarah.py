@@ -59,8 +59,8 @@ from pathlib import Path
 import pandas as pd
 
 from werest.errors import InputError
-from werest.ingest.importers._common import agree_references, require_path
-from werest.ingest.table import read_raw_csv
+from werest.ingest.importers._common import agree_references, log_imported, require_path
+from werest.ingest.reading import read_raw_csv
 
 log = logging.getLogger("werest.ingest.importers.svarah")
 
@@ -84,12 +84,7 @@ def load(paths: list[Path], **_: object) -> pd.DataFrame:
     table = _first_file_per_backend(frames)
     table = _fill_durations(table)
     table = agree_references(table, source="svarah")
-    log.info(
-        "svarah: %d rows, %d systems, %d utterances",
-        len(table),
-        table["system"].nunique(),
-        table["utt_id"].nunique(),
-    )
+    log_imported(log, "svarah", table)
     return table
 
 

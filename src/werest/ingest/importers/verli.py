@@ -56,9 +56,9 @@ from pathlib import Path
 import pandas as pd
 
 from werest.errors import ConfigError, InputError
-from werest.ingest.importers._common import require_path
+from werest.ingest.importers._common import log_imported, require_path
 from werest.ingest.importers.dighr import utterance_id
-from werest.ingest.table import decode_utf8, read_raw_csv
+from werest.ingest.reading import decode_utf8, read_raw_csv
 
 log = logging.getLogger("werest.ingest.importers.verli")
 
@@ -98,12 +98,7 @@ def load(
     ]
     table = pd.concat(frames, ignore_index=True, sort=False)
     table.insert(4, "reference", _references_for(table, references, reference))
-    log.info(
-        "verli: %d rows, %d systems, %d utterances",
-        len(table),
-        table["system"].nunique(),
-        table["utt_id"].nunique(),
-    )
+    log_imported(log, "verli", table)
     return table
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from werest.io import atomic_path
+from werest.io import write_text
 from werest.report.leaderboard_report import (
     CONTENDERS_HEAD,
     agreement_line,
@@ -120,6 +120,5 @@ def render(result: Leaderboard, context: Mapping[str, object] | None = None) -> 
 
 def write_page(result: Leaderboard, path: Path, context: Mapping[str, object] | None = None):
     """Write ``leaderboard.html`` atomically."""
-    with atomic_path(path) as tmp:
-        tmp.write_text(render(result, context), encoding="utf-8")
+    write_text(render(result, context), path)
     return path

@@ -22,7 +22,7 @@ CLI_LAYER = ("werest.cli",)
 STAGES = (
     ("base", ("werest.errors", "werest.io", "werest.logs", "werest.resources",
               "werest.formatting", "werest.build", "werest.stats", "werest.demo",
-              "werest.codes")),
+              "werest.codes", "werest.settings")),
     ("ingest", ("werest.ingest",)),
     ("text", ("werest.text",)),
     ("features", ("werest.features",)),
@@ -283,10 +283,14 @@ def test_the_longest_import_chain_is_short():
 def test_the_partition_engine_knows_no_stage():
     """werest.partition.engine spills, reads and places partitions for every stage: it imports
     only the base, ingest (the table's schema) and text (the normalisation cache), never a
-    stage that runs on it."""
+    stage that runs on it; of its own stage, only its declarations (``partition.settings``,
+    which imports the base alone)."""
     allowed = {"base", "ingest", "text"}
-    stages = {STAGES[stage_of(dep)][0] for dep in graph()["werest.partition.engine"]}
+    edges = graph()
+    deps = edges["werest.partition.engine"] - {"werest.partition.settings"}
+    stages = {STAGES[stage_of(dep)][0] for dep in deps}
     assert stages <= allowed, stages
+    assert {STAGES[stage_of(dep)][0] for dep in edges["werest.partition.settings"]} == {"base"}
     score = {STAGES[stage_of(dep)][0] for dep in graph()["werest.partition.score"]}
     assert "estimation" not in score and "model" not in score
 

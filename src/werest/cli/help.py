@@ -13,7 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from werest.cli.schema import SCHEMAS, help_texts
+from werest.cli.declare import help_texts
+from werest.cli.schema import SCHEMAS
 
 #: one real example per command (README "The commands").
 EXAMPLES: dict[str, list[str]] = {

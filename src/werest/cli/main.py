@@ -114,7 +114,8 @@ def _unknown_flag(command: str, arg: str, flags: Sequence[str] = FLAGS) -> str:
 
 def _not_a_setting(command: str, arg: str) -> str:
     """ "'data.csv' is not a setting; settings are key=value, e.g. input=data.csv"."""
-    from werest.cli.schema import SCHEMAS, entries
+    from werest.cli.declare import entries
+    from werest.cli.schema import SCHEMAS
 
     keys = [e.key for e in entries(SCHEMAS[command]) if e.setting is not None]
     required = [e.key for e in entries(SCHEMAS[command]) if e.default == "???"]

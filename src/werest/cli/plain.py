@@ -39,7 +39,8 @@ def compose_plain(command: str, overrides: Sequence[str], conf: Path) -> dict[st
     ``key=value`` override is shown as written (its value read as YAML), not checked: the run
     checks it.
     """
-    from werest.cli.schema import SCHEMAS, defaults_of
+    from werest.cli.declare import defaults_of
+    from werest.cli.schema import SCHEMAS
 
     primary = _load(conf / f"{command}.yaml")
     body, entries = _split(primary)

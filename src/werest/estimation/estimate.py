@@ -43,6 +43,7 @@ from werest.estimation.corpus import estimated_sample, true_wer
 from werest.estimation.guards import (
     PAIR_ROWS,
 )
+from werest.estimation.settings import CHUNK_UTTERANCES
 from werest.features.agreement import (
     PANEL_SIZE,
     STATUS_NO_PROXY,
@@ -70,9 +71,6 @@ from werest.text.scoring import dataset_units, scoring_units, utterance_order
 log = logging.getLogger(__name__)
 
 STATUS_NO_FEATURE = "missing feature value"
-
-#: utterances per processing chunk: the memory bound of the features stage (``chunk_utterances``)
-CHUNK_UTTERANCES = 50_000
 
 
 #: the features stage's progress steps: about this many chunks of utterances, so that the bar

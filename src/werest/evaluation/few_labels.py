@@ -42,6 +42,7 @@ from werest.estimation.sampling import (
     promised_half_width,
 )
 from werest.evaluation.lodo import cross_conformal
+from werest.evaluation.settings import BUDGETS
 from werest.features.agreement import STATUS_OK
 from werest.ingest.table import KEY
 from werest.model.intervals import ConformalInterval
@@ -52,11 +53,6 @@ log = logging.getLogger(__name__)
 #: A strategy only this experiment has: ``active`` with scores from the *true* residuals
 #: (√ mean over systems of (e − ê)², + 0.5), the best any score of the predictions could do.
 ORACLE = "oracle"
-
-
-#: labelled utterances per dataset the experiment draws (10: where too few starts); the one
-#: declaration (conf/experiment/few_labels.yaml reads it: ``${library:...}``)
-BUDGETS: tuple[int, ...] = (10, 25, 50, 100, 200)
 
 
 @dataclass(frozen=True)
@@ -83,7 +79,7 @@ class FewLabelSettings:
         labels=`` makes from them for the whole budget (:func:`pilot_promise`; 0: none).
     """
 
-    budgets: tuple[int, ...] = (10, 25, 50, 100, 200)
+    budgets: tuple[int, ...] = BUDGETS
     n_draws: int = 200
     strategies: tuple[str, ...] = ("random", "active")
     uniform_share: float = 0.5

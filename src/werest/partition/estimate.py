@@ -61,7 +61,6 @@ import pandas as pd
 from werest.errors import ConfigError, unknown_name
 from werest.estimation.corpus import corpus_length, scored_rows, truth_from_sums, truth_sums
 from werest.estimation.estimate import (
-    CHUNK_UTTERANCES,
     REFERENCE_RANKING,
     check_normaliser,
     choose_ranking,
@@ -82,6 +81,7 @@ from werest.estimation.guards import (
     warnings_from_counts,
 )
 from werest.estimation.outputs import readable_utterances, write_summary
+from werest.estimation.settings import EstimateOptions
 from werest.features.agreement import CONTEXT_FEATURES, STATUS_OK
 from werest.features.proxy import Ranking
 from werest.ingest.table import UTTERANCE
@@ -111,55 +111,6 @@ log = logging.getLogger(__name__)
 COMPACT = ["dataset", "system", "proxy", "status", "est_ref_words", "proxy_words"]
 #: Its string columns, kept as categories (one Python string per row would not fit at 10M).
 CATEGORIES = ("dataset", "system", "proxy", "status")
-
-
-#: What a system's missing hypothesis for an utterance of its dataset counts as.
-MISSING_HYPOTHESES = ("exclude", "deletions")
-
-
-@dataclass(frozen=True)
-class EstimateOptions:
-    """What ``werest estimate`` is asked: the section :func:`estimate_input` takes (the
-    command builds it from its settings, :func:`werest.estimate` from its arguments).
-
-    Parameters
-    ----------
-    target : one system, a list, or None (every system but the proxy).
-    proxy : one proxy for every target (None: the best other system in the proxy order).
-    ranking, system_order : the proxy order (:func:`werest.estimation.estimate.choose_ranking`):
-        ``model``, ``references``, a ranking.json, or None (label-free, the systems'
-        agreement); the user's own order, best first, before the rest.
-    normaliser : the one a user asked for (None: the models' own;
-        :func:`werest.estimation.estimate.check_normaliser`).
-    seed : the seed of the guards' sample and of the bootstrap intervals.
-    n_resamples : bootstrap resamples per interval.
-    missing_hypotheses : ``exclude`` (such rows are absent, and a warning says the systems
-        are compared on different utterance sets) or ``deletions`` (a system's missing
-        hypothesis for an utterance of a dataset it ran on counts as an empty output:
-        :func:`werest.estimation.guards.count_missing_as_deletions`).
-    chunk_utterances : utterances per processing chunk (a memory bound).
-    n_jobs : worker processes of an in-memory run (each partition of a partitioned run takes
-        one).
-    """
-
-    target: str | list[str] | None = None
-    proxy: str | None = None
-    ranking: str | Path | None = None
-    system_order: list[str] | None = None
-    normaliser: Normaliser | None = None
-    seed: int = 0
-    n_resamples: int = 1000
-    missing_hypotheses: str = "exclude"
-    chunk_utterances: int = CHUNK_UTTERANCES
-    n_jobs: int = 1
-
-    def __post_init__(self) -> None:
-        if self.missing_hypotheses not in MISSING_HYPOTHESES:
-            raise ConfigError(
-                f"missing_hypotheses must be exclude or deletions, got {self.missing_hypotheses!r}"
-            )
-        if isinstance(self.ranking, Path):  # ``model`` and ``references`` are names
-            object.__setattr__(self, "ranking", str(self.ranking))
 
 
 #: What a cached run's key leaves out: options that change how, not what, is computed.

@@ -11,6 +11,7 @@ import logging
 
 import pandas as pd
 
+from werest.cli.blocks import Cluster
 from werest.cli.commands._common import (
     build,
     cluster_client,
@@ -18,7 +19,7 @@ from werest.cli.commands._common import (
     print_blocks,
     save_config,
 )
-from werest.cli.schema import Cluster, TranscribeSettings
+from werest.cli.schema import TranscribeSettings
 from werest.errors import ConfigError, InputError
 from werest.ingest.asr.base import build_transcriber
 from werest.ingest.asr.transcribe import (

@@ -43,25 +43,13 @@ def run(settings: LeaderboardSettings) -> Leaderboard:
     models = load_models(
         settings.model_path, settings.cer_model_path, trust_model=settings.trust_model
     )
-    boot = build(settings.bootstrap, Bootstrap)
-    fairness = build(settings.fairness, FairnessSettings)
+    options = leaderboard_options(settings)
     if partitioned_run(settings) and settings.labels:
         raise ConfigError(
             "labels= is not supported in a partitioned run yet: build the labelled "
             "leaderboard in memory (partition.rows=0)"
         )
     source = stage_source(settings, numeric=input_features(models))
-    options = LeaderboardOptions(
-        bootstrap=boot,
-        fairness=fairness if fairness.enabled else None,
-        datasets=settings.datasets,
-        exclude_datasets=settings.exclude_datasets,
-        normaliser=requested_normaliser(settings.normaliser),
-        ranking=settings.ranking,
-        system_order=name_list(settings.system_order),
-        chunk_utterances=settings.chunk_utterances,
-        n_jobs=settings.n_jobs,
-    )
     if settings.labels:  # checked before the run
         table = select_datasets(source, options.datasets, options.exclude_datasets)
         labels = read_labels(settings.labels, table, settings.input)
@@ -72,11 +60,36 @@ def run(settings: LeaderboardSettings) -> Leaderboard:
         run = leaderboard_input(source, models, settings.output_dir, options, parts, name=name)
         result = run.leaderboard
     if settings.labels:
+        boot = options.bootstrap
         label_leaderboard(result, table, labels, models.normaliser, label_settings, boot)
+    _write(settings, result, options)
+    return result
+
+
+def leaderboard_options(settings: LeaderboardSettings) -> LeaderboardOptions:
+    """The section :func:`werest.partition.leaderboard.leaderboard_input` takes, from the
+    command's settings of the same names (its blocks built: ``bootstrap``, ``fairness``)."""
+    fairness = build(settings.fairness, FairnessSettings)
+    return LeaderboardOptions(
+        bootstrap=build(settings.bootstrap, Bootstrap),
+        fairness=fairness if fairness.enabled else None,
+        datasets=settings.datasets,
+        exclude_datasets=settings.exclude_datasets,
+        normaliser=requested_normaliser(settings.normaliser),
+        ranking=settings.ranking,
+        system_order=name_list(settings.system_order),
+        chunk_utterances=settings.chunk_utterances,
+        n_jobs=settings.n_jobs,
+    )
+
+
+def _write(settings: LeaderboardSettings, result: Leaderboard, options: LeaderboardOptions):
+    """The leaderboard's files and the config in ``output_dir``, in place as one; the
+    ranking and the warnings shown."""
     context = {
-        "n_resamples": boot.n_resamples,
-        "confidence": boot.confidence,
-        "alpha": fairness.alpha,
+        "n_resamples": options.bootstrap.n_resamples,
+        "confidence": options.bootstrap.confidence,
+        "alpha": build(settings.fairness, FairnessSettings).alpha,
         "title": settings.title or "werest leaderboard",
     }
     with staged_output(settings.output_dir, owned=OUTPUTS) as staged:  # in place at the end
@@ -85,4 +98,3 @@ def run(settings: LeaderboardSettings) -> Leaderboard:
     print_blocks(
         format_board(result), format_warnings(result.warnings) if result.warnings else None
     )
-    return result

@@ -9,8 +9,7 @@ draw_sample`) and writes the labelling sheet, CSV, with ``<out>.config.yaml`` be
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from werest.cli.commands._common import build, print_blocks, save_config
 from werest.cli.schema import SampleSettings
@@ -41,6 +40,10 @@ from werest.model.files import load_models
 from werest.partition.estimate import EstimateOptions, estimate_table
 from werest.report.decision_text import format_winner
 from werest.text import NormalisationCache, cached_normalisation
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
 
 
 def run(settings: SampleSettings) -> pd.DataFrame:
@@ -162,6 +165,8 @@ def _promise(estimated, table, labels, normaliser, settings: SampleSettings, str
 
 def _labelled(utterances: pd.DataFrame, labels: pd.DataFrame) -> np.ndarray:
     """Which of ``utterances`` the labels already transcribe."""
+    import pandas as pd
+
     done = pd.MultiIndex.from_frame(labels[UTTERANCE].astype(str))
     return pd.MultiIndex.from_frame(utterances[UTTERANCE].astype(str)).isin(done)
 
@@ -169,6 +174,9 @@ def _labelled(utterances: pd.DataFrame, labels: pd.DataFrame) -> np.ndarray:
 def _filled(sheet: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
     """The sheet with the references the labels already give (a redrawn utterance costs no
     new label)."""
+    import numpy as np
+    import pandas as pd
+
     known = labels.drop_duplicates(UTTERANCE).set_index(UTTERANCE)["reference"]
     keys = pd.MultiIndex.from_frame(sheet[UTTERANCE].astype(str))
     known.index = pd.MultiIndex.from_frame(known.index.to_frame().astype(str))

@@ -22,6 +22,7 @@ from werest.cli.declare import (
     setting_of,
     settings_of,
 )
+from werest.cli.plain import library_value
 from werest.cli.schema import SCHEMAS
 from werest.errors import ConfigError
 from werest.io import shipped
@@ -355,25 +356,6 @@ def register_settings() -> None:
     store = ConfigStore.instance()
     for command, schema in SCHEMAS.items():
         store.store(name=f"settings_{command}", node=defaults_of(schema))
-
-
-def library_value(dotted: str) -> Any:
-    """``${library:werest.features.settings.PANEL_SIZE}``: a library constant, so that a config
-    group option that states a library default (the panel size, the few-label budgets) refers
-    to its one declaration instead of repeating it (a tuple becomes a list). The constants a
-    config names live in the stages' light ``settings`` modules, so ``--help`` stays quick."""
-    import importlib
-
-    module, _, name = dotted.rpartition(".")
-    if not module.startswith("werest."):
-        raise ConfigError(f"${{library:{dotted}}}: only werest's own constants")
-    try:
-        value = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        raise ConfigError(f"${{library:{dotted}}}: no such constant") from None
-    if not isinstance(value, str | int | float | bool | tuple | list | type(None)):
-        raise ConfigError(f"${{library:{dotted}}}: not a constant a config can hold")
-    return list(value) if isinstance(value, tuple) else value
 
 
 def closest_setting(command: str, key: str) -> str:

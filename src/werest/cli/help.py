@@ -107,7 +107,7 @@ def _flatten(node, prefix: str = "") -> list[tuple[str, object]]:
 def _shown(value) -> str:
     library = re.fullmatch(r"\$\{library:([\w.]+)\}", value) if isinstance(value, str) else None
     if library:  # a library constant (the panel size): its value, as the run gets it
-        from werest.cli.config import library_value
+        from werest.cli.plain import library_value
 
         value = library_value(library.group(1))
     if value is None:

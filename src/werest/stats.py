@@ -12,8 +12,9 @@
 * :func:`rank_agreement`: Spearman's ρ and Kendall's τ between two rankings;
 * :func:`latency`: RTFx (Σ audio s / Σ processing s) and per-utterance latency mean and p95.
 
-:class:`Bootstrap` holds the settings every bootstrap of a run shares (the ``bootstrap:`` block
-of ``werest score`` and ``werest leaderboard`` builds it by its ``_target_``).
+:class:`Bootstrap` (declared in :mod:`werest.settings`) holds the settings every bootstrap of a
+run shares (the ``bootstrap:`` block of ``werest score`` and ``werest leaderboard`` builds it by
+its ``_target_``).
 """
 
 from __future__ import annotations
@@ -23,33 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from werest.errors import ConfigError
+from werest.settings import Bootstrap as Bootstrap  # declared there, light: --help reads it
 
 _BATCH_INDICES = 4_000_000  # bound bootstrap memory: ~4M drawn indices at a time
-
-
-@dataclass(frozen=True)
-class Bootstrap:
-    """Bootstrap settings shared by every CI and test of a run.
-
-    Parameters
-    ----------
-    n_resamples : resamples per interval or test (0: none).
-    confidence : the intervals' level, between 0 and 1.
-    seed : the resampling seed.
-    """
-
-    n_resamples: int = 1000
-    confidence: float = 0.95
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.n_resamples < 0:
-            raise ConfigError(f"bootstrap.n_resamples must be ≥ 0, got {self.n_resamples}")
-        if not 0 < self.confidence < 1:
-            raise ConfigError(
-                f"bootstrap.confidence must be between 0 and 1, got {self.confidence}"
-            )
 
 
 def describe(values: np.ndarray | pd.Series, confidence: float = 0.95) -> dict[str, float]:

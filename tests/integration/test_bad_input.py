@@ -401,7 +401,8 @@ def test_evaluate_unknown_or_equal_systems(tmp_path, monkeypatch, capsys, overri
             ["experiment=lodo", "lodo.level=1.5"],
             "lodo.level must be a number in (0, 1)",
         ),
-        ("evaluate", ["experiment=lodo", "lodo.offset=0"], "lodo.offset must be above 0"),
+        # the bound is the library's (ConformalInterval.offset), checked before any work
+        ("evaluate", ["experiment=lodo", "lodo.offset=0"], "lodo.offset must be a number > 0"),
         ("evaluate", ["experiment=lodo", "lodo._target_=no.Such"], "lodo: cannot build no.Such"),
         ("evaluate", ["cases.benchmark_datasets=[b1]"], "two or more datasets"),
         ("evaluate", ["cases.target_systems=[google]"], "also in target_systems"),

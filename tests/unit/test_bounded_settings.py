@@ -8,11 +8,13 @@ import pandas as pd
 import pytest
 
 from tests.helpers import assert_one_line_error, run_cli
-from werest.cli.schema import MAX_RESAMPLES, SCHEMAS, Setting, entries
+from werest.cli.declare import Setting, entries
+from werest.cli.schema import SCHEMAS
 from werest.demo import demo_table_path
 from werest.estimation.labels import LabelSettings, check_bootstrap_memory
 from werest.estimation.ppi import bootstrap_bytes, resample_counts
 from werest.formatting import size
+from werest.settings import MAX_RESAMPLES
 
 HUGE = 100_000_000_000
 DEMO_TABLE = demo_table_path()
@@ -129,7 +131,7 @@ def test_the_cli_refuses_a_bootstrap_beyond_memory(capsys, tmp_path, monkeypatch
 
 
 def test_n_jobs_stops_at_four_workers_per_core(capsys, tmp_path):
-    from werest.cli.schema import N_JOBS_PER_CORE, available_cores
+    from werest.settings import N_JOBS_PER_CORE, available_cores
 
     most = N_JOBS_PER_CORE * available_cores()
     rules = {(c, k): r for c, k, r in numbers() if k == "n_jobs"}

@@ -14,10 +14,11 @@ import werest
 from tests.conftest import REPO
 from tests.unit.test_config_schema import option_keys
 from werest.cli.config import compose, conf_dir
+from werest.cli.declare import ABSENT, entries
 from werest.cli.help import _flatten, yaml_comments
 from werest.cli.main import COMMANDS, main
 from werest.cli.plain import compose_plain
-from werest.cli.schema import ABSENT, SCHEMAS, entries
+from werest.cli.schema import SCHEMAS
 
 
 def group_choices() -> list[tuple[str, list[str]]]:

@@ -14,10 +14,8 @@ from omegaconf import OmegaConf, open_dict
 
 from tests.helpers import run_cli
 from werest.cli.config import check_settings, compose, conf_dir
-from werest.cli.main import COMMANDS
-from werest.cli.schema import (
+from werest.cli.declare import (
     ABSENT,
-    SCHEMAS,
     Names,
     Setting,
     defaults_of,
@@ -25,7 +23,10 @@ from werest.cli.schema import (
     setting_of,
     settings_of,
 )
+from werest.cli.main import COMMANDS
+from werest.cli.schema import SCHEMAS
 from werest.errors import ConfigError
+from werest.settings import Rule
 
 #: command -> the config groups its YAML chooses from
 GROUPS = {
@@ -127,8 +128,9 @@ def test_the_defaults_node_is_plain_and_skips_what_groups_give():
 @pytest.mark.parametrize(
     ("annotation", "metadata", "expected"),
     [
-        (int, {"minimum": 1}, Setting(int, minimum=1)),
-        (int, {"nonzero": True}, Setting(int, nonzero=True)),
+        (int, {"rule": Rule(minimum=1)}, Setting(int, minimum=1)),
+        (int, {"rule": Rule(nonzero=True)}, Setting(int, nonzero=True)),
+        (str, {"rule": Rule(choices=("a", "b"))}, Setting(str, choices=("a", "b"))),
         (float | None, {}, Setting(float, nullable=True)),
         (bool, {}, Setting(bool)),
         (Literal["a", "b"] | None, {}, Setting(str, nullable=True, choices=("a", "b"))),
@@ -179,7 +181,7 @@ def test_closed_blocks_are_checked_and_group_blocks_stay_open():
     ):
         check_settings("score", cfg)
     cfg = compose("train", ["model=stack"])
-    assert "param_grids" in cfg.model and "model.param_grids" not in settings_of("train")
+    assert "param_grids" in cfg.model and "model.param_grids" not in settings_of(SCHEMAS["train"])
     check_settings("train", cfg)  # the model group's own keys are fine
 
 

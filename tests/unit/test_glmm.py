@@ -113,7 +113,7 @@ def test_glmm_accepts_quasi_counts():
 
 
 def test_settings_refuse_an_unknown_model():
-    with pytest.raises(Exception, match=r"fairness\.model must be glm or glmm"):
+    with pytest.raises(Exception, match=r"fairness\.model must be one of glm, glmm"):
         FairnessSettings(model="gee")
 
 

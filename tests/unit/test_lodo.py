@@ -210,9 +210,9 @@ def test_interval_settings_are_checked_and_reach_the_calibration(tmp_path):
     lodo = LodoSettings(held_out="phone-es", level=0.8)
     assert lodo.held_out == ("phone-es",)
     assert lodo.interval == ConformalInterval(level=0.8, offset=0.5)
-    with pytest.raises(ConfigError, match=r"^interval.level must be between 0 and 1"):
+    with pytest.raises(ConfigError, match=r"^interval.level must be in \(0, 1\), got 95"):
         ConformalInterval(level=95)
-    with pytest.raises(ConfigError, match=r"^lodo.offset must be above 0"):
+    with pytest.raises(ConfigError, match=r"^lodo.offset must be > 0, got -1"):
         LodoSettings(offset=-1)
 
 

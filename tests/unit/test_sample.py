@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from werest.cli.declare import settings_of
 from werest.cli.main import main
-from werest.cli.schema import SampleSettings, settings_of
+from werest.cli.schema import SampleSettings
 from werest.demo import demo_table_path
 from werest.errors import ConfigError, InputError
 from werest.estimation.sampling import (
@@ -275,7 +276,7 @@ def test_utterance_list_takes_audio_and_duration_from_the_rows():
 
 
 def test_the_schema_knows_the_strategies():
-    assert settings_of("sample")["strategy"].choices == ("auto", *STRATEGIES, "winner")
+    assert settings_of(SampleSettings)["strategy"].choices == ("auto", *STRATEGIES, "winner")
     assert "budget" in {f for f in SampleSettings.__dataclass_fields__}
 
 

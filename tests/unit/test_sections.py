@@ -6,7 +6,6 @@ in the library."""
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from dataclasses import fields
 from pathlib import Path
@@ -17,8 +16,9 @@ import werest
 from werest.cli.commands._common import build, training_options
 from werest.cli.commands.estimate import estimate_options
 from werest.cli.config import load_settings
+from werest.cli.declare import entries
 from werest.cli.main import main
-from werest.cli.schema import LIBRARY, SCHEMAS
+from werest.cli.schema import SCHEMAS
 from werest.demo import demo_table_path
 from werest.errors import ConfigError
 from werest.estimation.pipeline import EstimateOptions, estimate_table
@@ -72,33 +72,45 @@ def test_estimate_input_takes_its_options_and_partitioning():
     assert parameters == ["source", "models", "output_dir", "options", "partitioning", "name"]
 
 
-def _library_settings() -> list[tuple[str, str, str]]:
-    """(command, setting, library class) of every top-level setting whose default the library
-    section of that name declares."""
-    found = []
-    for command, schema in SCHEMAS.items():
-        for item in fields(schema):
-            if item.metadata.get("library"):
-                found.append((command, item.name, item.metadata["library"]))
-    return found
+def _library_settings() -> list[tuple[str, str, type]]:
+    """(command, setting, library section) of every top-level setting a library section of
+    that name declares (``library(Section, name)``)."""
+    return [
+        (command, entry.key, entry.source[0])
+        for command, schema in SCHEMAS.items()
+        for entry in entries(schema)
+        if entry.source is not None and "." not in entry.key
+    ]
 
 
 def test_sections_are_where_the_commands_settings_get_their_defaults():
-    """estimate's, leaderboard's, train's and evaluate's settings that a section takes declare
-    no default of their own (LIBRARY): the section's is the one the config, --help and the
-    settings object see."""
+    """estimate's, leaderboard's, train's and evaluate's settings that a section takes are
+    declared there, once: the section's default is the one the config, --help and the
+    settings object see (train's and evaluate's n_jobs: theirs, on purpose)."""
     found = _library_settings()
     assert {command for command, _, _ in found} == {"estimate", "leaderboard", "train", "evaluate"}
-    for command, name, target in found:
-        module, _, cls = target.rpartition(".")
-        section = getattr(importlib.import_module(module), cls)
-        schema_field = next(f for f in fields(SCHEMAS[command]) if f.name == name)
-        assert schema_field.metadata["default"] is LIBRARY, (command, name)
+    for command, name, section in found:
+        entry = next(e for e in entries(SCHEMAS[command]) if e.key == name)
         library = next(f for f in fields(section) if f.name == name).default
         settings = load_settings(command, ["input=t.csv"] if command != "train" else [])
         value = getattr(settings, name)
-        expected = library.name if name == "normaliser" and library is not None else library
+        if entry.own_default:
+            assert (command, name) in {("train", "n_jobs"), ("evaluate", "n_jobs")}
+            continue
+        expected = list(library) if isinstance(library, tuple) else library
         assert value == expected or str(value) == str(expected), (command, name, value, library)
+
+
+def test_the_clis_normalisers_are_the_librarys():
+    from typing import get_args
+
+    from werest.cli.blocks import Normaliser, Strategy
+    from werest.estimation.sampling import STRATEGIES
+    from werest.text import NORMALISERS
+
+    assert set(get_args(Normaliser)) == set(NORMALISERS)
+    # auto and winner: werest sample's own (auto picks one of them; winner: the label loop's)
+    assert set(get_args(Strategy)) == {*STRATEGIES, "auto", "winner"}
 
 
 def test_the_commands_build_their_sections_from_their_settings():
@@ -113,9 +125,9 @@ def test_the_commands_build_their_sections_from_their_settings():
 
 
 def test_sections_refuse_what_no_run_can_do():
-    with pytest.raises(ConfigError, match="missing_hypotheses must be exclude or deletions"):
+    with pytest.raises(ConfigError, match="missing_hypotheses must be one of exclude, deletions"):
         EstimateOptions(missing_hypotheses="zero")
-    with pytest.raises(ConfigError, match="proxies must be one of ranking, label_free"):
+    with pytest.raises(ConfigError, match="proxies must be one of label_free, ranking"):
         TrainingOptions(proxies="oracle")
     assert EstimateOptions(ranking=Path("model")).ranking == "model"
 

@@ -69,9 +69,24 @@ def commands() -> list[str]:
 @pytest.mark.parametrize("command", commands())
 def test_every_commands_help_imports_no_heavy_library(command):
     """``werest <command> --help`` composes the command's config without Hydra
-    (:mod:`werest.cli.plain`) and reads the library's defaults from its source
-    (:mod:`werest.cli.declared`): no numerical, config or reporting library."""
+    (:mod:`werest.cli.plain`) and reads the library's defaults from its light ``settings``
+    modules (:mod:`werest.settings`): no numerical, config or reporting library."""
     loaded = imported_after(f"from werest.cli.main import main; main([{command!r}, '--help'])")
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def experiments() -> list[str]:
+    return sorted(p.stem for p in (REPO / "conf" / "experiment").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("experiment", experiments())
+def test_an_experiments_help_imports_no_heavy_library(experiment):
+    """An experiment's options name library constants (``${library:...}``): --help shows
+    their values, read from the light modules that declare them."""
+    code = (
+        f"from werest.cli.main import main; main(['evaluate', 'experiment={experiment}', '--help'])"
+    )
+    loaded = imported_after(code)
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
 
 

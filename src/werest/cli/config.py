@@ -13,18 +13,17 @@ from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from werest.cli.schema import (
+from werest.cli.declare import (
     ABSENT,
-    LIBRARY,
-    SCHEMAS,
     Open,
     Setting,
-    declared_default,
     defaults_of,
     entries,
     setting_of,
     settings_of,
 )
+from werest.cli.plain import library_value
+from werest.cli.schema import SCHEMAS
 from werest.errors import ConfigError
 from werest.io import shipped
 
@@ -46,7 +45,7 @@ def check_settings(command: str, cfg: DictConfig) -> DictConfig:
     if schema is None:
         return cfg
     check_keys(command, cfg, schema)
-    for key, setting in settings_of(command).items():
+    for key, setting in settings_of(schema).items():
         if OmegaConf.select(cfg, key, default=_ABSENT, throw_on_missing=False) is _ABSENT:
             continue
         value = OmegaConf.select(cfg, key, throw_on_missing=False)
@@ -111,8 +110,6 @@ def _build(schema: type, values: dict[str, Any], prefix: str) -> Any:
         if not present:
             if item.metadata["default"] is ABSENT:  # the config group's option gives it: None
                 given[item.name] = None
-            elif item.metadata["default"] is LIBRARY:  # the built class's own
-                given[item.name] = declared_default(schema, item)
             continue  # else the declared default
         declared = setting_of(annotation, item.metadata)
         if declared.kind == "path" and value is not None:
@@ -359,21 +356,6 @@ def register_settings() -> None:
     store = ConfigStore.instance()
     for command, schema in SCHEMAS.items():
         store.store(name=f"settings_{command}", node=defaults_of(schema))
-
-
-def library_value(dotted: str) -> Any:
-    """``${library:werest.features.agreement.PANEL_SIZE}``: a library constant, so that a
-    config group option that states a library default (the panel size, the few-label budgets)
-    refers to its one declaration instead of repeating it (a tuple becomes a list). Read from
-    the module's source, not imported (:func:`werest.cli.declared.library_constant`)."""
-    from werest.cli.declared import library_constant
-
-    if not dotted.startswith("werest."):
-        raise ConfigError(f"${{library:{dotted}}}: only werest's own constants")
-    try:
-        return library_constant(dotted)
-    except TypeError:
-        raise ConfigError(f"${{library:{dotted}}}: no such constant") from None
 
 
 def closest_setting(command: str, key: str) -> str:

@@ -13,7 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from werest.cli.schema import SCHEMAS, help_texts
+from werest.cli.declare import help_texts
+from werest.cli.schema import SCHEMAS
 
 #: one real example per command (README "The commands").
 EXAMPLES: dict[str, list[str]] = {
@@ -108,7 +109,7 @@ def _flatten(node, prefix: str = "") -> list[tuple[str, object]]:
 def _shown(value) -> str:
     library = re.fullmatch(r"\$\{library:([\w.]+)\}", value) if isinstance(value, str) else None
     if library:  # a library constant (the panel size): its value, as the run gets it
-        from werest.cli.config import library_value
+        from werest.cli.plain import library_value
 
         value = library_value(library.group(1))
     if value is None:
@@ -142,34 +143,11 @@ def command_help(
     (``container``, composed with ``overrides``, which may choose config group options such as
     ``asr=transformers``: :func:`werest.cli.plain.compose_plain`) and the help texts its
     settings class declares."""
-    path = conf / f"{command}.yaml"
-    comments = help_texts(SCHEMAS[command])
     groups = _groups(conf, command)
-    chosen = dict(o.split("=", 1) for o in overrides if "=" in o)
-    for group, (default, _options) in groups.items():
-        file = conf / group / f"{chosen.get(group, default)}.yaml"
-        if not file.is_file():
-            continue
-        package = "" if "@package _global_" in file.read_text(encoding="utf-8") else group
-        for key, comment in yaml_comments(file, f"{package}." if package else "").items():
-            comments.setdefault(key, comment)
-    settings = [(key, value) for key, value in _flatten(container) if key]
     lines = [f"werest {command}: {about}", ""]
-    usage = header(path)
-    lines += [f"  {line}" for line in usage]
+    lines += [f"  {line}" for line in header(conf / f"{command}.yaml")]
     lines += ["", "settings (key=default; ??? = required; override with key=value):"]
-    width = min(max((len(f"{k}={_shown(v)}") for k, v in settings), default=0), 44)
-    sections: set[str] = set()
-    for key, value in settings:
-        parts = key.split(".")
-        for depth in range(1, len(parts)):  # a section's own comment, before its first key
-            section = ".".join(parts[:depth])
-            if section in comments and section not in sections:
-                sections.add(section)
-                lines.append(f"  {section + '.*':<{width}}  # {comments[section]}")
-        shown = f"{key}={_shown(value)}"
-        comment = comments.get(key, "")
-        lines.append(f"  {shown:<{width}}  {'# ' + comment if comment else ''}".rstrip())
+    lines += _setting_lines(container, _comments(command, conf, groups, overrides))
     if groups:
         lines += ["", "config groups (group=option):"]
         lines += [
@@ -183,3 +161,36 @@ def command_help(
         "the run reads it); every run saves it beside its outputs.",
     ]
     return "\n".join(lines)
+
+
+def _comments(command: str, conf: Path, groups: dict, overrides) -> dict[str, str]:
+    """Each key's help: the declared one (:mod:`werest.cli.schema`), else the comment after the
+    key in the chosen option of its config group."""
+    comments = help_texts(SCHEMAS[command])
+    chosen = dict(o.split("=", 1) for o in overrides if "=" in o)
+    for group, (default, _options) in groups.items():
+        file = conf / group / f"{chosen.get(group, default)}.yaml"
+        if not file.is_file():
+            continue
+        package = "" if "@package _global_" in file.read_text(encoding="utf-8") else group
+        for key, comment in yaml_comments(file, f"{package}." if package else "").items():
+            comments.setdefault(key, comment)
+    return comments
+
+
+def _setting_lines(container: dict[str, Any], comments: dict[str, str]) -> list[str]:
+    """``key=default  # help`` of every setting, each block's own help before its first key."""
+    settings = [(key, value) for key, value in _flatten(container) if key]
+    width = min(max((len(f"{k}={_shown(v)}") for k, v in settings), default=0), 44)
+    lines, sections = [], set()
+    for key, value in settings:
+        parts = key.split(".")
+        for depth in range(1, len(parts)):  # a section's own comment, before its first key
+            section = ".".join(parts[:depth])
+            if section in comments and section not in sections:
+                sections.add(section)
+                lines.append(f"  {section + '.*':<{width}}  # {comments[section]}")
+        shown = f"{key}={_shown(value)}"
+        comment = comments.get(key, "")
+        lines.append(f"  {shown:<{width}}  {'# ' + comment if comment else ''}".rstrip())
+    return lines

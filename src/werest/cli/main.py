@@ -114,7 +114,8 @@ def _unknown_flag(command: str, arg: str, flags: Sequence[str] = FLAGS) -> str:
 
 def _not_a_setting(command: str, arg: str) -> str:
     """ "'data.csv' is not a setting; settings are key=value, e.g. input=data.csv"."""
-    from werest.cli.schema import SCHEMAS, entries
+    from werest.cli.declare import entries
+    from werest.cli.schema import SCHEMAS
 
     keys = [e.key for e in entries(SCHEMAS[command]) if e.setting is not None]
     required = [e.key for e in entries(SCHEMAS[command]) if e.default == "???"]
@@ -274,36 +275,37 @@ def _main(args: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    from omegaconf import OmegaConf
-
-    from werest.cli.config import (
-        check_settings,
-        compose,
-        settings_from,
-        unset_required,
-    )
-
     try:
-        overrides = _import_argv(rest) if command == "import" else _overrides(command, rest)
-        cfg = compose(command, overrides)
-        missing = unset_required(command, cfg)
-        if missing and not show_config:
-            raise ConfigError(
-                f"missing required setting(s) {', '.join(missing)}, e.g. {missing[0]}=... "
-                f"(werest {command} --help lists the settings)"
-            )
-        if show_config:  # --resolve: the values a run reads (${n_jobs}, ${library:...})
-            print(OmegaConf.to_yaml(cfg, resolve=resolve))
-            return 0
-        settings = settings_from(command, check_settings(command, cfg))
-        logs.setup(settings.log_level, progress=settings.progress)
-        with recorded_writes() as written:
-            _runner(command)(settings)
-        if written:
-            print(_wrote(written))
+        return _run(command, rest, show_config=show_config, resolve=resolve)
     except WerestError as error:
         print(f"werest {command}: error: {error}", file=sys.stderr)
         return 2
+
+
+def _run(command: str, rest: list[str], *, show_config: bool, resolve: bool) -> int:
+    """Compose the command's config, then print it (``--cfg``) or run the command with its
+    settings object; a mistake is a WerestError, which the caller prints in one line."""
+    from omegaconf import OmegaConf
+
+    from werest.cli.config import check_settings, compose, settings_from, unset_required
+
+    overrides = _import_argv(rest) if command == "import" else _overrides(command, rest)
+    cfg = compose(command, overrides)
+    missing = unset_required(command, cfg)
+    if missing and not show_config:
+        raise ConfigError(
+            f"missing required setting(s) {', '.join(missing)}, e.g. {missing[0]}=... "
+            f"(werest {command} --help lists the settings)"
+        )
+    if show_config:  # --resolve: the values a run reads (${n_jobs}, ${library:...})
+        print(OmegaConf.to_yaml(cfg, resolve=resolve))
+        return 0
+    settings = settings_from(command, check_settings(command, cfg))
+    logs.setup(settings.log_level, progress=settings.progress)
+    with recorded_writes() as written:
+        _runner(command)(settings)
+    if written:
+        print(_wrote(written))
     return 0
 
 

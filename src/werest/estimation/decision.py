@@ -17,31 +17,15 @@ from werest.estimation.sequences import (
     betting_lower_bounds,
     eb_lower_bounds,
 )
+from werest.estimation.settings import (  # noqa: F401 (re-exported: the decision's settings)
+    ALPHA,
+    BOUNDS,
+    CONTROL,
+    MARGIN,
+    RELATIVE_MARGIN,
+    WinnerSettings,
+)
 from werest.estimation.status import DECIDED, GOOD, UNDECIDED
-
-#: The decision's error level: at most this share of stops name a system more than the
-#: margin worse than the true best.
-ALPHA = 0.05
-
-
-#: ``good``: the leader is at most this many points of WER worse than the best, or
-#: :data:`RELATIVE_MARGIN` of its WER where that is larger
-MARGIN = 1.0
-
-
-RELATIVE_MARGIN = 0.05
-
-
-#: how :func:`pair_bounds` bounds (``winner.bounds``): ``betting`` (the default: valid at
-#: every number of labels, the tightest), ``eb`` (valid too, wider at the usual horizon) or
-#: ``asymptotic`` (valid only as the draws grow: it assumes they have seen the tail)
-BOUNDS = ("betting", "eb", "asymptotic")
-
-
-#: the decision's terms use the consensus control variate (:func:`pair_terms`): off, as it
-#: measured more labels in `werest evaluate experiment=winner winner.control=true`
-CONTROL = False
-
 
 #: printed under a decision read with ``winner.bounds=asymptotic``
 ASYMPTOTIC_CAVEAT = (
@@ -49,46 +33,6 @@ ASYMPTOTIC_CAVEAT = (
     "hallucinates on a few utterances no draw reached, it can stop on the wrong system "
     "(the default, betting, cannot)"
 )
-
-
-@dataclass(frozen=True)
-class WinnerSettings:
-    """``winner:`` of ``werest estimate`` and ``werest sample``.
-
-    Parameters
-    ----------
-    margin : points of WER: ``good`` means the leader is at most this much worse than the
-        best (the margin is the larger of this and ``relative_margin``).
-    relative_margin : the same as a share of the leader's WER (0.05: 5 % of it).
-    alpha : the decision's error level: at most this share of stops name a system more than
-        the margin worse than the true best, however the user stops.
-    bounds : :data:`BOUNDS`.
-    """
-
-    margin: float = MARGIN
-    relative_margin: float = RELATIVE_MARGIN
-    alpha: float = ALPHA
-    bounds: str = "betting"
-
-    def __post_init__(self) -> None:
-        from werest.errors import ConfigError
-
-        if not self.margin >= 0:
-            raise ConfigError(f"winner.margin must be ≥ 0 points, got {self.margin}")
-        if not 0 <= self.relative_margin < 1:
-            raise ConfigError(
-                f"winner.relative_margin must be in [0, 1), got {self.relative_margin}"
-            )
-        if not 0 < self.alpha < 1:
-            raise ConfigError(f"winner.alpha must be in (0, 1), got {self.alpha}")
-        if self.bounds not in BOUNDS:
-            raise ConfigError(
-                f"winner.bounds must be one of {', '.join(BOUNDS)}, got {self.bounds!r}"
-            )
-
-    def margin_points(self, leader_wer: float) -> float:
-        """The margin in points for a leader at ``leader_wer`` points."""
-        return max(self.margin, self.relative_margin * max(leader_wer, 0.0))
 
 
 def caveats(settings: WinnerSettings) -> list[str]:

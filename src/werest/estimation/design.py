@@ -13,11 +13,7 @@ import pandas as pd
 
 from werest.estimation.contest import FRESH_UNIFORM, WITH_REPLACEMENT, Batch, Contest
 from werest.estimation.decision import UNDECIDED, Decision, WinnerSettings, decide
-
-#: ``strategy=winner``: the share of each draw's probability spread evenly over the
-#: utterances: every weight 1 / (N q_i) is at most 1 / u.
-WINNER_UNIFORM_SHARE = 0.2
-
+from werest.estimation.settings import WINNER_UNIFORM_SHARE
 
 #: ``strategy=winner``: the weight of the leader's pairs with systems that are not its open
 #: rivals in the draw's score (:func:`winner_scores`). Not 0: every pair the decision reads

@@ -45,7 +45,7 @@ from werest.estimation.guards import (
     PAIR_ROWS,
     sample_pairs,
 )
-from werest.estimation.run import CHUNK_UTTERANCES
+from werest.estimation.settings import CHUNK_UTTERANCES
 from werest.features.agreement import (
     PANEL_SIZE,
     STATUS_NO_PROXY,

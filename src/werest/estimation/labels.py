@@ -33,7 +33,6 @@ import pandas as pd
 from werest.errors import ConfigError, InputError
 from werest.estimation.corpus import estimated_sample
 from werest.estimation.ppi import (
-    METHODS,
     DatasetDraws,
     Estimates,
     bootstrap_bytes,
@@ -42,6 +41,7 @@ from werest.estimation.ppi import (
     paired_differences,
 )
 from werest.estimation.ppi_frames import dataset_frames
+from werest.estimation.settings import LabelSettings
 from werest.estimation.sheets import (
     FRACTIONS,
     as_numbers,
@@ -62,46 +62,6 @@ log = logging.getLogger(__name__)
 FROM_INPUT = "input"
 #: The columns a labels table must have.
 LABEL_COLUMNS = (*UTTERANCE, "reference")
-
-
-@dataclass(frozen=True)
-class LabelSettings:
-    """``few_labels:`` of ``werest estimate``/``werest leaderboard``.
-
-    Parameters
-    ----------
-    interval : how the 95 % interval is made (:data:`werest.estimation.ppi.METHODS`).
-    level : its coverage.
-    min_labels : a (dataset, system) with fewer labelled utterances keeps its zero-label
-        estimate (with a warning).
-    n_resamples : bootstrap resamples.
-    recalibrate : refit the predicted errors on the labels, cross-fitted
-        (:meth:`werest.estimation.ppi_frames.DatasetFrame.recalibrated_draws`).
-    shrink : lean the point estimate on the zero-label one where the labels do not
-        contradict it (:func:`werest.estimation.ppi.shrink`); the interval is unchanged.
-        Off by default: the zero-label estimate is most biased on the best system (agreement
-        cannot see that it is better), and shrinking brought that bias back into the
-        labelled estimate (experiments/results/few_labels.md, "The best system").
-    shared_lambda : one λ for every system of a dataset, the median of their tuned ones
-        (:func:`werest.estimation.ppi.point_estimates`): the estimates stay paired, and rank
-        the best system as often as the labels alone do.
-    """
-
-    interval: str = "t"
-    level: float = 0.95
-    min_labels: int = 20
-    n_resamples: int = 2000
-    recalibrate: bool = True
-    shrink: bool = False
-    shared_lambda: bool = True
-
-    def __post_init__(self) -> None:
-        if self.interval not in METHODS:
-            raise ConfigError(
-                f"few_labels.interval must be one of {', '.join(METHODS)}, got {self.interval!r}"
-            )
-        if not 0 < self.level < 1:
-            raise ConfigError(f"few_labels.level must be in (0, 1), got {self.level}")
 
 
 #: the share of the available memory a bootstrap may take (the run holds its table too)

@@ -40,8 +40,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-#: Interval methods (:func:`estimate_draws`).
-METHODS = ("normal", "t", "bootstrap")
+from werest.estimation.settings import METHODS
 
 
 @dataclass

@@ -57,18 +57,12 @@ from werest.estimation.contest import (
     normalised_hypotheses,
 )
 from werest.estimation.decision import (
-    ALPHA,
     ASYMPTOTIC_CAVEAT,
-    BOUNDS,
-    CONTROL,
     DECIDED,
     GOOD,
-    MARGIN,
-    RELATIVE_MARGIN,
     UNDECIDED,
     Decision,
     PairTerms,
-    WinnerSettings,
     decide,
     known_ranges,
     labels_to_go,
@@ -82,7 +76,6 @@ from werest.estimation.decision import (
 from werest.estimation.design import (
     CRITICAL_SHARE,
     SETTLED_WEIGHT,
-    WINNER_UNIFORM_SHARE,
     draw_order,
     next_batch,
     recorded_draws,
@@ -107,6 +100,15 @@ from werest.estimation.sequences import (
     asymptotic_half_widths,
     betting_lower_bounds,
     eb_lower_bounds,
+)
+from werest.estimation.settings import (
+    ALPHA,
+    BOUNDS,
+    CONTROL,
+    MARGIN,
+    RELATIVE_MARGIN,
+    WINNER_UNIFORM_SHARE,
+    WinnerSettings,
 )
 from werest.estimation.shortlist import SHORTLIST_SHARE, shortlist
 

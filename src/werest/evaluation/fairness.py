@@ -70,102 +70,20 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
-from werest.errors import ConfigError, InputError
+from werest.errors import InputError
+from werest.evaluation.settings import FairnessSettings
 
 log = logging.getLogger(__name__)
 
 POOLED = "other (pooled)"
 COUNT_COLUMNS = ("errors", "words")
-
-
-#: the demographic columns audited where present, unless ``fairness.categories`` names others
-DEFAULT_CATEGORIES = ("gender", "age", "accent")
-
-
-@dataclass(frozen=True)
-class FairnessSettings:
-    """How the audit is run (``werest leaderboard``'s ``fairness:`` block builds it by
-    its ``_target_``).
-
-    Parameters
-    ----------
-    enabled : whether ``werest leaderboard`` runs the audit at all.
-    categories : demographic columns to audit. Of the default ones (gender, age, accent),
-        those the input lacks are skipped; a column named otherwise must be in the input
-        (:meth:`check_columns`).
-    weights : category → weight in the overall score (missing categories weigh 1).
-    min_group_size : utterances a group needs to stand on its own.
-    small_groups : ``pool`` (into one "other (pooled)" group) or ``drop``.
-    alpha : the significance level of the penalty p/α.
-    dispersion : ``pearson`` (quasi-likelihood LRT) or ``none`` (plain Poisson LRT).
-    covariates : numeric columns entered as log(value) when every audited row has one.
-    speaker : the speaker column; when present the test is the cluster-robust Wald test
-        (``model: glm``) or the GLMM's likelihood-ratio test (``model: glmm``).
-    model : ``glm`` (Poisson GLM; cluster-robust Wald test with speakers) or ``glmm`` (the
-        published model: Poisson GLMM with a per-speaker random intercept, maximum likelihood
-        by adaptive Gauss–Hermite quadrature, :mod:`werest.evaluation.glmm`, and its LRT; ``werest
-        leaderboard`` refuses it on an input without a speaker column, and an audit whose rows
-        have no speaker value uses ``glm`` and says so in its note).
-    quadrature_nodes : Gauss–Hermite nodes per speaker for ``glmm`` (1 = Laplace).
-    """
-
-    categories: tuple[str, ...] = DEFAULT_CATEGORIES
-    weights: Mapping[str, float] = field(default_factory=dict)
-    min_group_size: int = 30
-    small_groups: str = "pool"
-    alpha: float = 0.05
-    dispersion: str = "pearson"
-    covariates: tuple[str, ...] = ("duration",)
-    speaker: str | None = "speaker"
-    model: str = "glm"
-    quadrature_nodes: int = 15
-    enabled: bool = True
-
-    def __post_init__(self) -> None:
-        # a config gives lists and mappings: held as tuples and a plain dict
-        object.__setattr__(self, "categories", tuple(self.categories or ()))
-        object.__setattr__(self, "covariates", tuple(self.covariates or ()))
-        object.__setattr__(self, "weights", dict(self.weights or {}))
-        if self.model not in ("glm", "glmm"):
-            raise ConfigError(f"fairness.model must be glm or glmm, not {self.model!r}")
-        if self.quadrature_nodes < 1:
-            raise ConfigError(f"fairness.quadrature_nodes must be ≥ 1, got {self.quadrature_nodes}")
-        if self.small_groups not in ("pool", "drop"):
-            raise ConfigError(
-                f"fairness.small_groups must be pool or drop, not {self.small_groups!r}"
-            )
-        if self.dispersion not in ("pearson", "none"):
-            raise ConfigError(
-                f"fairness.dispersion must be pearson or none, not {self.dispersion!r}"
-            )
-        if not 0 < self.alpha < 1:
-            raise ConfigError(f"fairness.alpha must be between 0 and 1, got {self.alpha}")
-        if self.min_group_size < 1:
-            raise ConfigError(f"fairness.min_group_size must be ≥ 1, got {self.min_group_size}")
-        bad = {c: w for c, w in self.weights.items() if not float(w) >= 0}
-        if bad:
-            raise ConfigError(f"fairness.weights must be ≥ 0, got {bad}")
-
-    def check_columns(self, columns: Sequence[str]) -> None:
-        """ConfigError, before any work, for a category the user named (``categories`` other
-        than the default ones, which are audited where present) that is not a column of the
-        input (``columns``): naming it and the columns there are."""
-        if self.categories == DEFAULT_CATEGORIES:
-            return
-        missing = [c for c in self.categories if c not in columns]
-        if missing:
-            shown = ", ".join(str(c) for c in columns)
-            raise ConfigError(
-                f"fairness.categories: the input has no column {missing[0]!r} (its columns: "
-                f"{shown}); name demographic columns it has, or leave fairness.categories unset"
-            )
 
 
 @dataclass

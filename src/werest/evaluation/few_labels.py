@@ -52,6 +52,7 @@ from werest.evaluation.few_labels_summary import (
     zero_label_errors,
 )
 from werest.evaluation.lodo_summary import cross_conformal
+from werest.evaluation.settings import BUDGETS
 from werest.evaluation.stress import (
     LOOP_WORDS,
     STRESS_DOMAIN,
@@ -106,11 +107,6 @@ log = logging.getLogger(__name__)
 ORACLE = "oracle"
 
 
-#: labelled utterances per dataset the experiment draws (10: where too few starts); the one
-#: declaration (conf/experiment/few_labels.yaml reads it: ``${library:...}``)
-BUDGETS: tuple[int, ...] = (10, 25, 50, 100, 200)
-
-
 @dataclass(frozen=True)
 class FewLabelSettings:
     """``few_labels:`` of ``werest evaluate experiment=few_labels``.
@@ -135,7 +131,7 @@ class FewLabelSettings:
         labels=`` makes from them for the whole budget (:func:`pilot_promise`; 0: none).
     """
 
-    budgets: tuple[int, ...] = (10, 25, 50, 100, 200)
+    budgets: tuple[int, ...] = BUDGETS
     n_draws: int = 200
     strategies: tuple[str, ...] = ("random", "active")
     uniform_share: float = 0.5

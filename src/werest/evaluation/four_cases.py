@@ -35,6 +35,7 @@ from scipy import stats
 from werest import logs
 from werest.errors import ConfigError, InputError
 from werest.estimation.corpus import estimated_sample
+from werest.evaluation.settings import FourCases
 from werest.features.proxy import rank_on
 from werest.model.training import fit_model, training_frame
 from werest.stats import bootstrap_ci
@@ -59,108 +60,6 @@ BASELINE = "baseline"
 RAW_PWER = "raw_pwer"
 TRAIN_MEAN = "train_mean"
 WEREST = "werest"
-
-
-@dataclass(frozen=True)
-class FourCases:
-    """Who trains and where: source system S, targets T, benchmark B and wild W datasets
-    (``cases:`` of ``werest evaluate experiment=four_cases`` builds it by its ``_target_``).
-
-    Parameters
-    ----------
-    source_system : S, whose rows of B∖{b} train each fold's model.
-    target_systems : T, evaluated in cases 2 and 4.
-    benchmark_datasets : B, left out one at a time (at least two).
-    wild_datasets : W, never used for ranking or training.
-    unseen_wild_targets : also evaluate, in case 4, systems of W that no B dataset has.
-    rationale : why these choices (Markdown), quoted in the report.
-
-    Raises
-    ------
-    ConfigError : a combination no table can satisfy (one line naming ``cases``), checked here
-        so that it fails before the data are read; :meth:`validate` checks the names.
-    """
-
-    source_system: str
-    target_systems: tuple[str, ...]
-    benchmark_datasets: tuple[str, ...]
-    wild_datasets: tuple[str, ...] = ()
-    unseen_wild_targets: bool = True
-    rationale: str | None = None
-
-    def __post_init__(self) -> None:
-        # a config gives one name or a list of names; held as tuples of text
-        for key in ("target_systems", "benchmark_datasets", "wild_datasets"):
-            value = getattr(self, key) or ()
-            object.__setattr__(
-                self, key, tuple(str(v) for v in ((value,) if isinstance(value, str) else value))
-            )
-        object.__setattr__(self, "source_system", str(self.source_system))
-        if len(set(self.benchmark_datasets)) < 2:
-            raise ConfigError(
-                "cases.benchmark_datasets needs two or more datasets to leave one out"
-            )
-        both = sorted(set(self.benchmark_datasets) & set(self.wild_datasets))
-        if both:
-            raise ConfigError(
-                f"cases: dataset {both[0]!r} is in benchmark_datasets and wild_datasets"
-            )
-        if self.source_system in self.target_systems:
-            raise ConfigError(
-                f"cases: source system {self.source_system!r} is also in target_systems"
-            )
-
-    def validate(self, table: pd.DataFrame) -> None:
-        """ConfigError (one line) for names the table lacks."""
-        datasets = set(table["dataset"].unique())
-        systems = set(table["system"].unique())
-        for key, names in (
-            ("benchmark_datasets", self.benchmark_datasets),
-            ("wild_datasets", self.wild_datasets),
-        ):
-            unknown = [name for name in names if name not in datasets]
-            if unknown:
-                raise ConfigError(
-                    f"cases.{key}: unknown dataset {unknown[0]!r} "
-                    f"(datasets: {', '.join(sorted(datasets))})"
-                )
-        for name in (self.source_system, *self.target_systems):
-            if name not in systems:
-                raise ConfigError(
-                    f"cases: unknown system {name!r} (systems: {', '.join(sorted(systems))})"
-                )
-        benchmark = table[table["dataset"].isin(self.benchmark_datasets)]
-        if self.source_system not in set(benchmark["system"]):
-            raise ConfigError(
-                f"cases: source system {self.source_system!r} is in no benchmark dataset"
-            )
-
-    def case_of(self, systems_by_dataset: Mapping[str, set[str]], held_out: str) -> pd.DataFrame:
-        """``dataset, system, case`` of every evaluated pair in the fold holding out ``held_out``.
-
-        ``systems_by_dataset`` maps each dataset of B ∪ W to its systems.
-        """
-        benchmark_systems = set().union(
-            *(systems_by_dataset[d] for d in self.benchmark_datasets if d in systems_by_dataset)
-        )
-        rows = [
-            (held_out, system, 1 if system == self.source_system else 2)
-            for system in sorted(systems_by_dataset.get(held_out, set()))
-            if system == self.source_system or system in self.target_systems
-        ]
-        for dataset in self.wild_datasets:
-            present = systems_by_dataset.get(dataset, set())
-            has_source = self.source_system in present
-            for system in sorted(present):
-                if system == self.source_system:
-                    rows.append((dataset, system, 3))
-                elif (
-                    not has_source
-                    or system in self.target_systems
-                    or (self.unseen_wild_targets and system not in benchmark_systems)
-                ):
-                    rows.append((dataset, system, 4))
-        return pd.DataFrame(rows, columns=["dataset", "system", "case"])
 
 
 @dataclass(frozen=True)

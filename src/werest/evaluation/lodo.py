@@ -49,6 +49,7 @@ from werest.evaluation.lodo_summary import (
     winner_overall,
     winner_summary,
 )
+from werest.evaluation.settings import LodoSettings
 from werest.features.agreement import PANEL_SIZE, pairwise_agreement
 from werest.features.inputs import build_features
 from werest.features.proxy import Ranking, choose_proxies, rank_on
@@ -56,8 +57,6 @@ from werest.model.files import Models
 from werest.model.intervals import (
     DEFAULT_INTERVAL,
     ConformalInterval,
-    check_interval,
-    numeric_bins,
 )
 from werest.model.training import (
     TrainingOptions,
@@ -92,42 +91,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class LodoSettings:
-    """``lodo:`` of ``werest evaluate experiment=lodo`` (built by its ``_target_``): which
-    domains to hold out and the conformal interval's coverage and offset.
-
-    Parameters
-    ----------
-    held_out : the domains to hold out, one name or several (None: every domain with two or
-        more systems).
-    level, offset, bins, min_cells : see :class:`werest.model.intervals.ConformalInterval`.
-    panel : the held-out systems are compared with this many best-ranked others each, as
-        ``werest estimate`` compares them (:class:`werest.features.agreement.Panel`); None:
-        with every other system.
-    """
-
-    held_out: tuple[str, ...] | None = None
-    level: float = 0.95
-    offset: float = 0.5
-    bins: tuple[float, ...] = ()
-    min_cells: int = 20
-    panel: int | None = PANEL_SIZE
-
-    def __post_init__(self) -> None:
-        held_out = self.held_out
-        if held_out is not None:  # a config gives one name or a list of names
-            names = (held_out,) if isinstance(held_out, str) else held_out
-            object.__setattr__(self, "held_out", tuple(str(name) for name in names) or None)
-        object.__setattr__(self, "bins", numeric_bins(self.bins, "lodo"))
-        check_interval(self.level, self.offset, "lodo", self.bins)
-
-    @property
-    def interval(self) -> ConformalInterval:
-        """The interval the folds' cells get."""
-        return ConformalInterval(self.level, self.offset, self.bins, self.min_cells)
 
 
 @dataclass

@@ -38,18 +38,18 @@ import pandas as pd
 
 from werest import logs
 from werest.estimation.contest import FRESH_UNIFORM, Batch, Contest
-from werest.estimation.decision import (
+from werest.estimation.decision import GOOD, UNDECIDED, decide
+from werest.estimation.design import next_batch
+from werest.estimation.settings import (
     ALPHA,
     CONTROL,
-    GOOD,
     MARGIN,
     RELATIVE_MARGIN,
-    UNDECIDED,
+    WINNER_UNIFORM_SHARE,
     WinnerSettings,
-    decide,
 )
-from werest.estimation.design import WINNER_UNIFORM_SHARE, next_batch
 from werest.estimation.shortlist import shortlist
+from werest.evaluation.settings import STRESS_DATASET, STRESS_SHARE
 
 log = logging.getLogger(__name__)
 
@@ -59,11 +59,6 @@ ARMS: tuple[str, ...] = ("winner", "uniform", "labels_only")
 SHARES = tuple(round(s, 2) for s in np.arange(0.05, 1.0001, 0.05))
 #: Labels at which the report counts the users decided and reads their regret_bound.
 CHECKPOINTS = (50, 100, 300)
-#: The share of the stress dataset's utterances where its best system loops.
-STRESS_SHARE = 0.02
-#: The dataset the stress dataset copies: mu-bench's es-MX phone calls (792 utterances, 6
-#: systems), of the size and shape of the dataset where random sheets stopped wrong (#47).
-STRESS_DATASET = "mubench-es-MX"
 #: The stress dataset's domain: never in the shortlist's calibration.
 STRESS_DOMAIN = "hallucination stress"
 #: The stress's loops make the looping system at least this many points worse than the

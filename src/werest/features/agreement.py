@@ -35,60 +35,21 @@ import pandas as pd
 
 from werest.codes import row_codes
 from werest.columns import KEY, UTTERANCE
-from werest.features.hallucination import HALLUCINATION_FEATURES, pair_signals
+from werest.features.hallucination import pair_signals
+from werest.features.settings import (  # the names, declared where --help reads them
+    AGREEMENT_FEATURES,
+    CONSENSUS_FEATURES,
+    PANEL_SIZE,
+    PROXY_FEATURES,
+    TRIANGULATED,
+)
 from werest.text.counting import coded_distances, count_errors
 from werest.text.normalise import AUTO, Normaliser, normalised_columns
 
 log = logging.getLogger(__name__)
 
-PROXY_FEATURES: tuple[str, ...] = (
-    "pwer",
-    "pcer",
-    "hyp_words",
-    "proxy_words",
-    "hyp_chars",
-    "proxy_chars",
-    "pwer_sub",
-    "pwer_del",
-    "pwer_ins",
-    "pwer_hits",
-    "pcer_sub",
-    "pcer_del",
-    "pcer_ins",
-    "pcer_hits",
-    "pwer_sub_rate",
-    "pwer_del_rate",
-    "pwer_ins_rate",
-    "pcer_sub_rate",
-    "pcer_del_rate",
-    "pcer_ins_rate",
-    *HALLUCINATION_FEATURES,
-)
-CONSENSUS_FEATURES: tuple[str, ...] = (
-    "n_others",
-    "tri_wer",
-    "tri_cer",
-    "tri_wer_proxy",
-    "utt_disagreement",
-    "pwer_mean",
-    "pwer_min",
-    "pwer_max",
-    "pwer_median",
-    "pcer_mean",
-    "pcer_min",
-    "proxy_pwer_others",
-    "proxy_pcer_others",
-    "est_ref_words",
-    "len_ratio",
-    "len_ratio_others",
-    "proxy_len_ratio",
-)
-AGREEMENT_FEATURES: tuple[str, ...] = PROXY_FEATURES + CONSENSUS_FEATURES
-TRIANGULATED: tuple[str, ...] = ("tri_wer", "tri_cer", "tri_wer_proxy")
 STATUS_OK = "ok"
 STATUS_NO_PROXY = "no proxy hypothesis"
-#: at estimate time each target is compared with this many best-ranked others (:class:`Panel`)
-PANEL_SIZE = 8
 
 
 @dataclass(frozen=True)

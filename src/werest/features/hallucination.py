@@ -26,7 +26,6 @@ from functools import lru_cache
 
 import pandas as pd
 
-HALLUCINATION_FEATURES: tuple[str, ...] = ("rep_ngram_rate", "rep_ngram_excess", "script_mismatch")
 NGRAM = 3
 
 

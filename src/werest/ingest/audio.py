@@ -39,15 +39,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from werest.columns import UTTERANCE
-from werest.errors import ConfigError, InputError
+from werest.errors import InputError
+from werest.ingest.settings import SAMPLE_RATE, AudioPolicy
 from werest.io import first_line
 
 if TYPE_CHECKING:
     import pandas as pd
 
 log = logging.getLogger(__name__)
-
-SAMPLE_RATE = 16_000
 
 
 class AudioStatus(StrEnum):
@@ -66,50 +65,6 @@ class AudioStatus(StrEnum):
     @property
     def usable(self) -> bool:
         return self in (AudioStatus.OK, AudioStatus.SPLIT)
-
-
-@dataclass(frozen=True)
-class AudioPolicy:
-    """How clips are prepared for a speech encoder (see the module's long-clip rule).
-
-    Parameters
-    ----------
-    sample_rate : int
-        Output rate in Hz (SONAR: 16 kHz).
-    min_seconds : float
-        Shorter clips get status ``too_short`` (the encoder needs a few fbank frames).
-    warn_seconds, max_seconds : float
-        Warn above ``warn_seconds``; split or reject above ``max_seconds``.
-    long_clips : {"split", "reject"}
-        What happens above ``max_seconds``.
-    segment_seconds : float
-        Upper bound on a segment's length when splitting.
-    silence_peak : float
-        A clip whose absolute peak is below this (full scale 1.0) is ``silent``.
-    """
-
-    sample_rate: int = SAMPLE_RATE
-    min_seconds: float = 0.1
-    warn_seconds: float = 30.0
-    max_seconds: float = 60.0
-    long_clips: str = "split"
-    segment_seconds: float = 30.0
-    silence_peak: float = 1e-4
-
-    def __post_init__(self) -> None:
-        if self.long_clips not in ("split", "reject"):
-            raise ConfigError(f"long_clips must be 'split' or 'reject', not {self.long_clips!r}")
-        if not 0 < self.segment_seconds <= self.max_seconds:
-            raise ConfigError("segment_seconds must be > 0 and <= max_seconds")
-        if not 0 <= self.min_seconds < self.warn_seconds <= self.max_seconds:
-            raise ConfigError("need 0 <= min_seconds < warn_seconds <= max_seconds")
-
-    def signature(self) -> str:
-        """A short string naming everything that changes the samples an encoder sees."""
-        return (
-            f"sr{self.sample_rate}-max{self.max_seconds:g}-{self.long_clips}"
-            f"-seg{self.segment_seconds:g}"
-        )
 
 
 @dataclass

@@ -24,53 +24,10 @@ calibration a trained model carries in its card (``werest train calibration=…`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from itertools import pairwise
-
 import numpy as np
 import pandas as pd
 
-from werest.errors import ConfigError
-
-
-@dataclass(frozen=True)
-class ConformalInterval:
-    """The interval's coverage ``level`` and scale ``offset`` (``werest train``'s ``interval:``
-    block builds it by its ``_target_``; ``lodo:`` of ``werest evaluate`` holds the same two).
-
-    The offset must be above 0: a cell estimated at 0 % would otherwise divide by zero.
-    ``bins`` are the increasing aWER edges of the Mondrian bins (empty: one bin).
-    """
-
-    level: float = 0.95
-    offset: float = 0.5
-    bins: tuple[float, ...] = ()
-    min_cells: int = 20
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "bins", numeric_bins(self.bins, "interval"))
-        check_interval(self.level, self.offset, "interval", self.bins)
-
-
-def numeric_bins(bins, block: str) -> tuple[float, ...]:
-    """``bins`` as a tuple of floats, or a ConfigError naming ``block``."""
-    try:
-        return tuple(float(edge) for edge in (bins or ()))
-    except (TypeError, ValueError):
-        raise ConfigError(f"{block}.bins must be a list of numbers, got {bins!r}") from None
-
-
-def check_interval(level: float, offset: float, block: str, bins=()) -> None:
-    """ConfigError naming ``block`` (the config block the user wrote them in) unless
-    0 < ``level`` < 1, ``offset`` > 0 and ``bins`` increase strictly."""
-    if not 0 < level < 1:
-        raise ConfigError(f"{block}.level must be between 0 and 1, got {level}")
-    if not offset > 0:
-        raise ConfigError(f"{block}.offset must be above 0, got {offset}")
-    edges = list(bins or ())
-    if any(b <= a for a, b in pairwise(edges)):
-        raise ConfigError(f"{block}.bins must increase strictly, got {edges}")
-
+from werest.model.settings import ConformalInterval
 
 DEFAULT_INTERVAL = ConformalInterval()
 """95 % coverage, offset 0.5, one bin (see the module docstring)."""

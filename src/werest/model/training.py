@@ -17,7 +17,6 @@ import logging
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -41,48 +40,16 @@ from werest.ingest.importers import OPTIONS, import_table
 from werest.ingest.table import read_table
 from werest.model.files import TrainedModel, fingerprint
 from werest.model.intervals import DEFAULT_INTERVAL, ConformalInterval, calibration_from_cells
+from werest.model.settings import (
+    LABEL_FREE_PROXIES,
+    PROXY_CHOICES,
+    RANKED_PROXIES,
+    TrainingOptions,
+)
 from werest.text.normalise import AUTO, Normaliser
 from werest.text.scoring import utterance_labels
 
 log = logging.getLogger(__name__)
-
-#: ``proxies:`` of ``werest train`` and ``werest evaluate``: how training rows' proxies are chosen
-RANKED_PROXIES = "ranking"
-LABEL_FREE_PROXIES = "label_free"
-PROXY_CHOICES = (RANKED_PROXIES, LABEL_FREE_PROXIES)
-
-
-@dataclass(frozen=True)
-class TrainingOptions:
-    """How training rows are built and a model fitted on them: the section :func:`train` and
-    :func:`werest.evaluation.lodo.evaluate_lodo` take (``werest train`` and ``werest evaluate``
-    build it from their settings of the same names).
-
-    Parameters
-    ----------
-    normaliser : of labels and features.
-    two_system_views : also train on each row seen as if only it and its proxy existed
-        (:func:`training_frame`).
-    proxies : how the training rows' proxies are chosen: ``label_free`` (as ``werest
-        estimate`` picks them for a user, per domain) or ``ranking`` (the best system on the
-        training labels).
-    seed : the balanced sample's seed (:func:`prepare_training_rows`), and an evaluation's
-        bootstrap's.
-    n_jobs : worker processes for normalisation and alignment.
-    """
-
-    normaliser: Normaliser = AUTO
-    two_system_views: bool = True
-    proxies: str = LABEL_FREE_PROXIES
-    seed: int = 0
-    n_jobs: int = 1
-
-    def __post_init__(self) -> None:
-        if self.proxies not in PROXY_CHOICES:
-            raise ConfigError(
-                f"proxies must be one of {', '.join(PROXY_CHOICES)}, got {self.proxies!r}"
-            )
-
 
 #: keys of a ``data.sources`` entry besides the importer options
 #: (:data:`werest.ingest.importers.OPTIONS`)

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from werest import logs
-from werest.errors import ConfigError, InputError
+from werest.errors import InputError
 from werest.frames import concat_compact  # noqa: F401 (re-exported: the stages' orchestrators)
 from werest.ingest.table import (
     EVERY_HYPOTHESIS_NULL,
@@ -59,6 +59,7 @@ from werest.partition.reading import (  # noqa: F401 (re-exported: the stages re
     input_files,
     read_chunks,
 )
+from werest.partition.settings import PARTITIONS_PER_PROCESS, PartitionSettings
 from werest.text import NormalisationCache, reusing_normalisation
 
 log = logging.getLogger(__name__)
@@ -230,10 +231,6 @@ def run_locally(function, folders, outputs, context) -> list:
     return [function(folder, output, context) for folder, output in progress]
 
 
-#: Partitions a child process estimates before it is replaced (:func:`child_process_runner`).
-PARTITIONS_PER_PROCESS = 8
-
-
 #: The context of the partitions this process runs as a child (set once, by its initializer).
 _CHILD_CONTEXT: Any = None
 
@@ -285,38 +282,21 @@ def local_runner(per_process: int | None = PARTITIONS_PER_PROCESS) -> PartitionR
 
 
 @dataclass(frozen=True)
-class Partitioning:
+class Partitioning(PartitionSettings):
     """How a stage's input is split into partitions and how they run: the section every
     orchestrator (:func:`stage_input`) takes. The commands build it from their ``partition``
-    block (its ``_target_``), so these defaults are that block's (``werest <command> --help``
-    reads them from here), and a named cluster sets ``runner``.
+    block (its ``_target_``): its fields and their defaults, rules and help are
+    :class:`werest.partition.settings.PartitionSettings`' (``werest <command> --help`` reads
+    them there), and a named cluster sets ``runner``.
 
     Parameters
     ----------
-    rows : input rows read at a time while spilling (None or 0: :data:`DEFAULT_CHUNK_ROWS`).
-        A command also reads it to decide whether to partition at all (:meth:`wanted`):
-        None chooses by the input's size, 0 never partitions.
-    count : utterance-hash partitions (None: one per :data:`ROWS_PER_PARTITION` input rows, at
-        least :data:`MIN_PARTITIONS`: :func:`automatic_partitions`).
-    dir : where the input is spilled (None: beside the stage's output; on a cluster, a folder
-        every worker reads).
-    per_process : without a ``runner``, the partitions a child process runs before a fresh one
-        replaces it (0: every partition in this process: :func:`local_runner`).
+    rows, count, dir, per_process : :class:`~werest.partition.settings.PartitionSettings`.
     runner : how the partitions run (:data:`PartitionRunner`); None: :func:`local_runner` of
         ``per_process``. A Dask cluster's is :func:`werest.partition.cluster.dask_runner`.
     """
 
-    rows: int | None = None
-    count: int | None = None
-    dir: str | Path | None = None
-    per_process: int | None = PARTITIONS_PER_PROCESS
     runner: PartitionRunner | None = None
-
-    def __post_init__(self) -> None:
-        for name, least in (("rows", 0), ("count", 1), ("per_process", 0)):
-            value = getattr(self, name)
-            if value is not None and value < least:
-                raise ConfigError(f"partition.{name} must be >= {least}, got {value}")
 
     @property
     def chunk_rows(self) -> int:

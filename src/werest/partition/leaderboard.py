@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from werest.estimation.estimate import CHUNK_UTTERANCES, check_normaliser
+from werest.estimation.estimate import check_normaliser
 from werest.estimation.guards import utterance_counts
 from werest.estimation.pipeline import total_counts
 from werest.evaluation.fairness import FairnessSettings
@@ -65,44 +65,10 @@ from werest.ranking.leaderboard import (
     row_categories,
     utterance_rows,
 )
-from werest.stats import Bootstrap
-from werest.text import Normaliser, reusing_normalisation
+from werest.ranking.settings import LeaderboardOptions
+from werest.text import reusing_normalisation
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class LeaderboardOptions:
-    """What ``werest leaderboard`` is asked: the section :func:`leaderboard_input` takes (the
-    command builds it from its settings, :func:`werest.leaderboard` from its arguments).
-
-    Parameters
-    ----------
-    bootstrap : the intervals' and paired tests' resamples, level and seed (the seed also
-        draws the guards' sample).
-    fairness : the audits (None: none).
-    datasets, exclude_datasets : the datasets kept (None: all) and left out.
-    normaliser : the one a user asked for (None: the models' own, which it may only restate).
-    ranking, system_order : the proxy order, as in ``werest estimate``
-        (:func:`werest.estimation.estimate.choose_ranking`; default: label-free).
-    chunk_utterances : utterances per processing chunk (a memory bound).
-    n_jobs : worker processes of an in-memory run (each partition of a partitioned run takes
-        one).
-    """
-
-    bootstrap: Bootstrap = Bootstrap()
-    fairness: FairnessSettings | None = None
-    datasets: str | list[str] | None = None
-    exclude_datasets: str | list[str] | None = None
-    normaliser: Normaliser | None = None
-    ranking: str | Path | None = None
-    system_order: list[str] | None = None
-    chunk_utterances: int = CHUNK_UTTERANCES
-    n_jobs: int = 1
-
-    def __post_init__(self) -> None:
-        if isinstance(self.ranking, Path):  # ``model`` and ``references`` are names
-            object.__setattr__(self, "ranking", str(self.ranking))
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import pandas as pd
 from omegaconf import OmegaConf
 
 from werest.build import instantiate_checked
+from werest.cli.blocks import Cluster
 from werest.cli.config import composed, given_values
-from werest.cli.schema import Cluster
 from werest.ingest.table import read_table
 from werest.io import atomic_path
 from werest.model.training import TrainingOptions
@@ -28,6 +27,9 @@ from werest.model.training import labelled_table as training_table
 from werest.partition.cluster import dask_client, dask_runner
 from werest.partition.engine import Partitioning, wants_partitions
 from werest.text import Normaliser, as_normaliser
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 T = TypeVar("T")
 

@@ -10,8 +10,7 @@ cluster (:mod:`werest.partition.cluster`), whose workers build the backend.
 from __future__ import annotations
 
 import logging
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from werest.cli.commands._common import build, cluster_client, cluster_named
 from werest.cli.schema import EmbedSettings
@@ -36,6 +35,9 @@ from werest.ingest.audio import AudioPolicy
 from werest.ingest.table import KEY, read_table, write_table
 from werest.io import check_output, staged_output
 from werest.partition.cluster import cluster_runner
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger("werest.features")
 

@@ -7,8 +7,7 @@ config, and show the headline table.
 from __future__ import annotations
 
 import time
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from werest.build import instantiate_checked
 from werest.cli.commands._common import (
@@ -47,6 +46,9 @@ from werest.report.reports import format_bar_table, write_four_case_reports
 from werest.report.winner_report import bars_table as winner_bars
 from werest.report.winner_report import write_winner_reports
 from werest.stats import Bootstrap
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def run(
@@ -106,6 +108,8 @@ def _four_cases(settings: EvaluateSettings) -> FourCaseResult:
 def _few_labels(settings: EvaluateSettings) -> FewLabelResult:
     """Held-out predictions (from ``predictions`` when that file exists, else the LODO
     folds, saved there when it is set), then the draws."""
+    import pandas as pd
+
     few = _built(settings.few_labels, FewLabelSettings, "few_labels")
     lodo = _lodo_settings(settings)
     cached = settings.predictions
@@ -131,6 +135,8 @@ def save_predictions(utterances: pd.DataFrame, path) -> None:
 def _winner(settings: EvaluateSettings) -> WinnerResult:
     """Which system is best: the zero-label cells (the LODO cells of the shared data, or the
     shipped model's estimates of ``input``), the labelled contests, the simulated users."""
+    import pandas as pd
+
     experiment = _built(settings.winner, WinnerExperiment, "winner")
     if settings.input:
         from werest.estimation.pipeline import EstimateOptions, estimate_table

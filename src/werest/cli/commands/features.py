@@ -8,8 +8,7 @@ partition: ``out`` is then a folder of Parquet files whose rows are the in-memor
 from __future__ import annotations
 
 import logging
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from werest.cli.commands._common import (
     name_list,
@@ -23,6 +22,9 @@ from werest.features.proxy import Ranking
 from werest.ingest.table import write_table
 from werest.io import staged_output
 from werest.partition.features import features_input
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger("werest.features.agreement")
 

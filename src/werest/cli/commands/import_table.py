@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from werest import logs
 from werest.cli.commands._common import print_blocks, save_config
@@ -13,6 +12,9 @@ from werest.cli.schema import ImportSettings
 from werest.ingest.importers import OPTIONS, import_table, summarise
 from werest.ingest.table import table_format, write_table
 from werest.io import check_output, staged_output
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger("werest.ingest.importers")
 

@@ -44,21 +44,56 @@ OUTPUTS = (*LEADERBOARD_FILES, "config.yaml")
 
 
 def run(settings: LeaderboardSettings) -> Leaderboard:
-    """Write the leaderboard files and the config; show the ranking and the warnings."""
+    """Write the leaderboard files and the config; show the decision (with labels), the
+    ranking and the warnings."""
     check_output(settings.output_dir, owned=OUTPUTS)  # one that cannot be replaced: refused now
     models = load_models(
         settings.model_path, settings.cer_model_path, trust_model=settings.trust_model
     )
-    boot = build(settings.bootstrap, Bootstrap)
-    fairness = build(settings.fairness, FairnessSettings)
+    options = leaderboard_options(settings)
     if partitioned_run(settings) and settings.labels:
         raise ConfigError(
             "labels= is not supported in a partitioned run yet: build the labelled "
             "leaderboard in memory (partition.rows=0)"
         )
     source = stage_source(settings, numeric=input_features(models))
-    options = LeaderboardOptions(
-        bootstrap=boot,
+    loop = _label_round(settings, source, models, options) if settings.labels else None
+    with partitioning(settings) as parts:
+        name = str(settings.input)
+        run = leaderboard_input(source, models, settings.output_dir, options, parts, name=name)
+        result = run.leaderboard
+    if loop is not None:  # each distinct hypothesis normalised once for the labels' work
+        few_labels = build(settings.few_labels, LabelSettings)
+        with cached_normalisation(NormalisationCache()):
+            boot = options.bootstrap
+            label_leaderboard(result, loop.table, loop.labels, models.normaliser, few_labels, boot)
+            decide_board(result, loop)
+    _write(settings, result, options)
+    return result
+
+
+def _label_round(settings: LeaderboardSettings, source, models, options) -> LabelRound:
+    """The label round on the selected datasets with the sheets read (checked before the
+    run, as is the bootstrap's memory)."""
+    loop = LabelRound(
+        select_datasets(source, options.datasets, options.exclude_datasets),
+        models,
+        winner=build(settings.winner, WinnerSettings),
+        cache_dir=settings.cache_dir,
+        n_jobs=settings.n_jobs,
+        source=settings.input,
+    )
+    loop.read(settings.labels)
+    check_bootstrap_memory(loop.labels, loop.table, build(settings.few_labels, LabelSettings))
+    return loop
+
+
+def leaderboard_options(settings: LeaderboardSettings) -> LeaderboardOptions:
+    """The section :func:`werest.partition.leaderboard.leaderboard_input` takes, from the
+    command's settings of the same names (its blocks built: ``bootstrap``, ``fairness``)."""
+    fairness = build(settings.fairness, FairnessSettings)
+    return LeaderboardOptions(
+        bootstrap=build(settings.bootstrap, Bootstrap),
         fairness=fairness if fairness.enabled else None,
         datasets=settings.datasets,
         exclude_datasets=settings.exclude_datasets,
@@ -68,43 +103,23 @@ def run(settings: LeaderboardSettings) -> Leaderboard:
         chunk_utterances=settings.chunk_utterances,
         n_jobs=settings.n_jobs,
     )
-    loop = None
-    if settings.labels:  # checked before the run
-        loop = LabelRound(
-            select_datasets(source, options.datasets, options.exclude_datasets),
-            models,
-            winner=build(settings.winner, WinnerSettings),
-            cache_dir=settings.cache_dir,
-            n_jobs=settings.n_jobs,
-            source=settings.input,
-        )
-        loop.read(settings.labels)
-        label_settings = build(settings.few_labels, LabelSettings)
-        check_bootstrap_memory(loop.labels, loop.table, label_settings)
-    with partitioning(settings) as parts:
-        name = str(settings.input)
-        run = leaderboard_input(source, models, settings.output_dir, options, parts, name=name)
-        result = run.leaderboard
-    if loop is not None:  # each distinct hypothesis normalised once for the labels' work
-        with cached_normalisation(NormalisationCache()):
-            label_leaderboard(
-                result, loop.table, loop.labels, models.normaliser, label_settings, boot
-            )
-            decide_board(result, loop)
+
+
+def _write(settings: LeaderboardSettings, result: Leaderboard, options: LeaderboardOptions):
+    """The leaderboard's files and the config in ``output_dir``, in place as one; the
+    decision (with labels), the ranking and the warnings shown."""
     context = {
-        "n_resamples": boot.n_resamples,
-        "confidence": boot.confidence,
-        "alpha": fairness.alpha,
+        "n_resamples": options.bootstrap.n_resamples,
+        "confidence": options.bootstrap.confidence,
+        "alpha": build(settings.fairness, FairnessSettings).alpha,
         "title": settings.title or "werest leaderboard",
     }
     with staged_output(settings.output_dir, owned=OUTPUTS) as staged:  # in place at the end
         write_leaderboard(result, staged, context)
         save_config(settings, staged / "config.yaml")
+    decision = format_winner(result.decisions) if result.decisions else None
     print_blocks(
-        with_label_notes(format_winner(result.decisions), result.label_notes)
-        if result.decisions
-        else None,
+        with_label_notes(decision, result.label_notes) if decision else None,
         format_board(result),
         format_warnings(result.warnings) if result.warnings else None,
     )
-    return result

@@ -12,6 +12,7 @@ a page to transcribe it on (:mod:`werest.report.sheet_page`: ``to_label.csv`` â†
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from werest.cli.commands._common import build, print_blocks, save_config
 from werest.cli.schema import SampleSettings
@@ -28,6 +29,9 @@ from werest.report.decision_text import (
 )
 from werest.report.sheet_page import page_path, write_sheet_page
 from werest.text import NormalisationCache, cached_normalisation
+
+if TYPE_CHECKING:
+    pass
 
 
 def run(settings: SampleSettings):

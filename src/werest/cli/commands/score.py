@@ -9,8 +9,7 @@ rows in ``utterances/part-N.csv``.
 from __future__ import annotations
 
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from werest import logs
 from werest.cli.commands._common import (
@@ -29,6 +28,9 @@ from werest.partition.score import score_input
 from werest.resources import ResourceMonitor, write_resources
 from werest.stats import Bootstrap
 from werest.text.scoring import format_scores
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 CHARACTER_NOTE = "(chars): languages written without spaces (zh, ja, th…) are scored on characters"
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pandas as pd
-
 from werest.cli.commands._common import print_blocks, save_config
 from werest.cli.schema import SegmentationSettings
 from werest.errors import InputError
@@ -16,6 +14,8 @@ OUTPUTS = ("segmentation.csv", "segmentation_utterances.csv", "config.yaml")
 
 def run(settings: SegmentationSettings) -> dict[str, float]:
     """Score, show, and write ``segmentation{,_utterances}.csv`` and the config."""
+    import pandas as pd
+
     check_output(settings.output_dir, owned=OUTPUTS)  # one that cannot be replaced: refused now
     tier = settings.tier
     reference = read_words(settings.reference, tier, settings.reference_system, "reference_system")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, ClassVar
 from werest.settings import MAX_RESAMPLES, Section, n_jobs_param, param
 
 if TYPE_CHECKING:
-    from werest.text import Normaliser
+    from werest.text.normalise import Normaliser
 
 #: utterances per processing chunk: the memory bound of the features stage (``chunk_utterances``)
 CHUNK_UTTERANCES = 50_000

@@ -11,7 +11,7 @@ from werest.errors import ConfigError
 from werest.settings import Section, n_jobs_param, param
 
 if TYPE_CHECKING:
-    from werest.text import Normaliser
+    from werest.text.normalise import Normaliser
 
 #: ``proxies:`` of ``werest train`` and ``werest evaluate``: how training rows' proxies are chosen
 RANKED_PROXIES = "ranking"
@@ -91,6 +91,6 @@ class TrainingOptions(Section):
     def __post_init__(self) -> None:
         super().__post_init__()
         if isinstance(self.normaliser, str):
-            from werest.text import as_normaliser
+            from werest.text.normalise import as_normaliser
 
             object.__setattr__(self, "normaliser", as_normaliser(self.normaliser))

@@ -12,7 +12,7 @@ from werest.evaluation.settings import FairnessSettings
 from werest.settings import Bootstrap, Section, n_jobs_param, param, same_as
 
 if TYPE_CHECKING:
-    from werest.text import Normaliser
+    from werest.text.normalise import Normaliser
 
 
 @dataclass(frozen=True)

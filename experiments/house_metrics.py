@@ -189,7 +189,7 @@ def write(runs: dict, stem: Path) -> None:
     lines = [
         "# The house, measured (issue 48)",
         "",
-        "Written by `python experiments/house_metrics.py`"
+        "
         + "".join(f" `--label {label}`" for label in labels[:1])
         + " (each column a checkout measured by it).",
         "",

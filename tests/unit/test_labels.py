@@ -473,7 +473,7 @@ def test_a_census_and_a_winner_sheet_hold_their_draws(tmp_path):
 
 
 def test_draw_places():
-    from werest.estimation.labels import draw_places
+    from werest.estimation.sheets import draw_places
 
     assert draw_places("3|7") == [3, 7]
     assert draw_places("3.0") == [3]  # a spreadsheet's number

@@ -290,26 +290,30 @@ def leaderboard(
         fairness = FairnessSettings() if fairness else None
     boot = Bootstrap(n_resamples=n_resamples, seed=seed)
     options = LeaderboardOptions(
-        bootstrap=boot,
-        fairness=fairness,
-        ranking=ranking,
-        system_order=system_order,
-        n_jobs=n_jobs,
+        bootstrap=boot, fairness=fairness, ranking=ranking, system_order=system_order, n_jobs=n_jobs
     )
     models = Models(model if model is not None else load_model())
     frame = as_table(table, numeric=input_features(models))
     if labels is None:
         return build(frame, models, options)
+    loop = _round(frame, models, table, winner=winner, cache_dir=cache_dir, n_jobs=n_jobs)
+    return _labelled_board(loop, labels, few_labels, options)
+
+
+def _labelled_board(loop, labels, few_labels, options):
+    """:func:`leaderboard` with the sheets ``labels`` read on ``loop`` (checked before the
+    run, as is the bootstrap's memory): the labelled estimates and the decision."""
     from werest.estimation.labels import LabelSettings, check_bootstrap_memory
+    from werest.partition.leaderboard import build
     from werest.ranking.leaderboard_decision import decide_board
     from werest.ranking.leaderboard_labels import label_leaderboard
 
-    loop = _round(frame, models, table, winner=winner, cache_dir=cache_dir, n_jobs=n_jobs)
-    loop.read(labels)  # checked before the run
+    loop.read(labels)
     settings = few_labels or LabelSettings()
-    check_bootstrap_memory(loop.labels, frame, settings)
-    result = build(frame, models, options)
-    label_leaderboard(result, frame, loop.labels, models.normaliser, settings, boot)
+    check_bootstrap_memory(loop.labels, loop.table, settings)
+    result = build(loop.table, loop.models, options)
+    normaliser, boot = loop.models.normaliser, options.bootstrap
+    label_leaderboard(result, loop.table, loop.labels, normaliser, settings, boot)
     decide_board(result, loop)
     return result
 

@@ -133,16 +133,14 @@ class LabelRound:
         is told first."""
         source = None if isinstance(table, pd.DataFrame) else table
         strategy = resolve_strategy(strategy, table)
+        kept = {"winner": winner, "cache_dir": cache_dir, "n_jobs": n_jobs, "source": source}
         if strategy == "random":
-            loop = cls(_read(table), None, winner=winner, cache_dir=cache_dir, n_jobs=n_jobs)
+            loop = cls(_read(table), None, **kept)
         else:
             models = models() if callable(models) else models
-            loop = cls(
-                _read(table, models), models, winner=winner, cache_dir=cache_dir, n_jobs=n_jobs
-            )
+            loop = cls(_read(table, models), models, **kept)
             check_systems(loop.table, strategy, source)
             loop.zero_label  # noqa: B018 (computed now: before the labels are read)
-        loop.source = source
         if labels is not None:
             loop.read(labels)
         return loop

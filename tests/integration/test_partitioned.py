@@ -17,6 +17,7 @@ from werest.features.agreement import CONTEXT_FEATURES
 from werest.ingest.table import read_table
 from werest.model.files import Models, default_model_path, load_model
 from werest.partition import engine as partitioned
+from werest.partition import reading
 from werest.partition.engine import (
     MIN_PARTITIONS,
     Partitioning,
@@ -330,8 +331,8 @@ def test_automatic_partition_count_follows_the_input_size(tmp_path, monkeypatch)
     csv = tmp_path / "input.csv"
     table.to_csv(csv, index=False)
     assert automatic_partitions(folder) == MIN_PARTITIONS  # 3 x 56 rows
-    monkeypatch.setattr(partitioned, "ROWS_PER_PARTITION", 10)
+    monkeypatch.setattr(reading, "ROWS_PER_PARTITION", 10)  # the engine's input reader
     assert automatic_partitions(folder) == -(-3 * len(table) // 10) > MIN_PARTITIONS
-    monkeypatch.setattr(partitioned, "MIN_PARTITIONS", 1)
+    monkeypatch.setattr(reading, "MIN_PARTITIONS", 1)
     estimated = automatic_partitions(csv)
     assert abs(estimated - len(table) / 10) <= 1  # the header line counts as a row

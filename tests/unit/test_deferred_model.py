@@ -82,3 +82,26 @@ def test_a_run_that_does_not_predict_imports_neither_skops_nor_scikit_learn():
     )
     assert done.stdout.split() == ["[]"]
     assert load_models(deferred=True).wer.info == load_model(default_model_path()).info
+
+
+def test_reading_a_payload_walks_no_estimators_and_leaves_skops_trust_as_it_was():
+    """skops lists scikit-learn's estimators when first imported, which imports every
+    scikit-learn package (about 1 s); werest imports it without that walk
+    (:func:`werest.model.files.skops_io`) and its model loads as before. skops's own default
+    trust is listed when another use of skops reads it: an SVR is trusted as it was."""
+    script = (
+        "import sys\n"
+        "from werest.model.files import default_model_path, load_model\n"
+        "model = load_model(default_model_path())\n"
+        "assert model.feature_names\n"
+        "print('sklearn.gaussian_process' in sys.modules)\n"  # only the walk imports it
+        "import skops.io as sio\n"
+        "from sklearn.svm import SVR\n"
+        "data = sio.dumps(SVR().fit([[0.0], [1.0]], [0.0, 1.0]))\n"
+        "print('sklearn.svm._classes.SVR' in sio.get_untrusted_types(data=data))\n"
+        "print('sklearn.gaussian_process' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["False", "False", "True"]

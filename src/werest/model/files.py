@@ -22,6 +22,7 @@ portable across scikit-learn versions any more than pickles are.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.abc
 import io
@@ -506,24 +507,125 @@ def audit_model_file(
 
 
 def skops_io():
-    """:mod:`skops.io`, imported without torch.
+    """:mod:`skops.io`, imported without torch and without listing scikit-learn's estimators.
 
-    At import, skops lists scikit-learn's estimators (``sklearn.utils.all_estimators``), which
-    imports every scikit-learn package, array-api-compat's torch wrapper included: with torch
-    installed (the ``sonar`` extra) that costs about 1.4 s and 600 MB of resident memory in
-    every run (``experiments/bench_systems.py``'s start-up), for no type a werest model holds.
-    So torch is hidden while skops is first imported, unless something has imported it
-    already; afterwards ``import torch`` works as before."""
-    if "skops.io" not in sys.modules and "torch" not in sys.modules:
-        hidden = _Hidden("torch")
-        sys.meta_path.insert(0, hidden)
+    At import, skops lists scikit-learn's estimators (``sklearn.utils.all_estimators``), its
+    default trusted types, which imports every scikit-learn package (about 1 s of every run
+    that loads a model), array-api-compat's torch wrapper included: with torch installed (the
+    ``sonar`` extra) that adds about 1.4 s and 600 MB of resident memory
+    (``experiments/bench_systems.py``'s start-up), for no type a werest model holds. So skops
+    is first imported with that list empty and torch hidden (unless something has imported
+    it already; afterwards ``import torch`` works as before), and the list is then made lazy
+    (:class:`_EstimatorNames`): skops's default trust is what it was for any other use of
+    skops in the process, and the walk happens only if one reads it. A werest model is loaded
+    with its own audited types trusted, not skops's defaults (:func:`load_skops`)."""
+    if "skops.io" not in sys.modules:
+        hidden = _Hidden("torch") if "torch" not in sys.modules else None
+        if hidden is not None:
+            sys.meta_path.insert(0, hidden)
         try:
-            import skops.io
+            with _estimators_unlisted():
+                import skops.io
         finally:
-            sys.meta_path.remove(hidden)
+            if hidden is not None:
+                sys.meta_path.remove(hidden)
+        _lazy_estimator_names()
     import skops.io
 
     return skops.io
+
+
+@contextlib.contextmanager
+def _estimators_unlisted() -> Iterator[None]:
+    """``sklearn.utils.all_estimators`` returns nothing while the block runs."""
+    import sklearn.utils
+
+    listed = sklearn.utils.all_estimators
+    sklearn.utils.all_estimators = lambda type_filter=None: []
+    try:
+        yield
+    finally:
+        sklearn.utils.all_estimators = listed
+
+
+#: the skops modules that hold the list of scikit-learn estimators skops trusts by default
+_SKOPS_TRUST_MODULES = ("skops.io._trusted_types", "skops.io._general")
+_SKOPS_NAMES = "SKLEARN_ESTIMATOR_TYPE_NAMES"
+
+
+def _lazy_estimator_names() -> None:
+    """Put a lazy :class:`_EstimatorNames` where skops keeps its (here empty) list."""
+    names = _EstimatorNames()
+    for module in _SKOPS_TRUST_MODULES:
+        if hasattr(sys.modules.get(module), _SKOPS_NAMES):
+            setattr(sys.modules[module], _SKOPS_NAMES, names)
+
+
+class _EstimatorNames(list):
+    """skops's default trusted scikit-learn estimators (``SKLEARN_ESTIMATOR_TYPE_NAMES``),
+    listed the first time they are read (torch hidden, as in :func:`skops_io`)."""
+
+    listed = False
+
+    def _list(self) -> _EstimatorNames:
+        if not self.listed:
+            from sklearn.utils import all_estimators
+            from skops.io._utils import get_type_name
+
+            hidden = _Hidden("torch") if "torch" not in sys.modules else None
+            if hidden is not None:
+                sys.meta_path.insert(0, hidden)
+            try:
+                names = [get_type_name(estimator) for _, estimator in all_estimators()]
+            finally:
+                if hidden is not None:
+                    sys.meta_path.remove(hidden)
+            list.extend(self, [name for name in names if name.startswith("sklearn.")])
+            self.listed = True
+        return self
+
+    def __iter__(self):
+        return list.__iter__(self._list())
+
+    def __len__(self) -> int:
+        return list.__len__(self._list())
+
+    def __contains__(self, item) -> bool:
+        return list.__contains__(self._list(), item)
+
+    def __getitem__(self, index):
+        return list.__getitem__(self._list(), index)
+
+    def __add__(self, other):
+        return list(self._list()) + list(other)
+
+    def __radd__(self, other):
+        return list(other) + list(self._list())
+
+    def __eq__(self, other) -> bool:
+        return list.__eq__(self._list(), other)
+
+    __hash__ = None  # a list's
+
+    def __repr__(self) -> str:
+        return list.__repr__(self._list())
+
+
+@contextlib.contextmanager
+def _own_trust_only() -> Iterator[None]:
+    """While the block runs, skops trusts no scikit-learn estimator by default: the caller
+    passes every type it trusts (:func:`load_skops`: the audited types of the file), and
+    the lazy list is not read."""
+    general = sys.modules.get("skops.io._general")
+    if general is None or not isinstance(getattr(general, _SKOPS_NAMES, None), _EstimatorNames):
+        yield
+        return
+    names = getattr(general, _SKOPS_NAMES)
+    setattr(general, _SKOPS_NAMES, [])
+    try:
+        yield
+    finally:
+        setattr(general, _SKOPS_NAMES, names)
 
 
 class _Hidden(importlib.abc.MetaPathFinder):
@@ -547,7 +649,8 @@ def load_skops(path: str | Path):
     data = current_names(Path(path).read_bytes())
     trusted = audit_model_file(path, data=data)
     try:
-        return sio.loads(data, trusted=trusted)
+        with _own_trust_only():  # every type it names is audited and passed
+            return sio.loads(data, trusted=trusted)
     except UntrustedTypesFoundException:
         found = set(sio.get_untrusted_types(data=data)) - set(trusted)
         _refuse_unknown(sorted(found) or ["(unnamed by skops)"], "type", path)

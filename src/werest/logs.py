@@ -57,6 +57,14 @@ def progress_on() -> bool:
     return os.environ.get(PROGRESS_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
+def bars_shown() -> bool:
+    """Whether a progress bar shows now: progress is on and stderr is a terminal."""
+    try:
+        return progress_on() and sys.stderr.isatty()
+    except (AttributeError, ValueError):  # no stderr, or a closed one
+        return False
+
+
 def bar(
     iterable: Iterable | None = None,
     *,

@@ -29,6 +29,7 @@ partition) and in partitions alike, is :func:`werest.partition.estimate.estimate
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Collection
 from functools import partial
 from pathlib import Path
@@ -79,8 +80,13 @@ CHUNK_UTTERANCES = 50_000
 #: advances every fraction of a second (experiments/bench_progress.py)
 PROGRESS_STEPS = 20
 #: the fewest utterances a chunk holds for the progress bar's sake: each chunk costs about
-#: 0.15 s of its own (pandas), so 500 (~0.4 s a step) keeps that under a third of the stage
+#: 0.1-0.15 s of its own (pandas), so 500 (~0.4 s a step) keeps that under a third of the stage
 STEP_UTTERANCES = 500
+#: when no bar shows (``progress=false``, or stderr is not a terminal), the fewest target rows
+#: a chunk holds: a row costs some 50-70 µs (each compared with at most ``PANEL_SIZE + 1``
+#: others), so a chunk's own cost is under a tenth of a chunk of 20,000 rows (500 utterances
+#: of 8 systems are 4,000 rows: the chunk's own cost a third of theirs)
+STEP_ROWS = 20_000
 
 
 def resolve_targets(
@@ -234,12 +240,25 @@ def estimate_utterances(
     systems = len(table) / max(n_utterances, 1)
     compared = systems * min(systems, (panel.size + 1) if panel else systems)
     chunk_utterances = max(1, min(chunk_utterances, int(PAIR_ROWS // max(compared, 1))))
-    # and the features bar moves: about PROGRESS_STEPS chunks, none under STEP_UTTERANCES
-    # (a chunk has a fixed cost); the result does not depend on the chunks (whole utterances)
-    step = max(STEP_UTTERANCES, -(-n_utterances // PROGRESS_STEPS))
-    chunk_utterances = min(chunk_utterances, step)
+    # and the features bar moves: about PROGRESS_STEPS blocks, none under STEP_UTTERANCES;
+    # the rows come out block by block, each block's in table order
+    block = min(chunk_utterances, max(STEP_UTTERANCES, -(-n_utterances // PROGRESS_STEPS)))
+    # a chunk is a block when a bar shows, else whole blocks: as many as make STEP_ROWS rows
+    # (a chunk has a fixed cost), within the memory bound; the chunks of a table are of equal
+    # sizes. The result does not depend on the chunks (whole utterances).
+    n_blocks = max(1, math.ceil(n_utterances / block))
+    wanted = 1 if logs.bars_shown() else math.ceil(STEP_ROWS / (systems * block))
+    per_chunk = min(n_blocks, max(1, min(chunk_utterances // block, wanted)))
+    per_chunk = math.ceil(n_blocks / math.ceil(n_blocks / per_chunk))
+    if per_chunk > 1:  # block by block within a chunk, as chunks of one block would give them
+        ordered = np.argsort(codes // block, kind="stable")
+        table, codes = table.iloc[ordered], codes[ordered]
+    chunk_utterances = per_chunk * block
     bounds = range(0, n_utterances, chunk_utterances)
-    chunks = (table[(codes >= start) & (codes < start + chunk_utterances)] for start in bounds)
+
+    def chunk(start: int) -> pd.DataFrame:
+        return table[(codes >= start) & (codes < start + chunk_utterances)]
+
     work = partial(
         _estimate_chunk,
         models=models,
@@ -251,12 +270,12 @@ def estimate_utterances(
         panel=panel,
     )
     if n_jobs == 1 or len(bounds) < 2:
-        results = map(work, chunks)
+        results = (work(chunk(start)) for start in bounds)
     else:  # chunks in worker processes, in order, at most a few in flight
         from joblib import Parallel, delayed
 
         results = Parallel(n_jobs=n_jobs, return_as="generator")(
-            delayed(work)(chunk) for chunk in chunks
+            delayed(work)(chunk(start)) for start in bounds
         )
     parts = list(logs.track(results, total=len(bounds), desc="features", unit="chunk"))
     if not parts:

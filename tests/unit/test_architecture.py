@@ -22,7 +22,7 @@ CLI_LAYER = ("werest.cli",)
 STAGES = (
     ("base", ("werest.errors", "werest.io", "werest.logs", "werest.resources",
               "werest.formatting", "werest.build", "werest.stats", "werest.demo",
-              "werest.codes")),
+              "werest.codes", "werest.forked")),
     ("ingest", ("werest.ingest",)),
     ("text", ("werest.text",)),
     ("features", ("werest.features",)),

@@ -211,6 +211,7 @@ def estimate_utterances(
     chunk_utterances: int = CHUNK_UTTERANCES,
     n_jobs: int = 1,
     panel_size: int | None = PANEL_SIZE,
+    helpers: int = 0,
 ) -> pd.DataFrame:
     """Features and predictions for every target row, utterance chunk by utterance chunk.
 
@@ -221,6 +222,9 @@ def estimate_utterances(
     panel_size : each target is compared with its ``panel_size`` best-ranked others, in the
         proxy order (:class:`werest.features.agreement.Panel`), so the cost grows linearly
         with the number of systems; None: with every other system.
+    helpers : with ``n_jobs=1``, forked processes that share the normalisation and the
+        chunks (:func:`werest.forked.shared_map`), while this process reads the model's
+        payload first (a deferred one); the result is the same.
     """
     panel = None
     if panel_size is not None:
@@ -230,7 +234,9 @@ def estimate_utterances(
         panel = Panel(tuple(order), panel_size)
     extra = _extra_features(models, table)
     # Each distinct hypothesis is normalised once for the whole table, not once per chunk.
-    normalised = normalised_columns(table, models.normaliser, ("hypothesis",), n_jobs=n_jobs)
+    normalised = normalised_columns(
+        table, models.normaliser, ("hypothesis",), n_jobs=n_jobs, helpers=helpers
+    )
     columns = input_columns(extra)
     table = table[[*KEY, *columns]].assign(hypothesis=normalised["hypothesis"].to_numpy())
     codes = row_codes(table["dataset"], table["utt_id"])[0]
@@ -269,7 +275,17 @@ def estimate_utterances(
         extra=extra,
         panel=panel,
     )
-    if n_jobs == 1 or len(bounds) < 2:
+    if n_jobs == 1 and helpers and len(bounds) >= 2:  # this process reads the model meanwhile
+        from werest.forked import shared_map
+
+        def payloads() -> None:
+            for _, model in models:
+                model.estimator  # noqa: B018
+
+        results = shared_map(
+            lambda start: work(chunk(start)), bounds, helpers=helpers, first=payloads
+        )
+    elif n_jobs == 1 or len(bounds) < 2:
         results = (work(chunk(start)) for start in bounds)
     else:  # chunks in worker processes, in order, at most a few in flight
         from joblib import Parallel, delayed

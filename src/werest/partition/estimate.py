@@ -84,6 +84,7 @@ from werest.estimation.guards import (
 from werest.estimation.outputs import readable_utterances, write_summary
 from werest.features.agreement import CONTEXT_FEATURES, STATUS_OK
 from werest.features.proxy import Ranking
+from werest.forked import helper_count
 from werest.ingest.table import UTTERANCE
 from werest.io import atomic_path, write_csv
 from werest.model.files import Models
@@ -184,6 +185,9 @@ class PartitionContext:
     #: the partition is the whole input (an in-memory run): the dataset-level ``ctx_*``
     #: features it computes are the input's, so they are kept
     whole_table: bool = False
+    #: forked helper processes that share its normalisation and features
+    #: (:func:`werest.forked.helper_count`; an in-memory run's, partitions have none)
+    helpers: int = 0
 
 
 @dataclass
@@ -225,6 +229,7 @@ def estimate_partition(
             ranking=context.order,
             chunk_utterances=context.chunk_utterances,
             n_jobs=context.n_jobs,
+            helpers=context.helpers,
         )
         if not context.whole_table:
             utterances = utterances.drop(columns=list(CONTEXT_FEATURES))
@@ -339,6 +344,7 @@ def estimate_input(
             options.chunk_utterances,
             n_jobs=options.n_jobs if run.in_memory else 1,
             whole_table=run.in_memory,
+            helpers=helper_count(options.n_jobs, spilled.n_rows) if run.in_memory else 0,
         )
         results = run.run(estimate_partition, context)
         clock.lap("partitions")

@@ -46,7 +46,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 
 import numpy as np
 import pandas as pd
@@ -243,6 +243,7 @@ def normalise_many(
     *,
     n_jobs: int = 1,
     chunk_size: int = 1_000,
+    helpers: int = 0,
 ) -> pd.Series:
     """Normalise many strings, each distinct (text, language) pair once.
 
@@ -255,6 +256,8 @@ def normalise_many(
     n_jobs : worker processes (joblib) for large inputs; 1 normalises in this process.
     chunk_size : distinct strings per chunk: one step of the "normalising" progress bar
         (about 0.1-0.3 s each) and one worker's task.
+    helpers : with ``n_jobs=1``, forked processes that share the chunks
+        (:func:`werest.forked.shared_map`; :func:`werest.forked.helper_count` says when).
 
     Returns
     -------
@@ -281,7 +284,12 @@ def normalise_many(
     todo = [i for i, value in enumerate(known) if value is None]
     chunks = list(_chunked([texts[i] for i in todo], [langs[i] for i in todo], size=chunk_size))
     parts = parallel_map(
-        _normalise_chunk, chunks, n_jobs, desc="normalising", normaliser=normaliser
+        _normalise_chunk,
+        chunks,
+        n_jobs,
+        desc="normalising",
+        helpers=helpers,
+        normaliser=normaliser,
     )
     for i, text in zip(todo, (text for part in parts for text in part), strict=True):
         known[i] = text
@@ -535,14 +543,25 @@ def _chunked(*lists: list, size: int) -> Iterable[tuple[list, ...]]:
 
 
 def parallel_map(
-    function: Callable, chunks: list[tuple], n_jobs: int, *, desc: str | None = None, **kwargs
+    function: Callable,
+    chunks: list[tuple],
+    n_jobs: int,
+    *,
+    desc: str | None = None,
+    helpers: int = 0,
+    **kwargs,
 ) -> list:
     """``[function(*chunk, **kwargs) for chunk in chunks]``, in joblib workers when
-    ``n_jobs != 1`` and there is more than one chunk; with ``desc``, a progress bar over the
+    ``n_jobs != 1`` and there is more than one chunk, else shared with ``helpers`` forked
+    processes (:func:`werest.forked.shared_map`); with ``desc``, a progress bar over the
     chunks on a terminal (tqdm leaves it out when stderr is not one)."""
     from werest import logs
 
-    if n_jobs == 1 or len(chunks) < 2:
+    if n_jobs == 1 and helpers and len(chunks) >= 2:
+        from werest.forked import shared_map
+
+        results = shared_map(partial(_star, function, kwargs), chunks, helpers=helpers)
+    elif n_jobs == 1 or len(chunks) < 2:
         results = (function(*chunk, **kwargs) for chunk in chunks)
     else:
         from joblib import Parallel, delayed
@@ -552,6 +571,10 @@ def parallel_map(
         )
     bar = logs.bar(results, total=len(chunks), desc=desc or "", unit="chunk", disable=not desc)
     return list(bar)
+
+
+def _star(function: Callable, kwargs: dict, chunk: tuple):
+    return function(*chunk, **kwargs)
 
 
 def _units(text: str, unit: str) -> list[str] | str:
@@ -657,8 +680,10 @@ def normalised_columns(
     columns: tuple[str, ...] = ("hypothesis", "reference"),
     *,
     n_jobs: int = 1,
+    helpers: int = 0,
 ) -> pd.DataFrame:
-    """The table's text columns normalised (each distinct string once), per row language."""
+    """The table's text columns normalised (each distinct string once), per row language
+    (``n_jobs``, ``helpers``: :func:`normalise_many`'s)."""
     languages = table["language"] if "language" in table.columns else None
     if normaliser.name == "whisper_english" and languages is not None:
         other = set(languages.dropna().unique()) - {"en", "eng", "en-US", "en-GB", "eng_Latn"}
@@ -673,7 +698,9 @@ def normalised_columns(
     stacked_languages = (
         pd.concat([languages] * len(present), ignore_index=True) if languages is not None else None
     )
-    normalised = normalise_many(stacked, normaliser, stacked_languages, n_jobs=n_jobs).to_numpy()
+    normalised = normalise_many(
+        stacked, normaliser, stacked_languages, n_jobs=n_jobs, helpers=helpers
+    ).to_numpy()
     n = len(table)
     return pd.DataFrame(
         {c: normalised[i * n : (i + 1) * n] for i, c in enumerate(present)}, index=table.index

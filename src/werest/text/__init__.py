@@ -484,7 +484,7 @@ def coded_distances(
     pair = np.minimum(a, b) * len(texts) + np.maximum(a, b)
     pairs, codes = np.unique(pair, return_inverse=True)
     used = np.unique(np.concatenate([pairs // len(texts), pairs % len(texts)]))
-    vocabulary: dict[str, int] = {}
+    vocabulary = _WordPoints()
     encoded = {
         i: _word_string(texts[i], vocabulary) if unit == "word" else _units(texts[i], unit)
         for i in used.tolist()
@@ -507,7 +507,7 @@ def encoded_texts(texts: Sequence[str], unit: str) -> list:
     """Each text as :func:`coded_distances` aligns it: words as one code point each (one
     vocabulary for all of ``texts``), or its characters; for a caller that aligns many pairs
     of the same texts (:func:`encoded_distances`)."""
-    vocabulary: dict[str, int] = {}
+    vocabulary = _WordPoints()
     if unit == "word":
         return [_word_string(text, vocabulary) for text in texts]
     return [_units(text, unit) for text in texts]
@@ -525,16 +525,25 @@ def encoded_distances(encoded: list, a: np.ndarray, b: np.ndarray) -> np.ndarray
     return np.asarray(distances, dtype=np.int64).reshape(-1)
 
 
-def _word_string(text: str, vocabulary: dict[str, int]) -> str:
-    """``text``'s words (as jiwer splits them) as one code point each, the same word always
-    the same code point."""
-    points = []
-    for word in text.split():
-        index = vocabulary.setdefault(word, len(vocabulary))
+class _WordPoints(dict):
+    """word -> the one-character string that stands for it in :func:`_word_string`: the n-th
+    distinct word is code point n (past the surrogate block, :data:`_SURROGATES`), given the
+    first time the word is looked up, so a text is encoded by C-level lookups alone."""
+
+    __slots__ = ()
+
+    def __missing__(self, word: str) -> str:
+        index = len(self)
         if index >= 0x10FFFF - _SURROGATE_SPAN:
             raise ValueError("more distinct words than code points: align in smaller chunks")
-        points.append(chr(index + _SURROGATE_SPAN if index >= _SURROGATES else index))
-    return "".join(points)
+        point = self[word] = chr(index + _SURROGATE_SPAN if index >= _SURROGATES else index)
+        return point
+
+
+def _word_string(text: str, vocabulary: _WordPoints) -> str:
+    """``text``'s words (as jiwer splits them) as one code point each, the same word always
+    the same code point (one ``vocabulary`` for all the texts aligned together)."""
+    return "".join(map(vocabulary.__getitem__, text.split()))
 
 
 def _chunked(*lists: list, size: int) -> Iterable[tuple[list, ...]]:

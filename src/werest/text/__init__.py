@@ -403,9 +403,10 @@ def count_errors(
     stripping only the ends (characters), maps units to integers and aligns them with
     rapidfuzz's Levenshtein ``opcodes``. This function does the same alignment (rapidfuzz
     ``editops``, whose counts equal the opcodes') without building jiwer's per-chunk
-    alignment objects, which makes it several times faster on large tables;
-    ``tests/unit/test_text.py`` checks it against ``jiwer.process_words`` and
-    ``jiwer.process_characters`` on the shared datasets. Each
+    alignment objects, which makes it several times faster on large tables (words are aligned
+    as one code point each, :func:`_word_string`: the alignment reads only which units are
+    equal, as with jiwer's integers); ``tests/unit/test_text.py`` checks it against
+    ``jiwer.process_words`` and ``jiwer.process_characters`` on the shared datasets. Each
     distinct (reference, hypothesis) pair is aligned once. Normalise the strings first.
 
     Parameters
@@ -595,23 +596,25 @@ def _units(text: str, unit: str) -> list[str] | str:
 def _chunk_counts(refs: list[str], hyps: list[str], *, unit: str) -> np.ndarray:
     from rapidfuzz.distance import Levenshtein
 
-    counts = np.zeros((len(refs), 4), dtype=np.int64)
-    vocabulary: dict[str, int] = {}
-    for i, (ref, hyp) in enumerate(zip(refs, hyps, strict=True)):
-        ref_units, hyp_units = _units(ref, unit), _units(hyp, unit)
-        if unit == "word":  # integers, as in jiwer, so rapidfuzz never hashes strings
-            ref_units = [vocabulary.setdefault(w, len(vocabulary)) for w in ref_units]
-            hyp_units = [vocabulary.setdefault(w, len(vocabulary)) for w in hyp_units]
-        subs = dels = ins = 0
-        for tag, _, _ in Levenshtein.editops(ref_units, hyp_units):
-            if tag == "replace":
-                subs += 1
-            elif tag == "delete":
-                dels += 1
-            else:
-                ins += 1
-        counts[i] = (subs, dels, ins, len(ref_units) - subs - dels)
-    return counts
+    if unit == "word":  # each distinct text's words as code points, once (_word_string)
+        vocabulary, encoded = _WordPoints(), {}
+        for text in (*refs, *hyps):
+            if text not in encoded:
+                encoded[text] = _word_string(text, vocabulary)
+        refs, hyps = [encoded[t] for t in refs], [encoded[t] for t in hyps]
+    else:
+        refs, hyps = [_units(t, unit) for t in refs], [_units(t, unit) for t in hyps]
+    rows = []
+    editops = Levenshtein.editops
+    for ref, hyp in zip(refs, hyps, strict=True):
+        operations = editops(ref, hyp)
+        if operations:
+            tags = [tag for tag, _, _ in operations.as_list()]
+            subs, dels = tags.count("replace"), tags.count("delete")
+        else:
+            subs = dels = 0
+        rows.append((subs, dels, len(operations) - subs - dels, len(ref) - subs - dels))
+    return np.array(rows, dtype=np.int64).reshape(-1, 4)
 
 
 def measure(reference: str, hypothesis: str, unit: str = "word") -> ErrorCounts:

@@ -24,6 +24,7 @@ import unicodedata
 from collections import Counter
 from functools import lru_cache
 
+import numpy as np
 import pandas as pd
 
 HALLUCINATION_FEATURES: tuple[str, ...] = ("rep_ngram_rate", "rep_ngram_excess", "script_mismatch")
@@ -36,7 +37,7 @@ def repeated_ngram_rate(text: str, n: int = NGRAM) -> float:
     words = text.split()
     if len(words) <= n:
         return 0.0
-    grams = [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
+    grams = list(zip(*(words[i:] for i in range(n)), strict=False))  # the runs of n words
     return 1.0 - len(set(grams)) / len(grams)
 
 
@@ -87,11 +88,13 @@ def pair_signals(text: pd.Series, text_other: pd.Series) -> pd.DataFrame:
     ``hyp_rep`` and ``other_rep`` (:func:`repeated_ngram_rate` of each side),
     ``script_mismatch`` (the first side's letters outside the second's main script) and
     ``other_script_mismatch`` (the reverse). Each distinct string is measured once."""
-    distinct = pd.unique(pd.concat([text, text_other], ignore_index=True).to_numpy())
+    # plain lists: iterating a Series of Arrow strings makes a Python object per cell, each time
+    own, other = text.to_numpy(dtype=object), text_other.to_numpy(dtype=object)
+    distinct = pd.unique(np.concatenate([own, other])).tolist()
     repeats = {value: repeated_ngram_rate(value) for value in distinct}
     scripts = {value: script_counts(value) for value in distinct}
     mains = {value: main_script(counts) for value, counts in scripts.items()}
-    pairs = list(zip(text, text_other, strict=True))
+    pairs = list(zip(own.tolist(), other.tolist(), strict=True))
     return pd.DataFrame(
         {
             "hyp_rep": [repeats[a] for a, _ in pairs],

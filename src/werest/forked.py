@@ -30,6 +30,7 @@ estimate cache's key leaves them out.
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import os
 import pickle
@@ -108,10 +109,18 @@ class _Shared:
         self.slowest = 0.0
 
     def run(self, first: Callable[[], Any] | None) -> Iterator[Any]:
-        with warnings.catch_warnings():  # Python 3.12 warns of any fork in a threaded process
-            warnings.filterwarnings("ignore", "This process .*multi-threaded", DeprecationWarning)
-            for helper in self.helpers:
-                helper.start()
+        # the objects made so far are left out of the helpers' garbage collections, which would
+        # otherwise touch (and so copy) every page of them; this process collects as before
+        gc.freeze()
+        try:
+            with warnings.catch_warnings():  # Python 3.12 warns of a fork in a threaded process
+                warnings.filterwarnings(
+                    "ignore", "This process .*multi-threaded", DeprecationWarning
+                )
+                for helper in self.helpers:
+                    helper.start()
+        finally:
+            gc.unfreeze()
         try:
             if first is not None:
                 first()

@@ -19,7 +19,8 @@ and take seconds on a big table, while ``n_jobs=1`` (the default) leaves a secon
   several times the slowest item seen), has its items computed here and is stopped. A run
   stopped early (an error, Ctrl-C) stops the helpers; Ctrl-C itself is left to this process.
 
-:func:`helper_count` says when it pays: a table of at least :data:`HELPER_ROWS` rows, on Linux
+:func:`helper_count` says when it pays: a table of at least :data:`HELPER_ROWS` rows, a core
+free enough (:data:`SPARE_CORES`, by the load average), on Linux
 (fork's platform; a helper runs werest's Python, numpy, pandas and rapidfuzz work, never a
 model's OpenMP prediction, which a process forked after OpenMP threads started cannot run),
 with at least two cores this process may run on (its CPU affinity: ``taskset -c 0 werest
@@ -45,6 +46,11 @@ from typing import Any
 #: the fewest rows (transcripts) a run shares with a helper: the work is about 0.1 ms a row,
 #: a helper costs tens of milliseconds (the fork, the results' return)
 HELPER_ROWS = 20_000
+#: the share of a core other work must leave free for a helper: on a loaded machine a helper
+#: gains little or nothing (where Linux shares the CPU between sessions or cgroups, not
+#: processes, as autogroup does, a run's helper takes its time from the run itself) and
+#: costs its fork and its results' return
+SPARE_CORES = 0.5
 #: how long this process waits for a helper that sends nothing, at least, before it computes
 #: the helper's items itself (a safeguard: a helper is not expected to hang)
 STALL_SECONDS = 120.0
@@ -60,15 +66,26 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+def spare_cores() -> float:
+    """The cores other work leaves to this process, by the 1-minute load average (this
+    process counted as one runnable task): ``available_cores() - max(load, 1)``."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # pragma: no cover - no load average: none spare
+        return 0.0
+    return available_cores() - max(load, 1.0)
+
+
 def helper_count(n_jobs: int, rows: int) -> int:
     """Helpers for a run of ``rows`` rows with ``n_jobs`` worker processes: one when
     ``n_jobs`` is 1 (more ask for a joblib pool), the table has :data:`HELPER_ROWS` rows or
-    more, the platform is Linux and this process may run on two cores or more; else none."""
+    more, the platform is Linux and at least :data:`SPARE_CORES` of another core is free
+    (:func:`spare_cores`, as ``make -l`` starts no job on a loaded machine); else none."""
     if n_jobs != 1 or rows < HELPER_ROWS or not sys.platform.startswith("linux"):
         return 0
     if "fork" not in multiprocessing.get_all_start_methods():  # pragma: no cover - Linux has it
         return 0
-    return 1 if available_cores() >= 2 else 0
+    return 1 if available_cores() >= 2 and spare_cores() >= SPARE_CORES else 0
 
 
 def shared_map(

@@ -106,11 +106,16 @@ def test_a_run_stopped_early_stops_its_helper():
     assert _helpers() == []
 
 
-def test_helpers_go_to_big_tables_of_a_default_run_on_two_cores(monkeypatch):
+def test_helpers_go_to_big_tables_of_a_default_run_with_a_free_core(monkeypatch):
     monkeypatch.setattr(forked, "available_cores", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.2, 1.0, 1.0))  # this run, and a little
+    assert forked.spare_cores() == pytest.approx(0.8)
     assert helper_count(1, forked.HELPER_ROWS) == 1
     assert helper_count(1, forked.HELPER_ROWS - 1) == 0  # not worth a fork
     assert helper_count(2, 10 * forked.HELPER_ROWS) == 0  # n_jobs > 1: joblib's workers
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.8, 1.0, 1.0))  # the other core is busy
+    assert helper_count(1, 10 * forked.HELPER_ROWS) == 0
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.1, 0.1, 0.1))
     monkeypatch.setattr(forked, "available_cores", lambda: 1)  # taskset -c 0: one process
     assert helper_count(1, 10 * forked.HELPER_ROWS) == 0
 

@@ -312,3 +312,24 @@ def test_edit_distances_past_the_surrogate_code_points():
     expected = counts["substitutions"] + counts["deletions"] + counts["insertions"]
     assert expected == 2
     assert edit_distances([reference], [hypothesis], "word").tolist() == [expected]
+
+
+def test_word_strings_share_the_process_vocabulary_and_start_anew_past_its_limit(monkeypatch):
+    """A text is encoded once for the process (the features, the guards' sample and the
+    contests align the same texts); every text of one call is under one vocabulary, also
+    when the encoder starts anew (at a call's start, past ENCODER_LIMIT); the distances do
+    not depend on which vocabulary encoded them."""
+    import werest.text as text
+
+    monkeypatch.setattr(text, "_ENCODER", [])
+    first = text.word_strings(["a b c", "c b a", "a b c"])
+    assert first[0] == first[2] and first[0] == first[1][::-1] and len(first[0]) == 3
+    assert text.word_strings(["c b a"]) == [first[1]]  # the same points in a later call
+    monkeypatch.setattr(text, "ENCODER_LIMIT", 2)  # 3 words known: the next call starts anew
+    fresh = text.word_strings(["d a", "a d"])
+    assert fresh[0] == fresh[1][::-1] and len(text._ENCODER[0].points) == 2
+    refs = ["the cat sat", "a b", "", "x y z x"]
+    hyps = ["the cat", "b a", "q", "x z"]
+    before = edit_distances(refs, hyps, "word").tolist()
+    monkeypatch.setattr(text, "_ENCODER", [])  # a fresh vocabulary: the same distances
+    assert edit_distances(refs, hyps, "word").tolist() == before == [1, 2, 1, 2]

@@ -484,12 +484,10 @@ def coded_distances(
     a, b = np.asarray(references, dtype=np.int64), np.asarray(hypotheses, dtype=np.int64)
     pair = np.minimum(a, b) * len(texts) + np.maximum(a, b)
     pairs, codes = np.unique(pair, return_inverse=True)
-    used = np.unique(np.concatenate([pairs // len(texts), pairs % len(texts)]))
-    vocabulary = _WordPoints()
-    encoded = {
-        i: _word_string(texts[i], vocabulary) if unit == "word" else _units(texts[i], unit)
-        for i in used.tolist()
-    }
+    used = np.unique(np.concatenate([pairs // len(texts), pairs % len(texts)])).tolist()
+    chosen = [texts[i] for i in used]
+    units = word_strings(chosen) if unit == "word" else [_units(t, unit) for t in chosen]
+    encoded = dict(zip(used, units, strict=True))
     distances = process.cpdist(
         [encoded[i] for i in (pairs // len(texts)).tolist()],
         [encoded[i] for i in (pairs % len(texts)).tolist()],
@@ -508,9 +506,8 @@ def encoded_texts(texts: Sequence[str], unit: str) -> list:
     """Each text as :func:`coded_distances` aligns it: words as one code point each (one
     vocabulary for all of ``texts``), or its characters; for a caller that aligns many pairs
     of the same texts (:func:`encoded_distances`)."""
-    vocabulary = _WordPoints()
     if unit == "word":
-        return [_word_string(text, vocabulary) for text in texts]
+        return word_strings(list(texts))
     return [_units(text, unit) for text in texts]
 
 
@@ -545,6 +542,46 @@ def _word_string(text: str, vocabulary: _WordPoints) -> str:
     """``text``'s words (as jiwer splits them) as one code point each, the same word always
     the same code point (one ``vocabulary`` for all the texts aligned together)."""
     return "".join(map(vocabulary.__getitem__, text.split()))
+
+
+class _WordEncoder:
+    """Texts as :func:`_word_string` encodes them under one vocabulary, each distinct text
+    encoded once however many alignments read it."""
+
+    def __init__(self) -> None:
+        self.points, self.texts = _WordPoints(), {}
+
+    def encode(self, texts: list[str]) -> list[str]:
+        known, points, out = self.texts, self.points, []
+        for text in texts:
+            encoded = known.get(text)
+            if encoded is None:
+                encoded = known[text] = _word_string(text, points)
+            out.append(encoded)
+        return out
+
+
+#: the process's encoder starts anew, at the start of a call, beyond this many texts or
+#: words (~100 bytes a text): memory stays bounded, and a call has room for 600,000 new words
+ENCODER_LIMIT = 500_000
+_ENCODER: list[_WordEncoder] = []
+
+
+def word_strings(texts: list[str]) -> list[str]:
+    """``texts`` as :func:`_word_string` encodes them, all under one vocabulary: the
+    process's, so a text the features, the guards' sample and the winner's contests all
+    align is split and encoded once. The code points differ from call to call (and from a
+    fresh vocabulary's), which no distance or alignment reads: they compare words for
+    equality only."""
+    encoder = _ENCODER[0] if _ENCODER else None
+    if encoder is None or max(len(encoder.texts), len(encoder.points)) > ENCODER_LIMIT:
+        encoder = _WordEncoder()
+        _ENCODER[:] = [encoder]
+    try:
+        return encoder.encode(texts)
+    except ValueError:  # the process's vocabulary filled up: these texts under their own
+        _ENCODER.clear()
+        return _WordEncoder().encode(texts)
 
 
 def _chunked(*lists: list, size: int) -> Iterable[tuple[list, ...]]:
@@ -596,12 +633,9 @@ def _units(text: str, unit: str) -> list[str] | str:
 def _chunk_counts(refs: list[str], hyps: list[str], *, unit: str) -> np.ndarray:
     from rapidfuzz.distance import Levenshtein
 
-    if unit == "word":  # each distinct text's words as code points, once (_word_string)
-        vocabulary, encoded = _WordPoints(), {}
-        for text in (*refs, *hyps):
-            if text not in encoded:
-                encoded[text] = _word_string(text, vocabulary)
-        refs, hyps = [encoded[t] for t in refs], [encoded[t] for t in hyps]
+    if unit == "word":  # each text's words as code points, one vocabulary (word_strings)
+        both = word_strings([*refs, *hyps])
+        refs, hyps = both[: len(refs)], both[len(refs) :]
     else:
         refs, hyps = [_units(t, unit) for t in refs], [_units(t, unit) for t in hyps]
     rows = []

@@ -224,7 +224,8 @@ def estimate_utterances(
         with the number of systems; None: with every other system.
     helpers : with ``n_jobs=1``, forked processes that share the normalisation and the
         chunks (:func:`werest.forked.shared_map`), while this process reads the model's
-        payload first (a deferred one); the result is the same.
+        payload first (a deferred one), and as many more threads for the prediction; the
+        result is the same.
     """
     panel = None
     if panel_size is not None:
@@ -298,7 +299,8 @@ def estimate_utterances(
         raise InputError("the input has no rows")
     # Dataset-level context needs every chunk of a dataset: predict once all are in.
     features = add_dataset_context(pd.concat(parts, ignore_index=True))
-    return predict_features(features, models, threads=n_jobs)
+    # a helper was given a spare core (werest.forked.helper_count): the prediction takes it too
+    return predict_features(features, models, threads=n_jobs + helpers if n_jobs == 1 else n_jobs)
 
 
 def _estimate_chunk(

@@ -103,7 +103,12 @@ from werest.partition.engine import (
     stage_input,
     warn_left_out,
 )
-from werest.text import Normaliser, cached_normalisation, reusing_normalisation
+from werest.text import (
+    Normaliser,
+    cached_normalisation,
+    normalised_columns,
+    reusing_normalisation,
+)
 from werest.text.scoring import dataset_units, scoring_units, utterance_order
 
 log = logging.getLogger(__name__)
@@ -326,13 +331,19 @@ def estimate_input(
         if proxy is not None and proxy not in spilled.systems:
             raise unknown_name("proxy system", proxy, spilled.systems, "systems")
         warn_left_out(spilled, name if run.in_memory and name else source)
-        pairs, order = sampled_order(  # with proxy=, the panel's order after the proxy
-            spilled,
-            models,
-            ranking=options.ranking,
-            system_order=options.system_order,
-            seed=options.seed,
-        )
+        helpers = helper_count(options.n_jobs, spilled.n_rows) if run.in_memory else 0
+        with reusing_normalisation(NORMALISED) as cache:
+            if helpers and spilled.n_rows <= cache.max_entries:  # every row's hypothesis,
+                # normalised with the helper, then read by the guards' sample and the estimate
+                table = spilled.partitions[0]
+                normalised_columns(table, models.normaliser, ("hypothesis",), helpers=helpers)
+            pairs, order = sampled_order(  # with proxy=, the panel's order after the proxy
+                spilled,
+                models,
+                ranking=options.ranking,
+                system_order=options.system_order,
+                seed=options.seed,
+            )
         clock.lap("sample_and_order")
         context = PartitionContext(
             models,
@@ -344,7 +355,7 @@ def estimate_input(
             options.chunk_utterances,
             n_jobs=options.n_jobs if run.in_memory else 1,
             whole_table=run.in_memory,
-            helpers=helper_count(options.n_jobs, spilled.n_rows) if run.in_memory else 0,
+            helpers=helpers,
         )
         results = run.run(estimate_partition, context)
         clock.lap("partitions")

@@ -211,6 +211,29 @@ def test_bootstrap_is_seeded_and_brackets_the_estimate():
     assert narrow[1] - narrow[0] < high - low
 
 
+def test_bootstraps_sharing_their_draws_give_the_same_intervals(monkeypatch):
+    """Inside shared_draws the bootstraps of one size and seed reuse one draw (each
+    system of a dataset): the same intervals as drawing each afresh, for several sizes in
+    turn, seeds and batches (a draw larger than a batch), and nothing kept after the block."""
+    import werest.stats as stats
+
+    monkeypatch.setattr(stats, "_BATCH_INDICES", 250_000)  # 1000 resamples of 400: 2 batches
+    rng = np.random.default_rng(4)
+    cells = []
+    for n, seed in ((400, 0), (400, 0), (250, 0), (400, 0), (400, 1), (30, 0)):
+        lengths = rng.integers(1, 20, size=n)
+        cells.append((rng.binomial(lengths, 0.3), lengths, seed))
+    alone = [bootstrap_ci(e, n, seed=seed) for e, n, seed in cells]
+    drawn = []
+    real = np.random.default_rng
+    monkeypatch.setattr(np.random, "default_rng", lambda seed: drawn.append(seed) or real(seed))
+    with stats.shared_draws():
+        shared = [bootstrap_ci(e, n, seed=seed) for e, n, seed in cells]
+        assert stats._SHARED  # the last draw is kept while the block runs
+    assert len(drawn) == 5  # the second cell of 400 (seed 0) drew nothing
+    assert shared == alone and stats._SHARED is None
+
+
 def test_bootstrap_of_a_constant_rate_has_zero_width():
     low, high = bootstrap_ci([2, 4, 6], [10, 20, 30])
     assert low == pytest.approx(0.2) and high == pytest.approx(0.2)

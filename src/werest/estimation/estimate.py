@@ -60,7 +60,7 @@ from werest.features.proxy import Ranking, choose_proxies, consensus_order, refe
 from werest.ingest.table import KEY
 from werest.model.files import Models, TrainedModel
 from werest.model.intervals import calibrated_interval, pair_interval
-from werest.stats import bootstrap_ci
+from werest.stats import bootstrap_ci, shared_draws
 from werest.text import (
     NO_NORMALISATION,
     Normaliser,
@@ -410,43 +410,44 @@ def summarise(
         units = dataset_units(scoring_units(table, normaliser), table["dataset"])
     records = []
     groups = utterances.groupby(["dataset", "system"], sort=True)
-    for (dataset, system), group in logs.track(groups, desc="bootstrap", unit="cell"):
-        done = group[group["status"] == STATUS_OK]
-        done = done.iloc[np.argsort(utterance_order(done), kind="stable")]
-        sample = estimated_sample(done)
-        record = {
-            "dataset": dataset,
-            "system": system,
-            "proxy": done["proxy"].mode().iat[0] if len(done) else None,
-            "proxies": {str(k): int(v) for k, v in done["proxy"].value_counts().items() if v},
-            "unit": units.get(dataset, "word"),
-            "estimated_wer": sample.rate() if len(done) else None,
-            "ci_low": None,
-            "ci_high": None,
-            "n_utterances": len(group),
-            "n_estimated": len(done),
-            "n_estimated_words": float(sample.denominator.sum()),
-            "method": "zero_label",  # ppi where labels= made it prediction-powered
-        }
-        if len(done):
-            low, high = bootstrap_ci(
-                sample.numerator, sample.denominator, n_resamples=n_resamples, seed=seed
-            )
-            record["ci_low"], record["ci_high"] = low, high
-        if calibration and record["estimated_wer"] is not None:
-            interval = calibrated_interval(
-                [record["estimated_wer"]], calibration, [record["ci_low"]], [record["ci_high"]]
-            )
-            record["interval_low"], record["interval_high"] = (float(v[0]) for v in interval)
-            record["interval_level"] = calibration["level"]
-        if "predicted_cer" in done:
-            record["estimated_cer"] = (
-                estimated_sample(done, "predicted_cer").rate() if len(done) else None
-            )
-        if truth is not None and (dataset, system) in truth.index:
-            record["wer"] = float(truth.loc[(dataset, system), "wer"])
-            record["n_labelled"] = int(truth.loc[(dataset, system), "n"])
-        records.append(record)
+    with shared_draws():  # every system of a dataset resamples it with the same draws
+        for (dataset, system), group in logs.track(groups, desc="bootstrap", unit="cell"):
+            done = group[group["status"] == STATUS_OK]
+            done = done.iloc[np.argsort(utterance_order(done), kind="stable")]
+            sample = estimated_sample(done)
+            record = {
+                "dataset": dataset,
+                "system": system,
+                "proxy": done["proxy"].mode().iat[0] if len(done) else None,
+                "proxies": {str(k): int(v) for k, v in done["proxy"].value_counts().items() if v},
+                "unit": units.get(dataset, "word"),
+                "estimated_wer": sample.rate() if len(done) else None,
+                "ci_low": None,
+                "ci_high": None,
+                "n_utterances": len(group),
+                "n_estimated": len(done),
+                "n_estimated_words": float(sample.denominator.sum()),
+                "method": "zero_label",  # ppi where labels= made it prediction-powered
+            }
+            if len(done):
+                low, high = bootstrap_ci(
+                    sample.numerator, sample.denominator, n_resamples=n_resamples, seed=seed
+                )
+                record["ci_low"], record["ci_high"] = low, high
+            if calibration and record["estimated_wer"] is not None:
+                interval = calibrated_interval(
+                    [record["estimated_wer"]], calibration, [record["ci_low"]], [record["ci_high"]]
+                )
+                record["interval_low"], record["interval_high"] = (float(v[0]) for v in interval)
+                record["interval_level"] = calibration["level"]
+            if "predicted_cer" in done:
+                record["estimated_cer"] = (
+                    estimated_sample(done, "predicted_cer").rate() if len(done) else None
+                )
+            if truth is not None and (dataset, system) in truth.index:
+                record["wer"] = float(truth.loc[(dataset, system), "wer"])
+                record["n_labelled"] = int(truth.loc[(dataset, system), "n"])
+            records.append(record)
     return records
 
 

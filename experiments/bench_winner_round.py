@@ -9,7 +9,7 @@ them, on two tables (the references removed):
   one dataset as ``conf/data/all_shared.yaml`` joins them.
 
     python experiments/bench_winner_round.py [--rounds 3] [--systems 8] [--tables ...]
-        [--fingerprints FILE]
+        [--fingerprints FILE] [--src DIR]
 
 Writes ``experiments/results/bench_winner_round.md`` and ``.json``: the seconds of each
 command of each round (the first round fills the cache, the later ones read it), the CPU
@@ -18,7 +18,12 @@ seconds of the round, and the machine's load when it started and ended. The bars
 (cache filling) included; any round on the 54-system table in at most 30 s.
 ``--fingerprints FILE`` also writes the sha256 of what each round wrote (the sheet,
 ``winner.json``, ``summary.json``, ``utterances.csv``, ``pairs.csv``), so two commits can be
-shown to write the same bytes (``--compare A B``).
+shown to write the same bytes (``--compare A B``). Each command runs this checkout's code
+(``python -m werest.cli`` with ``src/`` first on ``PYTHONPATH``), not whatever an installed
+``werest`` script imports; ``--src DIR`` runs another checkout's ``src/`` instead (e.g. the
+commit before a change, for its fingerprints) and prints its timings without writing them.
+The commands write werest's bytecode (``__pycache__``, git-ignored) and read it after, as an
+installed werest does, whatever ``PYTHONDONTWRITEBYTECODE`` says.
 """
 
 from __future__ import annotations
@@ -39,7 +44,10 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "results"
 SHARED = ROOT.parent / "shared" / "data"
-WEREST = [str(Path(sys.executable).with_name("werest"))]
+#: the ``werest`` each command runs: this checkout's code (``src/``) with this interpreter,
+#: not whatever an installed ``werest`` script imports (``--src`` runs another tree's code)
+WEREST = [sys.executable, "-m", "werest.cli"]
+SOURCE = {"src": ROOT / "src"}
 #: per table: the bar of its first round and of its later rounds (seconds, 2 cores)
 BARS = {"afrispeech": (10.0, 10.0), "librispeech": (30.0, 30.0)}
 #: what a round writes that the fingerprints hash (``est/``: werest estimate's folder)
@@ -51,8 +59,17 @@ def timed(*args: str, cwd: Path) -> tuple[float, float]:
     system: on a busy machine the first grows with the load, the second much less)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
+    path = os.pathsep.join([str(SOURCE["src"]), os.environ.get("PYTHONPATH", "")])
+    # werest's bytecode is written once and read after, as an installed werest's is: with
+    # PYTHONDONTWRITEBYTECODE set, each command would compile its modules again (~0.15 s)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     done = subprocess.run(
-        [*WEREST, *args, "progress=false"], cwd=cwd, capture_output=True, text=True, check=False
+        [*WEREST, *args, "progress=false"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env | {"PYTHONPATH": path.rstrip(os.pathsep)},
     )
     if done.returncode:
         sys.exit(f"werest {' '.join(args)} failed:\n{done.stderr}")
@@ -159,9 +176,17 @@ def main() -> None:
     parser.add_argument("--tables", nargs="+", choices=list(BARS), default=list(BARS))
     parser.add_argument("--fingerprints", type=Path, help="write each round's output hashes")
     parser.add_argument("--compare", nargs=2, type=Path, help="two fingerprint files")
+    parser.add_argument(
+        "--src",
+        type=Path,
+        help="run the werest of this src/ folder (another commit's checkout); its timings "
+        "are not written to experiments/results, only its --fingerprints",
+    )
     args = parser.parse_args()
     if args.compare:
         sys.exit(compare(*args.compare))
+    if args.src:
+        SOURCE["src"] = args.src.resolve()
     for folder in ("afrispeech", "dighr", "verli"):
         if not (SHARED / folder).is_dir():
             sys.exit(f"needs {SHARED / folder} (../shared beside the repo)")
@@ -194,8 +219,11 @@ def main() -> None:
         "load_end": round(os.getloadavg()[0], 2),
         "tables": tables,
     }
-    (RESULTS / "bench_winner_round.json").write_text(json.dumps(result, indent=2) + "\n")
-    write_markdown(result)
+    if args.src:
+        print(json.dumps(result, indent=2))
+    else:
+        (RESULTS / "bench_winner_round.json").write_text(json.dumps(result, indent=2) + "\n")
+        write_markdown(result)
     if args.fingerprints:
         args.fingerprints.write_text(json.dumps(prints, indent=2) + "\n")
 
@@ -229,7 +257,8 @@ def write_markdown(result: dict) -> None:
         "Written by `python experiments/bench_winner_round.py`: `werest sample "
         "strategy=winner budget=10 labels=[...]` then `werest estimate labels=[...]`, each a "
         "fresh process as a user runs them (the first round with no labels: it fills the "
-        f"cache), references removed, {result['cores']} cores, 1-minute load "
+        "cache; werest's bytecode compiled once, as an installed werest's is), references "
+        f"removed, {result['cores']} cores, 1-minute load "
         f"{result['load_start']} at the start and {result['load_end']} at the end "
         "(`round_cpu_s`: the CPU seconds of the round's two processes, which grow less with "
         "the load of other work on the machine than the seconds a person waits).",

@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 FORMAT = "%(levelname)s %(name)s: %(message)s"
@@ -56,6 +57,14 @@ def set_progress(on: bool) -> None:
 def progress_on() -> bool:
     """Whether progress bars may be shown (they still are only when stderr is a terminal)."""
     return os.environ.get(PROGRESS_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def bars_shown() -> bool:
+    """Whether a progress bar shows now: progress is on and stderr is a terminal."""
+    try:
+        return progress_on() and sys.stderr.isatty()
+    except (AttributeError, ValueError):  # no stderr, or a closed one
+        return False
 
 
 def bar(
@@ -123,12 +132,22 @@ def chunked(*lists: list, size: int) -> Iterator[tuple[list, ...]]:
 
 
 def parallel_map(
-    function: Callable, chunks: list[tuple], n_jobs: int, *, desc: str | None = None, **kwargs
+    function: Callable,
+    chunks: list[tuple],
+    n_jobs: int,
+    *,
+    desc: str | None = None,
+    shared: Callable | None = None,
+    **kwargs,
 ) -> list:
     """``[function(*chunk, **kwargs) for chunk in chunks]``, in joblib workers when
-    ``n_jobs != 1`` and there is more than one chunk; with ``desc``, a progress bar over the
-    chunks on a terminal (tqdm leaves it out when stderr is not one)."""
-    if n_jobs == 1 or len(chunks) < 2:
+    ``n_jobs != 1`` and there is more than one chunk, else by ``shared`` when given (``shared(
+    call, chunks)`` yields ``call(chunk)`` in order: :func:`werest.forked.shared_map` with its
+    helpers) or here; with ``desc``, a progress bar over the chunks on a terminal (tqdm leaves
+    it out when stderr is not one)."""
+    if n_jobs == 1 and shared is not None and len(chunks) >= 2:
+        results = shared(partial(_star, function, kwargs), chunks)
+    elif n_jobs == 1 or len(chunks) < 2:
         results = (function(*chunk, **kwargs) for chunk in chunks)
     else:
         from joblib import Parallel, delayed
@@ -138,3 +157,7 @@ def parallel_map(
         )
     progress = bar(results, total=len(chunks), desc=desc or "", unit="chunk", disable=not desc)
     return list(progress)
+
+
+def _star(function: Callable, kwargs: dict, chunk: tuple):
+    return function(*chunk, **kwargs)

@@ -117,8 +117,8 @@ def test_saved_and_loaded_again_gives_identical_predictions(kind, stack_model, t
 
 def test_loading_a_model_does_not_import_torch_and_torch_still_imports_after():
     """skops' import walks every scikit-learn package, torch's array-api wrapper included;
-    werest hides torch during that import (``werest.model.audit.skops_io``). In a fresh process:
-    the shipped model loads and predicts without torch imported, then torch imports."""
+    werest hides torch during that import (``werest.model.skops_import.skops_io``). In a fresh
+    process: the shipped model loads and predicts without torch imported, then torch imports."""
     pytest.importorskip("torch", reason="torch is not installed (the sonar extra)")
     script = (
         "import sys\n"

@@ -43,6 +43,29 @@ def test_script_mismatch_is_the_share_of_letters_outside_the_proxys_script():
     assert script_mismatch(latin, script_counts("123")) == 0.0  # no letters: nothing to compare
 
 
+def test_pair_signals_are_each_pairs_own_signals_in_any_scripts():
+    """The pairs read the distinct texts' measures as arrays: the same floats as each
+    pair's own repeated_ngram_rate and script_mismatch, for texts in one script, several
+    (Latin and Arabic, Latin and CJK), none (digits, empty) and repeated ones."""
+    texts = ["hello there", "مرحبا بك", "ab مر", "ab مرحبا x", "日本 go", "123", "", "x x x x x"]
+    rng = np.random.default_rng(3)
+    own = pd.Series(rng.choice(texts, 300), index=pd.RangeIndex(5, 305))
+    other = pd.Series(rng.choice(texts, 300), index=own.index)
+    signals = pair_signals(own, other)
+    for column, first, second in (
+        ("script_mismatch", own, other),
+        ("other_script_mismatch", other, own),
+    ):
+        expected = [
+            script_mismatch(script_counts(a), script_counts(b))
+            for a, b in zip(first, second, strict=True)
+        ]
+        assert signals[column].tolist() == expected
+    assert signals["hyp_rep"].tolist() == [repeated_ngram_rate(t) for t in own]
+    assert signals["other_rep"].tolist() == [repeated_ngram_rate(t) for t in other]
+    assert signals.index.equals(own.index)
+
+
 def test_pair_signals_are_seen_from_each_side():
     signals = pair_signals(pd.Series(["a b c a b c", "x"]), pd.Series(["x y z", "مر"]))
     assert signals["hyp_rep"].tolist() == pytest.approx([0.25, 0.0])

@@ -69,3 +69,26 @@ def test_another_table_or_a_damaged_entry_is_built_again(tmp_path):
     assert np.array_equal(again["one"].distance(0, 1), built["one"].distance(0, 1))
     same(build_contests(rows, NORMALISER, cache_dir=tmp_path), built)  # stored again
     assert np.load(folder / "0-codes.npy").shape == built["one"].codes.shape
+
+
+def test_a_later_process_reads_the_encoded_texts_back_and_aligns_as_the_first(tmp_path):
+    """The texts as the alignments read them are kept with the contest: a later process (a
+    new vocabulary of word code points) reads them instead of encoding again, and its
+    consensus gaps and new distances are the first process's; a damaged file is encoded
+    again."""
+    import werest.text.counting as text
+
+    rows = table()
+    built = build_contests(rows, NORMALISER, cache_dir=tmp_path)
+    gaps = built["one"].consensus_gap(0, 1)
+    folder = contests_folder(tmp_path, rows, NORMALISER)
+    assert (folder / "0-encoded.parquet").exists()
+    text._ENCODER.clear()  # as in another process
+    text.word_strings(["z y x w"])  # whose vocabulary numbers the words otherwise
+    read = build_contests(rows, NORMALISER, cache_dir=tmp_path)
+    assert read["one"]._encoded() == built["one"]._encoded()
+    assert np.array_equal(read["one"].consensus_gap(0, 1), gaps)
+    assert np.array_equal(read["one"].distance(1, 2), built["one"].distance(1, 2))
+    (folder / "0-encoded.parquet").write_bytes(b"not parquet")
+    again = build_contests(rows, NORMALISER, cache_dir=tmp_path)
+    assert np.array_equal(again["one"].consensus_gap(0, 1), gaps)

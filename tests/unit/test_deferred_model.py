@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pandas as pd
@@ -82,3 +83,47 @@ def test_a_run_that_does_not_predict_imports_neither_skops_nor_scikit_learn():
     )
     assert done.stdout.split() == ["[]"]
     assert load_models(deferred=True).wer.info == load_model(default_model_path()).info
+
+
+LISTS = ("SKLEARN_ESTIMATOR_TYPE_NAMES", "SCIPY_UFUNC_TYPE_NAMES", "NUMPY_UFUNC_TYPE_NAMES")
+
+
+def test_reading_a_payload_lists_no_default_trust_and_leaves_skops_trust_as_it_was():
+    """skops lists its default trusted types when first imported: scikit-learn's estimators
+    (which imports every scikit-learn package) and the ufuncs of numpy and scipy (each
+    searched for in every loaded module); werest imports it without those lists
+    (:func:`werest.model.skops_import.skops_io`) and its model loads as before. skops's own default
+    trust is listed when another use of skops reads it: an SVR and the ufuncs are trusted as
+    they were, by lists as long as skops's own."""
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from werest.model.files import default_model_path, load_model
+        assert load_model(default_model_path()).feature_names
+        import skops.io as sio
+        from skops.io import _trusted_types as trusted
+        lists = [getattr(trusted, name) for name in {LISTS!r}]
+        walked = "sklearn.gaussian_process" in sys.modules  # only the walk imports it
+        print(all(names.listing is not None for names in lists), walked)
+        import numpy as np, scipy.special
+        from sklearn.svm import SVR
+        svr = SVR().fit([[0.0], [1.0]], [0.0, 1.0])
+        objects = (svr, np.add, scipy.special.expit)
+        untrusted = [sio.get_untrusted_types(data=sio.dumps(o)) for o in objects]
+        print(untrusted == [[], [], []], "sklearn.gaussian_process" in sys.modules)
+        print([len(names) for names in lists])
+        """
+    )
+    reference = textwrap.dedent(
+        f"""
+        from skops.io import _trusted_types as trusted
+        print([len(getattr(trusted, name)) for name in {LISTS!r}])
+        """
+    )
+    done, plain = (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        for code in (script, reference)
+    )
+    lines = done.stdout.splitlines()
+    assert lines[:2] == ["True False", "True True"], done.stdout
+    assert lines[2] == plain.stdout.strip()  # as many names as skops lists itself

@@ -211,6 +211,29 @@ def test_bootstrap_is_seeded_and_brackets_the_estimate():
     assert narrow[1] - narrow[0] < high - low
 
 
+def test_bootstraps_sharing_their_draws_give_the_same_intervals(monkeypatch):
+    """Inside shared_draws the bootstraps of one size and seed reuse one draw (each
+    system of a dataset): the same intervals as drawing each afresh, for several sizes in
+    turn, seeds and batches (a draw larger than a batch), and nothing kept after the block."""
+    import werest.stats as stats
+
+    monkeypatch.setattr(stats, "_BATCH_INDICES", 250_000)  # 1000 resamples of 400: 2 batches
+    rng = np.random.default_rng(4)
+    cells = []
+    for n, seed in ((400, 0), (400, 0), (250, 0), (400, 0), (400, 1), (30, 0)):
+        lengths = rng.integers(1, 20, size=n)
+        cells.append((rng.binomial(lengths, 0.3), lengths, seed))
+    alone = [bootstrap_ci(e, n, seed=seed) for e, n, seed in cells]
+    drawn = []
+    real = np.random.default_rng
+    monkeypatch.setattr(np.random, "default_rng", lambda seed: drawn.append(seed) or real(seed))
+    with stats.shared_draws():
+        shared = [bootstrap_ci(e, n, seed=seed) for e, n, seed in cells]
+        assert stats._SHARED  # the last draw is kept while the block runs
+    assert len(drawn) == 5  # the second cell of 400 (seed 0) drew nothing
+    assert shared == alone and stats._SHARED is None
+
+
 def test_bootstrap_of_a_constant_rate_has_zero_width():
     low, high = bootstrap_ci([2, 4, 6], [10, 20, 30])
     assert low == pytest.approx(0.2) and high == pytest.approx(0.2)
@@ -312,3 +335,24 @@ def test_edit_distances_past_the_surrogate_code_points():
     expected = counts["substitutions"] + counts["deletions"] + counts["insertions"]
     assert expected == 2
     assert edit_distances([reference], [hypothesis], "word").tolist() == [expected]
+
+
+def test_word_strings_share_the_process_vocabulary_and_start_anew_past_its_limit(monkeypatch):
+    """A text is encoded once for the process (the features, the guards' sample and the
+    contests align the same texts); every text of one call is under one vocabulary, also
+    when the encoder starts anew (at a call's start, past ENCODER_LIMIT); the distances do
+    not depend on which vocabulary encoded them."""
+    import werest.text.counting as text
+
+    monkeypatch.setattr(text, "_ENCODER", [])
+    first = text.word_strings(["a b c", "c b a", "a b c"])
+    assert first[0] == first[2] and first[0] == first[1][::-1] and len(first[0]) == 3
+    assert text.word_strings(["c b a"]) == [first[1]]  # the same points in a later call
+    monkeypatch.setattr(text, "ENCODER_LIMIT", 2)  # 3 words known: the next call starts anew
+    fresh = text.word_strings(["d a", "a d"])
+    assert fresh[0] == fresh[1][::-1] and len(text._ENCODER[0].points) == 2
+    refs = ["the cat sat", "a b", "", "x y z x"]
+    hyps = ["the cat", "b a", "q", "x z"]
+    before = edit_distances(refs, hyps, "word").tolist()
+    monkeypatch.setattr(text, "_ENCODER", [])  # a fresh vocabulary: the same distances
+    assert edit_distances(refs, hyps, "word").tolist() == before == [1, 2, 1, 2]

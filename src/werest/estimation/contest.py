@@ -77,11 +77,12 @@ class Contest:
         return self._distances[key]
 
     def _encoded(self) -> list:
-        if "encoded" not in self._distances:  # each text encoded once
-            from werest.text import encoded_texts
+        if "encoded" not in self._distances:  # each text encoded once, kept by content too
+            from werest.estimation import contest_store
 
-            unit = "char" if self.unit == "character" else "word"
-            self._distances["encoded"] = encoded_texts(list(self.texts), unit)
+            self._distances["encoded"] = contest_store.encoded(
+                self.store, self.number, self.texts, self.unit
+            )
         return self._distances["encoded"]
 
     def consensus_gap(self, a: int, b: int) -> np.ndarray:

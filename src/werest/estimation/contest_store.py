@@ -10,8 +10,11 @@ stored once, under a digest of those, and read back by the later processes:
 ``contests-<digest>/`` holds ``contests.json`` (per dataset: its systems, unit, mean length
 and file number), and per dataset ``<i>-codes.npy`` (the N × S codes), ``<i>-utterances.
 parquet``, ``<i>-texts.parquet`` and, as they are computed, ``<i>-<a>-<b>.npy`` (the distances
-of systems a < b). Arrays are read without pickle; a folder or file that cannot be read is
-computed again, and one that cannot be written is left out: a cache never fails a run.
+of systems a < b) and ``<i>-encoded.parquet`` (the texts as the alignments read them,
+:func:`werest.text.encoded_texts`: every process of the loop aligns each system with the
+consensus, and encoding the texts again was most of that). Arrays are read without pickle; a
+folder or file that cannot be read is computed again, and one that cannot be written is left
+out: a cache never fails a run.
 """
 
 from __future__ import annotations
@@ -141,3 +144,31 @@ def write_distances(path: Path | None, distances: np.ndarray) -> None:
             np.save(handle, distances, allow_pickle=False)
     except OSError as error:
         log.info("distances not cached (%s)", error)
+
+
+def encoded(folder: Path | None, number: int, texts, unit: str) -> list:
+    """Contest ``number``'s ``texts`` as :func:`werest.text.encoded_texts` encodes them in
+    ``unit`` (``word``, or ``character``: its characters), read from ``folder`` when an
+    earlier process stored them, else encoded and stored (one vocabulary for them all, as
+    their distances need)."""
+    from werest.text.counting import encoded_texts
+
+    path = None if folder is None else folder / f"{number}-encoded.parquet"
+    if path is not None and path.exists():
+        try:
+            stored = pd.read_parquet(path)["encoded"].tolist()
+            if len(stored) == len(texts):
+                return stored
+        except (OSError, ValueError, KeyError) as error:  # pyarrow's errors are ValueErrors
+            log.info("encoded texts %s unreadable (%s): encoded again", path, error)
+    values = encoded_texts(list(texts), "char" if unit == "character" else "word")
+    if path is not None and path.parent.is_dir():
+        from werest.io import atomic_path, unrecorded
+
+        try:
+            with unrecorded(), atomic_path(path) as tmp:
+                frame = pd.DataFrame({"encoded": pd.Series(values, dtype="str")})
+                frame.to_parquet(tmp)
+        except (OSError, ValueError) as error:
+            log.info("encoded texts not cached (%s)", error)
+    return values

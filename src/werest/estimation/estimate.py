@@ -30,6 +30,7 @@ This module holds the stage's pieces; the pipeline that runs them on a table in 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Collection
 from functools import partial
 from pathlib import Path
@@ -62,7 +63,7 @@ from werest.features.proxy import Ranking, choose_proxies, consensus_order, refe
 from werest.ingest.table import KEY
 from werest.model.files import Models, TrainedModel
 from werest.model.intervals import calibrated_interval, pair_interval
-from werest.stats import bootstrap_ci
+from werest.stats import bootstrap_ci, shared_draws
 from werest.text import (
     NO_NORMALISATION,
     Normaliser,
@@ -79,8 +80,13 @@ STATUS_NO_FEATURE = "missing feature value"
 #: advances every fraction of a second (experiments/bench_progress.py)
 PROGRESS_STEPS = 20
 #: the fewest utterances a chunk holds for the progress bar's sake: each chunk costs about
-#: 0.15 s of its own (pandas), so 500 (~0.4 s a step) keeps that under a third of the stage
+#: 0.1-0.15 s of its own (pandas), so 500 (~0.4 s a step) keeps that under a third of the stage
 STEP_UTTERANCES = 500
+#: when no bar shows (``progress=false``, or stderr is not a terminal), the fewest target rows
+#: a chunk holds: a row costs some 50-70 µs (each compared with at most ``PANEL_SIZE + 1``
+#: others), so a chunk's own cost is under a tenth of a chunk of 20,000 rows (500 utterances
+#: of 8 systems are 4,000 rows: the chunk's own cost a third of theirs)
+STEP_ROWS = 20_000
 
 
 def resolve_targets(
@@ -205,6 +211,7 @@ def estimate_utterances(
     chunk_utterances: int = CHUNK_UTTERANCES,
     n_jobs: int = 1,
     panel_size: int | None = PANEL_SIZE,
+    helpers: int = 0,
 ) -> pd.DataFrame:
     """Features and predictions for every target row, utterance chunk by utterance chunk.
 
@@ -215,31 +222,24 @@ def estimate_utterances(
     panel_size : each target is compared with its ``panel_size`` best-ranked others, in the
         proxy order (:class:`werest.features.agreement.Panel`), so the cost grows linearly
         with the number of systems; None: with every other system.
+    helpers : with ``n_jobs=1``, forked processes that share the normalisation and the
+        chunks (:func:`werest.forked.shared_map`), while this process reads the model's
+        payload first (a deferred one), and as many more threads for the prediction; the
+        result is the same.
     """
-    panel = None
-    if panel_size is not None:
-        order = (ranking or Ranking.from_order([])).order(set(table["system"]), unseen_order)
-        if proxy is not None:
-            order = [proxy, *(name for name in order if name != proxy)]
-        panel = Panel(tuple(order), panel_size)
+    panel = _panel(table, proxy, ranking, unseen_order, panel_size)
     extra = _extra_features(models, table)
     # Each distinct hypothesis is normalised once for the whole table, not once per chunk.
-    normalised = normalised_columns(table, models.normaliser, ("hypothesis",), n_jobs=n_jobs)
+    normalised = normalised_columns(
+        table, models.normaliser, ("hypothesis",), n_jobs=n_jobs, helpers=helpers
+    )
     columns = input_columns(extra)
     table = table[[*KEY, *columns]].assign(hypothesis=normalised["hypothesis"].to_numpy())
-    codes = row_codes(table["dataset"], table["utt_id"])[0]
-    n_utterances = int(codes.max()) + 1 if len(codes) else 0
-    # a chunk holds at most PAIR_ROWS compared pairs, so memory is bounded by the chunk
-    # whatever the number of systems (each of S systems compared with ≤ panel + 1 others)
-    systems = len(table) / max(n_utterances, 1)
-    compared = systems * min(systems, (panel.size + 1) if panel else systems)
-    chunk_utterances = max(1, min(chunk_utterances, int(PAIR_ROWS // max(compared, 1))))
-    # and the features bar moves: about PROGRESS_STEPS chunks, none under STEP_UTTERANCES
-    # (a chunk has a fixed cost); the result does not depend on the chunks (whole utterances)
-    step = max(STEP_UTTERANCES, -(-n_utterances // PROGRESS_STEPS))
-    chunk_utterances = min(chunk_utterances, step)
-    bounds = range(0, n_utterances, chunk_utterances)
-    chunks = (table[(codes >= start) & (codes < start + chunk_utterances)] for start in bounds)
+    table, codes, size, bounds = _chunks(table, panel, chunk_utterances)
+
+    def chunk(start: int) -> pd.DataFrame:
+        return table[(codes >= start) & (codes < start + size)]
+
     work = partial(
         _estimate_chunk,
         models=models,
@@ -250,20 +250,69 @@ def estimate_utterances(
         extra=extra,
         panel=panel,
     )
-    if n_jobs == 1 or len(bounds) < 2:
-        results = map(work, chunks)
+    if n_jobs == 1 and helpers and len(bounds) >= 2:  # this process reads the model meanwhile
+        from werest.forked import shared_map
+
+        def payloads() -> None:
+            for _, model in models:
+                model.estimator  # noqa: B018
+
+        results = shared_map(
+            lambda start: work(chunk(start)), bounds, helpers=helpers, first=payloads
+        )
+    elif n_jobs == 1 or len(bounds) < 2:
+        results = (work(chunk(start)) for start in bounds)
     else:  # chunks in worker processes, in order, at most a few in flight
         from joblib import Parallel, delayed
 
         results = Parallel(n_jobs=n_jobs, return_as="generator")(
-            delayed(work)(chunk) for chunk in chunks
+            delayed(work)(chunk(start)) for start in bounds
         )
     parts = list(logs.track(results, total=len(bounds), desc="features", unit="chunk"))
     if not parts:
         raise InputError("the input has no rows")
     # Dataset-level context needs every chunk of a dataset: predict once all are in.
     features = add_dataset_context(pd.concat(parts, ignore_index=True))
-    return predict_features(features, models, threads=n_jobs)
+    # a helper was given a spare core (werest.forked.helper_count): the prediction takes it too
+    return predict_features(features, models, threads=n_jobs + helpers if n_jobs == 1 else n_jobs)
+
+
+def _panel(table, proxy, ranking, unseen_order, panel_size: int | None) -> Panel | None:
+    """The systems each target is compared with (:func:`estimate_utterances`'s)."""
+    if panel_size is None:
+        return None
+    order = (ranking or Ranking.from_order([])).order(set(table["system"]), unseen_order)
+    if proxy is not None:
+        order = [proxy, *(name for name in order if name != proxy)]
+    return Panel(tuple(order), panel_size)
+
+
+def _chunks(table: pd.DataFrame, panel: Panel | None, chunk_utterances: int):
+    """The table in chunks of whole utterances: (the table, ordered block by block; its
+    utterance codes; the utterances a chunk holds; each chunk's first code). The result does
+    not depend on the chunks."""
+    codes = row_codes(table["dataset"], table["utt_id"])[0]
+    n_utterances = int(codes.max()) + 1 if len(codes) else 0
+    # a chunk holds at most PAIR_ROWS compared pairs, so memory is bounded by the chunk
+    # whatever the number of systems (each of S systems compared with ≤ panel + 1 others)
+    systems = len(table) / max(n_utterances, 1)
+    compared = systems * min(systems, (panel.size + 1) if panel else systems)
+    chunk_utterances = max(1, min(chunk_utterances, int(PAIR_ROWS // max(compared, 1))))
+    # and the features bar moves: about PROGRESS_STEPS blocks, none under STEP_UTTERANCES;
+    # the rows come out block by block, each block's in table order
+    block = min(chunk_utterances, max(STEP_UTTERANCES, -(-n_utterances // PROGRESS_STEPS)))
+    # a chunk is a block when a bar shows, else whole blocks: as many as make STEP_ROWS rows
+    # (a chunk has a fixed cost), within the memory bound; the chunks of a table are of equal
+    # sizes
+    n_blocks = max(1, math.ceil(n_utterances / block))
+    wanted = 1 if logs.bars_shown() else math.ceil(STEP_ROWS / (systems * block))
+    per_chunk = min(n_blocks, max(1, min(chunk_utterances // block, wanted)))
+    per_chunk = math.ceil(n_blocks / math.ceil(n_blocks / per_chunk))
+    if per_chunk > 1:  # block by block within a chunk, as chunks of one block would give them
+        ordered = np.argsort(codes // block, kind="stable")
+        table, codes = table.iloc[ordered], codes[ordered]
+    size = per_chunk * block
+    return table, codes, size, range(0, n_utterances, size)
 
 
 def _estimate_chunk(
@@ -371,46 +420,59 @@ def summarise(
         truth = true_wer(table, utterances, normaliser, scored)
     if units is None:
         units = dataset_units(scoring_units(table, normaliser), table["dataset"])
-    records = []
     groups = utterances.groupby(["dataset", "system"], sort=True)
-    for (dataset, system), group in logs.track(groups, desc="bootstrap", unit="cell"):
-        done = group[group["status"] == STATUS_OK]
-        done = done.iloc[np.argsort(utterance_order(done), kind="stable")]
-        sample = estimated_sample(done)
-        record = {
-            "dataset": dataset,
-            "system": system,
-            "proxy": done["proxy"].mode().iat[0] if len(done) else None,
-            "proxies": {str(k): int(v) for k, v in done["proxy"].value_counts().items() if v},
-            "unit": units.get(dataset, "word"),
-            "estimated_wer": sample.rate() if len(done) else None,
-            "ci_low": None,
-            "ci_high": None,
-            "n_utterances": len(group),
-            "n_estimated": len(done),
-            "n_estimated_words": float(sample.denominator.sum()),
-            "method": "zero_label",  # ppi where labels= made it prediction-powered
-        }
-        if len(done):
-            low, high = bootstrap_ci(
-                sample.numerator, sample.denominator, n_resamples=n_resamples, seed=seed
-            )
-            record["ci_low"], record["ci_high"] = low, high
-        if calibration and record["estimated_wer"] is not None:
-            interval = calibrated_interval(
-                [record["estimated_wer"]], calibration, [record["ci_low"]], [record["ci_high"]]
-            )
-            record["interval_low"], record["interval_high"] = (float(v[0]) for v in interval)
-            record["interval_level"] = calibration["level"]
-        if "predicted_cer" in done:
-            record["estimated_cer"] = (
-                estimated_sample(done, "predicted_cer").rate() if len(done) else None
-            )
-        if truth is not None and (dataset, system) in truth.index:
-            record["wer"] = float(truth.loc[(dataset, system), "wer"])
-            record["n_labelled"] = int(truth.loc[(dataset, system), "n"])
-        records.append(record)
+    cell = partial(
+        _cell_record, units=units, n_resamples=n_resamples, seed=seed, calibration=calibration
+    )
+    with shared_draws():  # every system of a dataset resamples it with the same draws
+        records = [
+            cell(dataset, system, group)
+            for (dataset, system), group in logs.track(groups, desc="bootstrap", unit="cell")
+        ]
+    if truth is not None:
+        for record in records:
+            key = (record["dataset"], record["system"])
+            if key in truth.index:
+                record["wer"] = float(truth.loc[key, "wer"])
+                record["n_labelled"] = int(truth.loc[key, "n"])
     return records
+
+
+def _cell_record(dataset, system, group, *, units, n_resamples, seed, calibration) -> dict:
+    """:func:`summarise`'s record of one dataset and system."""
+    done = group[group["status"] == STATUS_OK]
+    done = done.iloc[np.argsort(utterance_order(done), kind="stable")]
+    sample = estimated_sample(done)
+    record = {
+        "dataset": dataset,
+        "system": system,
+        "proxy": done["proxy"].mode().iat[0] if len(done) else None,
+        "proxies": {str(k): int(v) for k, v in done["proxy"].value_counts().items() if v},
+        "unit": units.get(dataset, "word"),
+        "estimated_wer": sample.rate() if len(done) else None,
+        "ci_low": None,
+        "ci_high": None,
+        "n_utterances": len(group),
+        "n_estimated": len(done),
+        "n_estimated_words": float(sample.denominator.sum()),
+        "method": "zero_label",  # ppi where labels= made it prediction-powered
+    }
+    if len(done):
+        low, high = bootstrap_ci(
+            sample.numerator, sample.denominator, n_resamples=n_resamples, seed=seed
+        )
+        record["ci_low"], record["ci_high"] = low, high
+    if calibration and record["estimated_wer"] is not None:
+        interval = calibrated_interval(
+            [record["estimated_wer"]], calibration, [record["ci_low"]], [record["ci_high"]]
+        )
+        record["interval_low"], record["interval_high"] = (float(v[0]) for v in interval)
+        record["interval_level"] = calibration["level"]
+    if "predicted_cer" in done:
+        record["estimated_cer"] = (
+            estimated_sample(done, "predicted_cer").rate() if len(done) else None
+        )
+    return record
 
 
 #: the columns of a zero-label ``pairs.csv`` (a ``labels=`` run writes the labelled ones)

@@ -57,10 +57,16 @@ from werest.estimation.run import (  # noqa: F401 (re-exported: the section and 
 from werest.estimation.run_cache import estimate_cached
 from werest.features.agreement import CONTEXT_FEATURES, STATUS_OK
 from werest.features.proxy import Ranking
+from werest.forked import helper_count
 from werest.frames import concat_compact
 from werest.ingest.table import NO_HYPOTHESES, warn_without_hypotheses
 from werest.model.files import Models
-from werest.text import NormalisationCache, Normaliser, reusing_normalisation
+from werest.text import (
+    NormalisationCache,
+    Normaliser,
+    normalised_columns,
+    reusing_normalisation,
+)
 from werest.text.scoring import dataset_units, scoring_units, utterance_order
 
 #: What a summary needs of each estimated row (plus ``predicted_*`` and ``_order``).
@@ -85,6 +91,9 @@ class PipelineContext:
     #: the partition is the whole input (an in-memory run): the dataset-level ``ctx_*``
     #: features it computes are the input's, so they are kept
     whole_table: bool = False
+    #: forked helper processes that share its normalisation and features
+    #: (:func:`werest.forked.helper_count`; an in-memory run's, partitions have none)
+    helpers: int = 0
 
 
 @dataclass
@@ -125,6 +134,7 @@ def estimate_rows(table: pd.DataFrame, context: PipelineContext) -> PipelineResu
         ranking=context.order,
         chunk_utterances=context.chunk_utterances,
         n_jobs=context.n_jobs,
+        helpers=context.helpers,
     )
     if not context.whole_table:
         utterances = utterances.drop(columns=list(CONTEXT_FEATURES))
@@ -236,7 +246,8 @@ def estimate_frame(
         table = count_missing_as_deletions(table)
     started = time.perf_counter()
     # each distinct string normalised once a run (the command's own cache when it opened one)
-    with reusing_normalisation(NormalisationCache()):
+    helpers = helper_count(options.n_jobs, len(table))
+    with reusing_normalisation(NormalisationCache()) as cache:
         languages = table["language"].dropna().unique() if "language" in table.columns else []
         used, targets = run_targets(
             models,
@@ -246,6 +257,9 @@ def estimate_frame(
             list(table.attrs.get(NO_HYPOTHESES, [])),
             name if name else table,
         )
+        if helpers and len(table) <= cache.max_entries:  # every row's hypothesis, normalised
+            # with the helper, then read from the cache by the guards' sample and the estimate
+            normalised_columns(table, models.normaliser, ("hypothesis",), helpers=helpers)
         pairs, order = sample_and_order(
             table,
             models,
@@ -263,6 +277,7 @@ def estimate_frame(
             options.chunk_utterances,
             n_jobs=options.n_jobs,
             whole_table=True,
+            helpers=helpers,
         )
         result = estimate_rows(table, context)
         records, warnings, compact = combine_results([result], models, used, pairs, options)

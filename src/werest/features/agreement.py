@@ -43,7 +43,7 @@ from werest.features.settings import (  # the names, declared where --help reads
     PROXY_FEATURES,
     TRIANGULATED,
 )
-from werest.text.counting import coded_distances, count_errors
+from werest.text.counting import coded_distances, count_errors, word_strings
 from werest.text.normalise import AUTO, Normaliser, normalised_columns
 
 log = logging.getLogger(__name__)
@@ -124,6 +124,8 @@ def pair_distances(keys: pd.DataFrame, n_jobs: int = 1, panel: Panel | None = No
     utterance = row_codes(keys["dataset"], keys["utt_id"])[0]  # pairs join on one integer
     # once per row, not per pair; the pairs carry codes, not texts
     keys = keys.drop(columns="text").assign(words=words, chars=chars, rank=rank, u=utterance)
+    # the systems' names in order as integers: each unordered pair picked by comparing them
+    keys["named"] = pd.factorize(keys["system"], sort=True)[0]
     if panel is not None:
         keys = keys.assign(position=panel.positions(keys["system"], utterance))
         if keys["position"].max() <= panel.size:  # every system is in the panel
@@ -131,7 +133,7 @@ def pair_distances(keys: pd.DataFrame, n_jobs: int = 1, panel: Panel | None = No
     others = keys.drop(columns=UTTERANCE)
     if panel is None:
         pairs = keys.merge(others, on="u", suffixes=("", "_other"))
-        pairs = pairs[pairs["system"] < pairs["system_other"]].reset_index(drop=True)
+        pairs = pairs[(pairs["named"] < pairs["named_other"]).to_numpy()].reset_index(drop=True)
     else:  # every row against the panel's members, then only the pairs the panel compares
         members = others[others["position"] <= panel.size]
         pairs = keys.merge(members, on="u", suffixes=("", "_other"))
@@ -182,7 +184,7 @@ def pairwise_word_totals(
     is validated (:func:`werest.ingest.table.validate_table`: no null hypothesis)."""
     keys = _normalised_keys(table, normaliser, n_jobs, utterances)
     rank, texts = pd.factorize(keys["text"], sort=True)
-    words = np.array([len(text.split()) for text in texts], dtype=np.int64)
+    words = np.fromiter(map(len, word_strings(texts.tolist())), dtype=np.int64, count=len(texts))
     dataset, datasets = pd.factorize(keys["dataset"], sort=True)
     system, systems = pd.factorize(keys["system"], sort=True)
     rows = pd.DataFrame(
@@ -225,10 +227,12 @@ def pairwise_word_totals(
 
 
 def _lengths(texts: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Word and character counts of normalised texts, as jiwer counts them."""
+    """Word and character counts of normalised texts, as jiwer counts them (the words: one
+    code point each in :func:`werest.text.word_strings`, which the alignments read too)."""
     codes, distinct = pd.factorize(texts)
-    words = np.array([len(text.split()) for text in distinct], dtype=np.int64)
-    chars = np.array([len(text.strip()) for text in distinct], dtype=np.int64)
+    distinct = distinct.tolist()
+    words = np.fromiter(map(len, word_strings(distinct)), dtype=np.int64, count=len(distinct))
+    chars = np.fromiter(map(len, map(str.strip, distinct)), dtype=np.int64, count=len(distinct))
     return words[codes], chars[codes]
 
 

@@ -24,6 +24,7 @@ import unicodedata
 from collections import Counter
 from functools import lru_cache
 
+import numpy as np
 import pandas as pd
 
 NGRAM = 3
@@ -35,7 +36,7 @@ def repeated_ngram_rate(text: str, n: int = NGRAM) -> float:
     words = text.split()
     if len(words) <= n:
         return 0.0
-    grams = [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
+    grams = list(zip(*(words[i:] for i in range(n)), strict=False))  # the runs of n words
     return 1.0 - len(set(grams)) / len(grams)
 
 
@@ -85,18 +86,51 @@ def pair_signals(text: pd.Series, text_other: pd.Series) -> pd.DataFrame:
     """The signals of aligned pairs of hypotheses (one row per pair, both normalised):
     ``hyp_rep`` and ``other_rep`` (:func:`repeated_ngram_rate` of each side),
     ``script_mismatch`` (the first side's letters outside the second's main script) and
-    ``other_script_mismatch`` (the reverse). Each distinct string is measured once."""
-    distinct = pd.unique(pd.concat([text, text_other], ignore_index=True).to_numpy())
-    repeats = {value: repeated_ngram_rate(value) for value in distinct}
-    scripts = {value: script_counts(value) for value in distinct}
-    mains = {value: main_script(counts) for value, counts in scripts.items()}
-    pairs = list(zip(text, text_other, strict=True))
+    ``other_script_mismatch`` (the reverse). Each distinct string is measured once, and the
+    pairs read those measures as arrays."""
+    own, other = text.to_numpy(dtype=object), text_other.to_numpy(dtype=object)
+    codes, distinct = pd.factorize(np.concatenate([own, other]))
+    distinct = list(distinct)
+    repeats = np.array([repeated_ngram_rate(value) for value in distinct], dtype=float)
+    letters = _Letters([script_counts(value) for value in distinct])
+    first, second = codes[: len(own)], codes[len(own) :]
     return pd.DataFrame(
         {
-            "hyp_rep": [repeats[a] for a, _ in pairs],
-            "other_rep": [repeats[b] for _, b in pairs],
-            "script_mismatch": [share_outside(scripts[a], mains[b]) for a, b in pairs],
-            "other_script_mismatch": [share_outside(scripts[b], mains[a]) for a, b in pairs],
+            "hyp_rep": repeats[first],
+            "other_rep": repeats[second],
+            "script_mismatch": letters.shares_outside(first, second),
+            "other_script_mismatch": letters.shares_outside(second, first),
         },
         index=text.index,
     )
+
+
+class _Letters:
+    """The script counts of distinct texts as arrays: each text's letters, its main script
+    and, for a text all of whose letters are in one script, that script (most texts)."""
+
+    def __init__(self, counts: list[Counter]) -> None:
+        self.counts = counts
+        mains = [main_script(c) for c in counts]
+        self.names = sorted({name for c in counts for name in c})
+        number = {name: i for i, name in enumerate(self.names)} | {None: -1}
+        self.total = np.array([sum(c.values()) for c in counts], dtype=np.int64)
+        self.main = np.array([number[m] for m in mains], dtype=np.int64)
+        # the one script of a text's letters, -2 for a text in several (-1: none)
+        self.only = np.array(
+            [number[next(iter(c))] if len(c) == 1 else (-1 if not c else -2) for c in counts],
+            dtype=np.int64,
+        )
+
+    def shares_outside(self, rows: np.ndarray, of: np.ndarray) -> np.ndarray:
+        """:func:`share_outside` of each ``rows`` text's letters and the main script of the
+        ``of`` text beside it (codes into the distinct texts), the same floats."""
+        script, total = self.main[of], self.total[rows]
+        defined = (script >= 0) & (total > 0)
+        only = self.only[rows]
+        inside = np.where(only == script, total, 0)
+        for i in np.flatnonzero(defined & (only == -2)).tolist():  # letters in several scripts
+            inside[i] = self.counts[rows[i]].get(self.names[script[i]], 0)
+        shares = np.zeros(len(rows), dtype=float)
+        shares[defined] = 1.0 - inside[defined] / total[defined]
+        return shares

@@ -375,6 +375,8 @@ def _first(mask: pd.Series | np.ndarray) -> int:
 
 
 def _as_text(series: pd.Series, column: str, where) -> pd.Series:
+    if isinstance(series.dtype, pd.StringDtype):  # text or null in every cell (Parquet's)
+        return series.astype("str")
     values = series.astype(object)
     is_null = values.isna().to_numpy()
     is_text = np.fromiter((isinstance(v, str) for v in values), bool, len(values))

@@ -10,16 +10,15 @@ The model files and their cards: :mod:`werest.model.files`.
 
 from __future__ import annotations
 
-import importlib.abc
 import io
 import json
-import sys
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from werest.errors import WerestError
+from werest.model.skops_import import own_trust_only, skops_io
 
 
 class ModelError(WerestError):
@@ -186,39 +185,6 @@ def audit_model_file(
     return sorted(types)
 
 
-def skops_io():
-    """:mod:`skops.io`, imported without torch.
-
-    At import, skops lists scikit-learn's estimators (``sklearn.utils.all_estimators``), which
-    imports every scikit-learn package, array-api-compat's torch wrapper included: with torch
-    installed (the ``sonar`` extra) that costs about 1.4 s and 600 MB of resident memory in
-    every run (``experiments/bench_systems.py``'s start-up), for no type a werest model holds.
-    So torch is hidden while skops is first imported, unless something has imported it
-    already; afterwards ``import torch`` works as before."""
-    if "skops.io" not in sys.modules and "torch" not in sys.modules:
-        hidden = _Hidden("torch")
-        sys.meta_path.insert(0, hidden)
-        try:
-            import skops.io
-        finally:
-            sys.meta_path.remove(hidden)
-    import skops.io
-
-    return skops.io
-
-
-class _Hidden(importlib.abc.MetaPathFinder):
-    """A finder under which one top-level package (and its submodules) cannot be imported."""
-
-    def __init__(self, package: str) -> None:
-        self.package = package
-
-    def find_spec(self, name, path=None, target=None):
-        if name == self.package or name.startswith(self.package + "."):
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-
-
 def load_skops(path: str | Path):
     """The object in an audited skops file, built by skops with only its allowed types
     trusted (skops refuses anything else it finds, e.g. a name it derives from the data)."""
@@ -228,7 +194,8 @@ def load_skops(path: str | Path):
     data = current_names(Path(path).read_bytes())
     trusted = audit_model_file(path, data=data)
     try:
-        return sio.loads(data, trusted=trusted)
+        with own_trust_only():  # every type it names is audited and passed
+            return sio.loads(data, trusted=trusted)
     except UntrustedTypesFoundException:
         found = set(sio.get_untrusted_types(data=data)) - set(trusted)
         _refuse_unknown(sorted(found) or ["(unnamed by skops)"], "type", path)

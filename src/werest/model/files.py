@@ -45,8 +45,8 @@ from werest.model.audit import (
     audit_model_file,
     check_trees,
     load_skops,
-    skops_io,
 )
+from werest.model.skops_import import skops_io
 from werest.text.normalise import Normaliser
 
 log = logging.getLogger(__name__)

@@ -53,6 +53,7 @@ from werest.text.counting import (
     encoded_texts,
     error_rate,
     measure,
+    word_strings,
 )
 from werest.text.normalise import (
     AUTO,
@@ -104,6 +105,7 @@ __all__ = [
     "reusing_normalisation",
     "scoring_unit",
     "wer",
+    "word_strings",
 ]
 
 

@@ -65,9 +65,10 @@ def count_errors(
     stripping only the ends (characters), maps units to integers and aligns them with
     rapidfuzz's Levenshtein ``opcodes``. This function does the same alignment (rapidfuzz
     ``editops``, whose counts equal the opcodes') without building jiwer's per-chunk
-    alignment objects, which makes it several times faster on large tables;
-    ``tests/unit/test_text.py`` checks it against ``jiwer.process_words`` and
-    ``jiwer.process_characters`` on the shared datasets. Each
+    alignment objects, which makes it several times faster on large tables (words are aligned
+    as one code point each, :func:`_word_string`: the alignment reads only which units are
+    equal, as with jiwer's integers); ``tests/unit/test_text.py`` checks it against
+    ``jiwer.process_words`` and ``jiwer.process_characters`` on the shared datasets. Each
     distinct (reference, hypothesis) pair is aligned once. Normalise the strings first.
 
     Parameters
@@ -145,12 +146,10 @@ def coded_distances(
     a, b = np.asarray(references, dtype=np.int64), np.asarray(hypotheses, dtype=np.int64)
     pair = np.minimum(a, b) * len(texts) + np.maximum(a, b)
     pairs, codes = np.unique(pair, return_inverse=True)
-    used = np.unique(np.concatenate([pairs // len(texts), pairs % len(texts)]))
-    vocabulary: dict[str, int] = {}
-    encoded = {
-        i: _word_string(texts[i], vocabulary) if unit == "word" else _units(texts[i], unit)
-        for i in used.tolist()
-    }
+    used = np.unique(np.concatenate([pairs // len(texts), pairs % len(texts)])).tolist()
+    chosen = [texts[i] for i in used]
+    units = word_strings(chosen) if unit == "word" else [_units(t, unit) for t in chosen]
+    encoded = dict(zip(used, units, strict=True))
     distances = process.cpdist(
         [encoded[i] for i in (pairs // len(texts)).tolist()],
         [encoded[i] for i in (pairs % len(texts)).tolist()],
@@ -169,9 +168,8 @@ def encoded_texts(texts: Sequence[str], unit: str) -> list:
     """Each text as :func:`coded_distances` aligns it: words as one code point each (one
     vocabulary for all of ``texts``), or its characters; for a caller that aligns many pairs
     of the same texts (:func:`encoded_distances`)."""
-    vocabulary: dict[str, int] = {}
     if unit == "word":
-        return [_word_string(text, vocabulary) for text in texts]
+        return word_strings(list(texts))
     return [_units(text, unit) for text in texts]
 
 
@@ -187,16 +185,65 @@ def encoded_distances(encoded: list, a: np.ndarray, b: np.ndarray) -> np.ndarray
     return np.asarray(distances, dtype=np.int64).reshape(-1)
 
 
-def _word_string(text: str, vocabulary: dict[str, int]) -> str:
-    """``text``'s words (as jiwer splits them) as one code point each, the same word always
-    the same code point."""
-    points = []
-    for word in text.split():
-        index = vocabulary.setdefault(word, len(vocabulary))
+class _WordPoints(dict):
+    """word -> the one-character string that stands for it in :func:`_word_string`: the n-th
+    distinct word is code point n (past the surrogate block, :data:`_SURROGATES`), given the
+    first time the word is looked up, so a text is encoded by C-level lookups alone."""
+
+    __slots__ = ()
+
+    def __missing__(self, word: str) -> str:
+        index = len(self)
         if index >= 0x10FFFF - _SURROGATE_SPAN:
             raise ValueError("more distinct words than code points: align in smaller chunks")
-        points.append(chr(index + _SURROGATE_SPAN if index >= _SURROGATES else index))
-    return "".join(points)
+        point = self[word] = chr(index + _SURROGATE_SPAN if index >= _SURROGATES else index)
+        return point
+
+
+def _word_string(text: str, vocabulary: _WordPoints) -> str:
+    """``text``'s words (as jiwer splits them) as one code point each, the same word always
+    the same code point (one ``vocabulary`` for all the texts aligned together)."""
+    return "".join(map(vocabulary.__getitem__, text.split()))
+
+
+class _WordEncoder:
+    """Texts as :func:`_word_string` encodes them under one vocabulary, each distinct text
+    encoded once however many alignments read it."""
+
+    def __init__(self) -> None:
+        self.points, self.texts = _WordPoints(), {}
+
+    def encode(self, texts: list[str]) -> list[str]:
+        known, points, out = self.texts, self.points, []
+        for text in texts:
+            encoded = known.get(text)
+            if encoded is None:
+                encoded = known[text] = _word_string(text, points)
+            out.append(encoded)
+        return out
+
+
+#: the process's encoder starts anew, at the start of a call, beyond this many texts or
+#: words (~100 bytes a text): memory stays bounded, and a call has room for 600,000 new words
+ENCODER_LIMIT = 500_000
+_ENCODER: list[_WordEncoder] = []
+
+
+def word_strings(texts: list[str]) -> list[str]:
+    """``texts`` as :func:`_word_string` encodes them, all under one vocabulary: the
+    process's, so a text the features, the guards' sample and the winner's contests all
+    align is split and encoded once. The code points differ from call to call (and from a
+    fresh vocabulary's), which no distance or alignment reads: they compare words for
+    equality only."""
+    encoder = _ENCODER[0] if _ENCODER else None
+    if encoder is None or max(len(encoder.texts), len(encoder.points)) > ENCODER_LIMIT:
+        encoder = _WordEncoder()
+        _ENCODER[:] = [encoder]
+    try:
+        return encoder.encode(texts)
+    except ValueError:  # the process's vocabulary filled up: these texts under their own
+        _ENCODER.clear()
+        return _WordEncoder().encode(texts)
 
 
 def _units(text: str, unit: str) -> list[str] | str:
@@ -208,23 +255,22 @@ def _units(text: str, unit: str) -> list[str] | str:
 def _chunk_counts(refs: list[str], hyps: list[str], *, unit: str) -> np.ndarray:
     from rapidfuzz.distance import Levenshtein
 
-    counts = np.zeros((len(refs), 4), dtype=np.int64)
-    vocabulary: dict[str, int] = {}
-    for i, (ref, hyp) in enumerate(zip(refs, hyps, strict=True)):
-        ref_units, hyp_units = _units(ref, unit), _units(hyp, unit)
-        if unit == "word":  # integers, as in jiwer, so rapidfuzz never hashes strings
-            ref_units = [vocabulary.setdefault(w, len(vocabulary)) for w in ref_units]
-            hyp_units = [vocabulary.setdefault(w, len(vocabulary)) for w in hyp_units]
-        subs = dels = ins = 0
-        for tag, _, _ in Levenshtein.editops(ref_units, hyp_units):
-            if tag == "replace":
-                subs += 1
-            elif tag == "delete":
-                dels += 1
-            else:
-                ins += 1
-        counts[i] = (subs, dels, ins, len(ref_units) - subs - dels)
-    return counts
+    if unit == "word":  # each text's words as code points, one vocabulary (word_strings)
+        both = word_strings([*refs, *hyps])
+        refs, hyps = both[: len(refs)], both[len(refs) :]
+    else:
+        refs, hyps = [_units(t, unit) for t in refs], [_units(t, unit) for t in hyps]
+    rows = []
+    editops = Levenshtein.editops
+    for ref, hyp in zip(refs, hyps, strict=True):
+        operations = editops(ref, hyp)
+        if operations:
+            tags = [tag for tag, _, _ in operations.as_list()]
+            subs, dels = tags.count("replace"), tags.count("delete")
+        else:
+            subs = dels = 0
+        rows.append((subs, dels, len(operations) - subs - dels, len(ref) - subs - dels))
+    return np.array(rows, dtype=np.int64).reshape(-1, 4)
 
 
 def measure(reference: str, hypothesis: str, unit: str = "word") -> ErrorCounts:

@@ -17,13 +17,15 @@ big run (``experiments/bench_scale.py``). This subclass changes *how*, never *wh
   symbols and punctuation with one ``str.translate``, built from the same Unicode
   categories the reference reads.
 
-The spelling normaliser is the reference's own object; the number normaliser is the
-reference's class, its rules run only on the runs of words they can change
-(:class:`FastEnglishNumberNormalizer`). The replacers are taken from the reference instance,
-so a new whisper-normalizer release that changes them is followed; a release that changes
-the steps themselves would not be, which is why ``tests/unit/test_text.py`` compares these
-classes with the reference on every distinct transcript of the shared data (and on
-adversarial strings) and the version is pinned in ``pyproject.toml``.
+The spelling normaliser is the reference's own mapping, looked up word by word in C; the number
+normaliser is the reference's class, its rules run only on the runs of words they can change
+(:class:`FastEnglishNumberNormalizer`: none for a string without a number word or a digit, and
+a lone ``and``, ``minus``, ``dollars``... between plain words is kept as the rules keep it).
+The replacers are taken from the reference instance, so a new whisper-normalizer release that
+changes them is followed; a release that changes the steps themselves would not be, which is
+why ``tests/unit/test_text.py`` compares these classes with the reference on every distinct
+transcript of the shared data (and on adversarial strings) and the version is pinned in
+``pyproject.toml``.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ def _literal(pattern: str) -> str | None:
 _NUMBER = re.compile(r"^\d+(\.\d+)?$")
 #: an ASCII digit: every pattern of the number normaliser's pre- and post-processing needs one
 _ASCII_DIGIT = re.compile(r"[0-9]")
+#: a decimal digit of any script (what ``str.isdecimal`` accepts and an arabic number ends with)
+_DECIMAL = re.compile(r"\d")
 
 
 #: a maximal run of word characters: ``\bword\b`` matches where one of them is ``word``
@@ -92,11 +96,27 @@ class FastEnglishNumberNormalizer(EnglishNumberNormalizer):
     post-processing patterns all need an ASCII digit (or ``half``), so a string without one
     skips them."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        #: number words that never start or take part in a value (``and``, ``minus``,
+        #: ``dollars``, ``percent``...): alone between plain words, the machine yields one
+        #: as it is (with no number before or after it, each of their branches does)
+        self._inert = self.words - {
+            *self.zeros,
+            *self.ones,
+            *self.ones_suffixed,
+            *self.tens,
+            *self.tens_suffixed,
+            *self.multipliers,
+            *self.multipliers_suffixed,
+        }
+
     def process_words(self, words: list[str]):
         yield from self._standardised(words)
 
     def _standardised(self, words: list[str]) -> list[str]:
         number_words, prefixes, machine = self.words, self.prefixes, super().process_words
+        inert = self._inert
         out: list[str] = []
         start = 0  # where the current run of words that are not plain began
         for i, word in enumerate(words):
@@ -104,17 +124,24 @@ class FastEnglishNumberNormalizer(EnglishNumberNormalizer):
             bare = word[1:] if word[0] in prefixes else word
             if word in number_words or (word[-1].isdecimal() and _NUMBER.match(bare)):
                 continue
-            if start < i:
+            if start == i - 1 and words[start] in inert:
+                out.append(words[start])
+            elif start < i:
                 out.extend(machine(words[start:i]))
             out.append(word)
             start = i + 1
-        if start < len(words):
+        if start == len(words) - 1 and words[start] in inert:
+            out.append(words[start])
+        elif start < len(words):
             out.extend(machine(words[start:]))
         return out
 
     def __call__(self, s: str) -> str:
         s = self.preprocess(s)
-        s = " ".join(word for word in self._standardised(s.split()) if word is not None)
+        words = s.split()
+        if self.words.isdisjoint(words) and not _DECIMAL.search(s):
+            return self.postprocess(" ".join(words))  # no number word, no digit: all plain
+        s = " ".join(word for word in self._standardised(words) if word is not None)
         return self.postprocess(s)
 
     def preprocess(self, s: str) -> str:
@@ -178,7 +205,8 @@ class FastEnglishTextNormalizer(EnglishTextNormalizer):
         else:
             s = remove_symbols_and_diacritics(s, keep=_KEEP)
         s = self.standardize_numbers(s)
-        s = self.standardize_spellings(s)
+        words = s.split()  # the spelling normaliser's own step, word by word in C
+        s = " ".join(map(self.standardize_spellings.mapping.get, words, words))
         s = self._prefix_symbols.sub(r" \1", s)
         if "%" in s:
             s = self._suffix_percent.sub(r"\1 ", s)

@@ -12,11 +12,12 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 
 import numpy as np
 import pandas as pd
 
+from werest import forked
 from werest.codes import row_codes
 from werest.errors import ConfigError
 from werest.logs import chunked, parallel_map
@@ -214,6 +215,7 @@ def normalise_many(
     *,
     n_jobs: int = 1,
     chunk_size: int = 1_000,
+    helpers: int = 0,
 ) -> pd.Series:
     """Normalise many strings, each distinct (text, language) pair once.
 
@@ -226,6 +228,8 @@ def normalise_many(
     n_jobs : worker processes (joblib) for large inputs; 1 normalises in this process.
     chunk_size : distinct strings per chunk: one step of the "normalising" progress bar
         (about 0.1-0.3 s each) and one worker's task.
+    helpers : with ``n_jobs=1``, forked processes that share the chunks
+        (:func:`werest.forked.shared_map`; :func:`werest.forked.helper_count` says when).
 
     Returns
     -------
@@ -252,7 +256,12 @@ def normalise_many(
     todo = [i for i, value in enumerate(known) if value is None]
     chunks = list(chunked([texts[i] for i in todo], [langs[i] for i in todo], size=chunk_size))
     parts = parallel_map(
-        _normalise_chunk, chunks, n_jobs, desc="normalising", normaliser=normaliser
+        _normalise_chunk,
+        chunks,
+        n_jobs,
+        desc="normalising",
+        shared=partial(forked.shared_map, helpers=helpers) if helpers else None,
+        normaliser=normaliser,
     )
     for i, text in zip(todo, (text for part in parts for text in part), strict=True):
         known[i] = text
@@ -324,8 +333,10 @@ def normalised_columns(
     columns: tuple[str, ...] = ("hypothesis", "reference"),
     *,
     n_jobs: int = 1,
+    helpers: int = 0,
 ) -> pd.DataFrame:
-    """The table's text columns normalised (each distinct string once), per row language."""
+    """The table's text columns normalised (each distinct string once), per row language
+    (``n_jobs``, ``helpers``: :func:`normalise_many`'s)."""
     languages = table["language"] if "language" in table.columns else None
     if normaliser.name == "whisper_english" and languages is not None:
         other = set(languages.dropna().unique()) - {"en", "eng", "en-US", "en-GB", "eng_Latn"}
@@ -340,7 +351,9 @@ def normalised_columns(
     stacked_languages = (
         pd.concat([languages] * len(present), ignore_index=True) if languages is not None else None
     )
-    normalised = normalise_many(stacked, normaliser, stacked_languages, n_jobs=n_jobs).to_numpy()
+    normalised = normalise_many(
+        stacked, normaliser, stacked_languages, n_jobs=n_jobs, helpers=helpers
+    ).to_numpy()
     n = len(table)
     return pd.DataFrame(
         {c: normalised[i * n : (i + 1) * n] for i, c in enumerate(present)}, index=table.index

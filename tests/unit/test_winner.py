@@ -249,6 +249,26 @@ def test_the_betting_sequence_is_confseqs_betting_martingale():
         assert capital(lower + 1e-6) < 1 / alpha
 
 
+@pytest.mark.parametrize("contenders", [["s0", "s1", "s2"], ["s3"], [f"s{i}" for i in range(6)]])
+def test_the_pairs_of_the_true_best_spend_at_most_alpha_whichever_system_it_is(contenders):
+    """The guarantee needs only the bounds of the pairs that contain the true best: summed
+    over them, the pairs' α is α where the true best is a contender (none of it unspent) and
+    α/2 where it is not; with every system a contender each pair gets α / (S − 1)."""
+    systems = [f"s{i}" for i in range(6)]
+    contest = W.Contest(
+        "d", pd.Index(["u"]), systems, np.zeros((1, 6), dtype=int), np.array(["x"]),
+        contenders=contenders,
+    )  # fmt: skip
+    alpha = 0.05
+    for best in range(6):
+        spent = sum(W.pair_alpha(contest, w, [best], alpha)[0] for w in range(6) if w != best)
+        is_contender = systems[best] in contenders
+        expected = alpha if is_contender and len(contenders) > 1 else alpha / 2
+        assert spent == pytest.approx(expected)
+    if len(contenders) == 6:
+        assert W.pair_alpha(contest, 0, [1, 2], alpha) == pytest.approx([alpha / 5] * 2)
+
+
 def test_a_hallucination_no_draw_reached_cannot_make_the_decision_stop_wrong():
     """s0 is the best on 98 % of utterances but loops on 2 % (its output there runs to five
     times the reference), which makes it the worst of the two. Random sheets of 10 rarely see

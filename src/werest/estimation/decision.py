@@ -266,18 +266,19 @@ def point_differences(terms: PairTerms) -> np.ndarray:
 
 
 def pair_alpha(contest: Contest, w: int, others: list[int], alpha: float = ALPHA) -> np.ndarray:
-    """Each pair (W, B)'s α: contender pairs share α/2 over the K − 1 pairs of a contender
-    with the others, pairs with a non-contender α/2 over S − 1, so the pairs that contain the
-    true best, whichever system it is, spend at most α in all."""
+    """Each pair (W, B)'s α, a Bonferroni split over the pairs that contain the true best,
+    whichever system it is (only those pairs' bounds must hold for a stop or a certificate to
+    be right). A pair with a non-contender gets α / (2 (S − 1)); a pair of two of the K
+    contenders gets the rest of α shared over the K − 1 such pairs of a contender:
+    α (1 − (S − K) / (2 (S − 1))) / (K − 1). So the pairs of a contending true best spend
+    exactly α, those of a non-contending one α/2; with every system a contender (K = S) each
+    pair gets α / (S − 1)."""
     contenders = {contest.index(s) for s in contest.contenders}
-    s_count, k_count = len(contest.systems), max(len(contenders), 2)
+    s_count, k_count = len(contest.systems), len(contenders)
+    outside = alpha / (2 * (s_count - 1))
+    inside = alpha * (1 - (s_count - k_count) / (2 * (s_count - 1))) / max(k_count - 1, 1)
     return np.array(
-        [
-            alpha / (2 * (k_count - 1))
-            if (w in contenders and b in contenders)
-            else alpha / (2 * (s_count - 1))
-            for b in others
-        ]
+        [inside if (w in contenders and b in contenders) else outside for b in others]
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -163,6 +163,17 @@ def system_rows(
         if unmatched:
             log.warning("%s/%s: %d utterance(s) have no reference", dataset, system, unmatched)
     return frame
+
+
+def refuse_first(
+    bad: pd.Series, problem: str | Callable[[int], str], *, path: Path, column: str
+) -> None:
+    """An InputError at the first row where ``bad`` holds (rows counted from 1), when any
+    does: ``problem``, or ``problem(position)`` of that row's 0-based position."""
+    if bad.any():
+        position = int(bad.to_numpy().argmax())
+        message = problem if isinstance(problem, str) else problem(position)
+        raise InputError(message, path=path, row=position + 1, column=column)
 
 
 def read_json(path: Path) -> object:

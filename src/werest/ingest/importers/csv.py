@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from werest.errors import ConfigError, InputError
-from werest.ingest.importers._common import check_one_system, load_each, require_path
+from werest.ingest.importers._common import check_one_system, load_each, refuse_first, require_path
 from werest.ingest.reading import read_raw_csv
 from werest.ingest.table import resolve_audio, validate_table
 
@@ -164,9 +164,7 @@ def _renamed_columns(
 def _utterance_ids(frame: pd.DataFrame, path: Path, id_column: str) -> pd.Series:
     """The file's utterance ids, stripped; InputError for a blank or a repeated one."""
     ids = frame[id_column].str.strip()
-    blank = ids == ""
-    if blank.any():
-        raise InputError("empty utterance id", path=path, row=_first(blank) + 1, column=id_column)
+    refuse_first(ids == "", "empty utterance id", path=path, column=id_column)
     repeated = ids.duplicated()
     if repeated.any():
         row = _first(repeated)

@@ -47,11 +47,10 @@ from werest.evaluation.fairness import FairnessSettings
 from werest.features.proxy import Ranking
 from werest.model.files import Models
 from werest.partition.engine import (
-    NORMALISED,
     Partitioning,
     Stages,
     concat_compact,
-    partition_table,
+    partition_rows,
     stage_input,
     warn_left_out,
 )
@@ -66,7 +65,6 @@ from werest.ranking.leaderboard import (
     utterance_rows,
 )
 from werest.ranking.settings import LeaderboardOptions
-from werest.text import reusing_normalisation
 
 log = logging.getLogger(__name__)
 
@@ -96,10 +94,8 @@ class LeaderboardPart:
 def leaderboard_partition(
     folder: Path | pd.DataFrame, output: Path | None, context: LeaderboardContext
 ) -> LeaderboardPart:
-    """:func:`~werest.ranking.leaderboard.utterance_rows` of one partition. Strings this process
-    normalised for an earlier partition are not normalised again."""
-    with reusing_normalisation(NORMALISED):
-        table = partition_table(folder, context.sources)
+    """:func:`~werest.ranking.leaderboard.utterance_rows` of one partition."""
+    with partition_rows(folder, context.sources) as table:
         rows = utterance_rows(
             table,
             context.models,

@@ -32,17 +32,16 @@ from werest.errors import ConfigError, InputError
 from werest.features.proxy import Ranking, rank_totals
 from werest.ingest.table import write_table
 from werest.partition.engine import (
-    NORMALISED,
     Partitioning,
     StageInput,
     Stages,
     concat_compact,
-    partition_table,
+    partition_rows,
     stage_input,
     warn_left_out,
 )
 from werest.stats import Bootstrap
-from werest.text import AUTO, Normaliser, reusing_normalisation
+from werest.text import AUTO, Normaliser
 from werest.text.scoring import corpus_scores, readable_scores, score_utterances, utterance_order
 
 log = logging.getLogger(__name__)
@@ -88,10 +87,8 @@ def score_partition(
     folder: Path | pd.DataFrame, output: Path | None, context: ScoreContext
 ) -> ScoreResult:
     """Score one partition's labelled rows; their readable rows go to ``output`` (a CSV,
-    written atomically; None: no file, or kept in the result with ``context.keep_rows``).
-    Strings this process normalised for an earlier partition are not normalised again."""
-    with reusing_normalisation(NORMALISED):
-        table = partition_table(folder, context.sources)
+    written atomically; None: no file, or kept in the result with ``context.keep_rows``)."""
+    with partition_rows(folder, context.sources) as table:
         has_column = "reference" in table.columns
         if not has_column or table["reference"].isna().all():
             return ScoreResult(_empty_compact(), has_column, None)

@@ -136,8 +136,10 @@ def estimate_input(
         write_summary(records, output)  # beside its parts
         clock.lap("summary")
     return EstimateRun(
-        *(records, warnings, None, files, pairs, context.order, spilled.n_rows, len(results)),
-        clock.seconds,
+        *(records, warnings, None, files, pairs, context.order),
+        n_rows=spilled.n_rows,
+        n_partitions=len(results),
+        seconds=clock.seconds,
     )
 
 

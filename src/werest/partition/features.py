@@ -39,6 +39,7 @@ from werest.partition.engine import (
     warn_left_out,
 )
 from werest.partition.score import reference_ranking
+from werest.resources import StageRun
 from werest.text import AUTO, Normaliser
 
 log = logging.getLogger(__name__)
@@ -133,7 +134,7 @@ def refuse_a_table_file(out: Path) -> None:
 
 
 @dataclass
-class FeaturesRun:
+class FeaturesRun(StageRun):
     """The outputs of :func:`features_input`."""
 
     #: an in-memory run's feature table; None when partitioned (its rows are in ``files``)
@@ -141,9 +142,6 @@ class FeaturesRun:
     files: list[Path]
     ranking: Ranking | None
     n_features: int
-    n_rows: int
-    n_partitions: int
-    seconds: dict[str, float]
 
 
 def features_input(
@@ -193,7 +191,7 @@ def features_input(
         files,
         ranking,
         sum(r.rows for r in results),
-        run.spill.n_rows,
-        len(results),
-        clock.seconds,
+        n_rows=run.spill.n_rows,
+        n_partitions=len(results),
+        seconds=clock.seconds,
     )

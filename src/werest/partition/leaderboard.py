@@ -65,6 +65,7 @@ from werest.ranking.leaderboard import (
     utterance_rows,
 )
 from werest.ranking.settings import LeaderboardOptions
+from werest.resources import StageRun
 
 log = logging.getLogger(__name__)
 
@@ -131,13 +132,10 @@ def _with_columns(frame: pd.DataFrame, columns: list[str], categories: tuple[str
 
 
 @dataclass
-class LeaderboardRun:
+class LeaderboardRun(StageRun):
     """The outputs of :func:`leaderboard_input`."""
 
     leaderboard: Leaderboard
-    n_rows: int
-    n_partitions: int
-    seconds: dict[str, float]
 
 
 def leaderboard_input(
@@ -198,7 +196,9 @@ def leaderboard_input(
         calibration=models.calibration,
     )
     clock.lap("tables")
-    return LeaderboardRun(result, spilled.n_rows, len(results), clock.seconds)
+    return LeaderboardRun(
+        result, n_rows=spilled.n_rows, n_partitions=len(results), seconds=clock.seconds
+    )
 
 
 def _check_input(spilled, models: Models, options: LeaderboardOptions, where) -> None:

@@ -40,6 +40,7 @@ from werest.partition.engine import (
     stage_input,
     warn_left_out,
 )
+from werest.resources import StageRun
 from werest.stats import Bootstrap
 from werest.text import AUTO, Normaliser
 from werest.text.scoring import corpus_scores, readable_scores, score_utterances, utterance_order
@@ -124,16 +125,13 @@ def labelled_rows(results: list[ScoreResult], path: str | Path) -> pd.DataFrame:
 
 
 @dataclass
-class ScoreRun:
+class ScoreRun(StageRun):
     """The outputs of :func:`score_input`."""
 
     scores: pd.DataFrame
     #: an in-memory run's readable rows (``utterances.csv``); None when partitioned
     rows: pd.DataFrame | None
     utterance_files: list[Path]
-    n_rows: int
-    n_partitions: int
-    seconds: dict[str, float]
 
 
 def score_input(
@@ -175,7 +173,14 @@ def score_input(
         files = run.place(results)
         clock.lap("scores")
     rows = results[0].rows if run.in_memory and results else None
-    return ScoreRun(scores, rows, files, run.spill.n_rows, len(results), clock.seconds)
+    return ScoreRun(
+        scores,
+        rows,
+        files,
+        n_rows=run.spill.n_rows,
+        n_partitions=len(results),
+        seconds=clock.seconds,
+    )
 
 
 def reference_ranking(

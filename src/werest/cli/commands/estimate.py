@@ -146,7 +146,7 @@ def _write(staged, result, done, resources: dict, settings: EstimateSettings) ->
         write_outputs(result.utterances, done.records, staged)
     else:  # estimate_input wrote summary.json beside the parts: with the contenders now
         write_summary(done.records, staged)
-        resources |= {"stage_seconds": result.seconds, "partitions": result.n_partitions}
+        resources |= result.resources
     write_resources(resources, staged / "resources.json")
     write_json(done.decisions, staged / "winner.json")  # [] where no dataset has two systems
     save_config(settings, staged / "config.yaml")

@@ -89,9 +89,10 @@ def labelled_table(settings: Any, feature_names: list[str]):
 
 
 def training_options(settings: Any) -> TrainingOptions:
-    """The section :func:`werest.model.training.train` and
-    :func:`werest.evaluation.lodo.evaluate_lodo` take, from ``werest train``'s or ``werest
-    evaluate``'s settings of the same names."""
+    """The section :func:`werest.model.training.train`,
+    :func:`werest.evaluation.lodo.evaluate_lodo` and
+    :func:`werest.evaluation.four_cases.evaluate_four_cases` take, from ``werest train``'s or
+    ``werest evaluate``'s settings of the same names."""
     return TrainingOptions(
         normaliser=normaliser_setting(settings),
         two_system_views=settings.two_system_views,

@@ -149,13 +149,8 @@ def _global_state(spilled: Spill, models: Models, options: EstimateOptions, sour
     used, targets = run_targets(
         models, options, spilled.systems, spilled.languages, spilled.no_hypotheses, source
     )
-    pairs, order = sampled_order(  # with proxy=, the panel's order after the proxy
-        spilled,
-        models,
-        ranking=options.ranking,
-        system_order=options.system_order,
-        seed=options.seed,
-    )
+    # with proxy=, the panel's order after the proxy
+    pairs, order = sampled_order(spilled, models, options, options.seed)
     context = PipelineContext(
         *(models, targets, options.proxy, order, used, spilled.sources),
         options.chunk_utterances,

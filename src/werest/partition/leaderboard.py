@@ -167,13 +167,7 @@ def leaderboard_input(
         spilled = run.spill
         _check_input(spilled, models, options, (name or "the input") if in_memory else source)
         clock.lap("spill")
-        pairs, order = sampled_order(
-            spilled,
-            models,
-            ranking=options.ranking,
-            system_order=options.system_order,
-            seed=options.bootstrap.seed,
-        )
+        pairs, order = sampled_order(spilled, models, options, options.bootstrap.seed)
         clock.lap("sample_and_order")
         context = LeaderboardContext(
             models,

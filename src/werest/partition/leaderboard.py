@@ -33,7 +33,7 @@ The leaderboard writes no per-utterance file, so no partitioned output folder ei
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -43,8 +43,6 @@ import pandas as pd
 from werest.estimation.estimate import check_normaliser
 from werest.estimation.guards import utterance_counts
 from werest.estimation.pipeline import total_counts
-from werest.evaluation.fairness import FairnessSettings
-from werest.features.proxy import Ranking
 from werest.model.files import Models
 from werest.partition.engine import (
     Partitioning,
@@ -57,6 +55,7 @@ from werest.partition.engine import (
 from werest.partition.global_state import refuse_whole_table_settings, sampled_order
 from werest.ranking.leaderboard import (
     Leaderboard,
+    RowSettings,
     assemble,
     check_selection,
     keep_datasets,
@@ -71,16 +70,11 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class LeaderboardContext:
-    """What every partition needs, sent to each worker once (:mod:`werest.partition.cluster`)."""
+class LeaderboardContext(RowSettings):
+    """What every partition needs, sent to each worker once (:mod:`werest.partition.cluster`):
+    its rows' settings and the input's files (named in errors)."""
 
-    models: Models
-    systems: list[str]
-    ranking: Ranking | list[str] | None
-    fairness: FairnessSettings | None
-    sources: list[str]
-    chunk_utterances: int
-    n_jobs: int
+    sources: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -97,15 +91,7 @@ def leaderboard_partition(
 ) -> LeaderboardPart:
     """:func:`~werest.ranking.leaderboard.utterance_rows` of one partition."""
     with partition_rows(folder, context.sources) as table:
-        rows = utterance_rows(
-            table,
-            context.models,
-            context.systems,
-            ranking=context.ranking,
-            fairness=context.fairness,
-            chunk_utterances=context.chunk_utterances,
-            n_jobs=context.n_jobs,
-        )
+        rows = utterance_rows(table, context)
         return LeaderboardPart(rows, utterance_counts(table))
 
 
@@ -174,9 +160,9 @@ def leaderboard_input(
             spilled.systems,
             order,
             fairness,
-            spilled.sources,
             options.chunk_utterances,
             n_jobs=options.n_jobs if run.in_memory else 1,
+            sources=spilled.sources,
         )
         results = run.run(leaderboard_partition, context)
         clock.lap("partitions")

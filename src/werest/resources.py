@@ -17,7 +17,9 @@ where a backend forks workers) while a block runs:
   Without NVML these keys are absent (not zero: unknown is not idle).
 
 ``werest transcribe`` stores the summary in ``<out>.rtfx.json``; ``werest score`` and
-``werest estimate`` write it to ``<output_dir>/resources.json`` (:func:`write_resources`).
+``werest estimate`` write it to ``<output_dir>/resources.json`` (:func:`write_resources`),
+with, for a partitioned run, the seconds of its stages and its partitions (what every
+stage's run reports of itself: :class:`StageRun`).
 
 psutil is the field's library for this (a werest dependency); ``pynvml`` (the
 ``nvidia-ml-py`` distribution, extra ``[gpu]``) is imported only when present.
@@ -29,6 +31,7 @@ import contextlib
 import logging
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -176,6 +179,23 @@ def available_memory() -> int | None:
     except (OSError, ValueError):
         pass
     return min(amounts) if amounts else None
+
+
+@dataclass(kw_only=True)
+class StageRun:
+    """What a stage's run (``werest estimate``'s, ``score``'s, ``features``', ``leaderboard``'s)
+    says of itself besides its outputs: the input's rows, the partitions they ran in (1 in
+    memory) and each stage's wall seconds."""
+
+    n_rows: int
+    n_partitions: int
+    seconds: dict[str, float]
+
+    @property
+    def resources(self) -> dict[str, Any]:
+        """What a partitioned run adds to its ``resources.json``: its stages' seconds and its
+        partitions."""
+        return {"stage_seconds": self.seconds, "partitions": self.n_partitions}
 
 
 def write_resources(summary: dict[str, Any], path: Path) -> Path:

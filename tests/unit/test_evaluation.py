@@ -41,6 +41,7 @@ from werest.evaluation.four_cases import (
     Method,
     evaluate_four_cases,
 )
+from werest.model.settings import TrainingOptions
 from werest.report.reports import bar_cells, write_four_case_reports
 from werest.text import Normaliser
 
@@ -104,7 +105,8 @@ METHODS = [
 
 @pytest.fixture(scope="module")
 def result(table, protocol):
-    return evaluate_four_cases(table, protocol, METHODS, normaliser=Normaliser("whisper_english"))
+    options = TrainingOptions(normaliser=Normaliser("whisper_english"), two_system_views=False)
+    return evaluate_four_cases(table, protocol, METHODS, options)
 
 
 def cell(result, case: int, method: str, fold: str, system: str, dataset: str) -> pd.Series:

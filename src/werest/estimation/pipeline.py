@@ -284,7 +284,12 @@ def estimate_frame(
     if not (compact["status"] == STATUS_OK).any():
         raise nothing_estimated(compact, name)
     seconds = {"estimate": round(time.perf_counter() - started, 3)}
-    return EstimateRun(records, warnings, result.rows, [], pairs, order, len(table), 1, seconds)
+    return EstimateRun(
+        *(records, warnings, result.rows, [], pairs, order),
+        n_rows=len(table),
+        n_partitions=1,
+        seconds=seconds,
+    )
 
 
 def estimate_table(

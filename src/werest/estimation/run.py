@@ -17,6 +17,7 @@ from werest.estimation.settings import (  # noqa: F401 (re-exported)
     MISSING_HYPOTHESES,
     EstimateOptions,
 )
+from werest.resources import StageRun
 
 if TYPE_CHECKING:
     from werest.features.proxy import Ranking
@@ -26,7 +27,7 @@ UNKEYED = ("n_jobs",)
 
 
 @dataclass
-class EstimateRun:
+class EstimateRun(StageRun):
     """The outputs of a run (:func:`estimate_frame`, or a partitioned one:
     :func:`werest.partition.estimate.estimate_input`)."""
 
@@ -38,6 +39,3 @@ class EstimateRun:
     utterance_files: list[Path]
     pairs: pd.DataFrame
     order: Ranking | list[str] | None
-    n_rows: int
-    n_partitions: int
-    seconds: dict[str, float]

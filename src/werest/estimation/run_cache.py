@@ -73,7 +73,12 @@ def _cached_run(folder: Path, n_rows: int) -> EstimateRun:
     warnings = json.loads((folder / "warnings.json").read_text(encoding="utf-8"))
     utterances = pd.read_parquet(folder / "utterances.parquet")
     empty = pd.DataFrame()
-    return EstimateRun(records, warnings, utterances, [], empty, None, n_rows, 1, {"cache": 0.0})
+    return EstimateRun(
+        *(records, warnings, utterances, [], empty, None),
+        n_rows=n_rows,
+        n_partitions=1,
+        seconds={"cache": 0.0},
+    )
 
 
 def _store(run: EstimateRun, folder: Path) -> None:

@@ -37,9 +37,10 @@ from werest.errors import ConfigError, InputError
 from werest.estimation.corpus import estimated_sample
 from werest.evaluation.settings import FourCases
 from werest.features.proxy import rank_on
+from werest.model.settings import TrainingOptions
 from werest.model.training import fit_model, training_frame
 from werest.stats import bootstrap_ci
-from werest.text.normalise import AUTO, Normaliser
+from werest.text.normalise import Normaliser
 from werest.text.scoring import utterance_labels
 
 log = logging.getLogger(__name__)
@@ -119,12 +120,9 @@ def evaluate_four_cases(
     table: pd.DataFrame,
     protocol: FourCases,
     methods: list[Method],
+    options: TrainingOptions = TrainingOptions(two_system_views=False),
     *,
-    normaliser: Normaliser = AUTO,
-    n_jobs: int = 1,
     n_resamples: int = 0,
-    seed: int = 0,
-    two_system_views: bool = False,
 ) -> FourCaseResult:
     """Run the leave-one-benchmark-out protocol for every method.
 
@@ -133,12 +131,11 @@ def evaluate_four_cases(
     table : labelled transcripts of (at least) every dataset in B ∪ W.
     protocol : S, T, B, W (validated here).
     methods : learned methods and baselines (:func:`methods_from_config`).
-    normaliser : text normaliser for labels and features.
-    n_jobs : processes for normalisation and alignment.
+    options : how each fold's training rows are built (its ``normaliser``, of labels and
+        features; ``two_system_views``: :func:`werest.model.training.training_frame`), with
+        ``n_jobs`` processes; its ``seed`` seeds the bootstrap. The proxies are those of the
+        fold's ranking, whatever ``options.proxies`` says (the paper's protocol).
     n_resamples : bootstrap resamples for the aWER CI (0: none).
-    seed : the bootstrap seed.
-    two_system_views : also train on two-system views of the training rows
-        (:func:`werest.model.training.training_frame`).
 
     Returns
     -------
@@ -146,7 +143,7 @@ def evaluate_four_cases(
     """
     start = time.perf_counter()
     table = _labelled_table(table, protocol)
-    labels = utterance_labels(table, normaliser, n_jobs)
+    labels = utterance_labels(table, options.normaliser, options.n_jobs)
     systems_by_dataset = table.groupby("dataset")["system"].agg(set).to_dict()
     benchmarks = logs.track(protocol.benchmark_datasets, desc="evaluate (folds)", unit="fold")
     folds = [
@@ -157,14 +154,12 @@ def evaluate_four_cases(
             held_out,
             methods,
             systems_by_dataset=systems_by_dataset,
-            normaliser=normaliser,
-            n_jobs=n_jobs,
-            two_system_views=two_system_views,
+            options=options,
         )
         for held_out in benchmarks
     ]
     predicted = pd.concat([predictions for predictions, _ in folds], ignore_index=True)
-    cells = cell_metrics(predicted, methods, protocol, n_resamples=n_resamples, seed=seed)
+    cells = cell_metrics(predicted, methods, protocol, n_resamples=n_resamples, seed=options.seed)
     return FourCaseResult(
         cells=cells,
         predictions=predicted,
@@ -192,9 +187,7 @@ def run_fold(
     methods: list[Method],
     *,
     systems_by_dataset: Mapping[str, set[str]],
-    normaliser: Normaliser,
-    n_jobs: int,
-    two_system_views: bool = False,
+    options: TrainingOptions,
 ) -> tuple[pd.DataFrame, list[dict]]:
     """One leave-one-out fold: rank and train on B∖{held_out}, predict its evaluation rows.
 
@@ -205,17 +198,17 @@ def run_fold(
     """
     train_datasets = [d for d in protocol.benchmark_datasets if d != held_out]
     train_table = table[table["dataset"].isin(train_datasets)]
-    ranking = rank_on(train_table, normaliser, labels=labels)
+    ranking = rank_on(train_table, options.normaliser, labels=labels)
     log.info("fold %s: ranking on %s: %s", held_out, train_datasets, ranking.systems)
     inputs = sorted({name for method in methods for name in method.features})
     train = training_frame(
         train_table,
         ranking,
-        normaliser=normaliser,
+        normaliser=options.normaliser,
         targets=[protocol.source_system],
         labels=labels,
-        two_system_views=two_system_views,
-        n_jobs=n_jobs,
+        two_system_views=options.two_system_views,
+        n_jobs=options.n_jobs,
         input_features=inputs,
     )
     if train.empty:
@@ -230,8 +223,8 @@ def run_fold(
         held_out,
         ranking,
         systems_by_dataset,
-        normaliser=normaliser,
-        n_jobs=n_jobs,
+        normaliser=options.normaliser,
+        n_jobs=options.n_jobs,
         input_features=inputs,
     )
     return evaluated, predict_methods(methods, train, evaluated, held_out)

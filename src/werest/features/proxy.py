@@ -148,9 +148,13 @@ def consensus_order(
     and no name is used, so this orders systems a ranking has never seen, and renaming the
     systems does not change the order.
     """
-    distance = system_distances(
-        table, normaliser=normaliser, max_utterances=max_utterances, seed=seed, pairs=pairs
-    )
+    if pairs is None:
+        from werest.features.agreement import pairwise_agreement
+
+        sample = sample_utterances(table, max_utterances, seed)
+        rows = table.merge(sample, on=["dataset", "utt_id"])  # normalise the sample only
+        pairs = pairwise_agreement(rows, sample, normaliser=normaliser)
+    distance = pair_distances_of(pairs).reset_index()  # system, other, distance, shared
     if distance.empty:
         return sorted(table["system"].unique())
     score = distance.groupby("system")["distance"].mean()
@@ -158,30 +162,6 @@ def consensus_order(
     unpaired = sorted(set(table["system"]) - set(score.index))
     ordered = sorted(score.index, key=lambda name: (score[name], -shared[name], name))
     return ordered + unpaired
-
-
-def system_distances(
-    table: pd.DataFrame,
-    *,
-    normaliser: Normaliser = AUTO,
-    max_utterances: int = 5000,
-    seed: int = 0,
-    pairs: pd.DataFrame | None = None,
-) -> pd.DataFrame:
-    """Symmetric word distance of every ordered pair of systems (see :func:`consensus_order`).
-
-    Returns
-    -------
-    ``system, other, distance, shared`` (utterances both transcribed in the sample), one row per
-    ordered pair that shares an utterance.
-    """
-    if pairs is None:
-        from werest.features.agreement import pairwise_agreement
-
-        sample = sample_utterances(table, max_utterances, seed)
-        rows = table.merge(sample, on=["dataset", "utt_id"])  # normalise the sample only
-        pairs = pairwise_agreement(rows, sample, normaliser=normaliser)
-    return pair_distances_of(pairs).reset_index()
 
 
 def pair_distances_of(pairs: pd.DataFrame) -> pd.DataFrame:

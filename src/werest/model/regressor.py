@@ -23,6 +23,8 @@ skewed WER distributions. Model selection (grid search) and reporting use MAE, a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin, clone
@@ -92,7 +94,20 @@ def _step_name(estimator) -> str:
     return f"{estimator.steps[-1][0]}__" if hasattr(estimator, "steps") else ""
 
 
-class StackedWerRegressor(RegressorMixin, BaseEstimator):
+class TakesNaN:
+    """An estimator whose ``fit`` and ``predict`` take NaN (tagged so for scikit-learn)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+
+# The regressors' parameters are dataclass fields: the generated ``__init__`` stores each as
+# given, as scikit-learn asks of an estimator (``get_params`` reads its signature); no
+# ``__eq__`` or ``__repr__`` of the dataclass's (scikit-learn's repr shows the parameters set).
+@dataclass(eq=False, repr=False)
+class StackedWerRegressor(TakesNaN, RegressorMixin, BaseEstimator):
     """Stacked RF/GBM/HistGBM regressor of utterance WER (or CER) with an NNLS ridge on top.
 
     Parameters
@@ -111,32 +126,15 @@ class StackedWerRegressor(RegressorMixin, BaseEstimator):
     random_state : seed of the base models and of the un-grouped fold shuffle.
     """
 
-    def __init__(
-        self,
-        models: Sequence[str] = BASE_MODELS,
-        param_grids: Mapping[str, Mapping[str, Sequence]] | None = None,
-        n_splits: int = 5,
-        scoring: str = "neg_mean_absolute_error",
-        ridge_alpha: float = 1.0,
-        clip_max: float | None = 1.0,
-        monotonic_features: Sequence[str] = (),
-        n_jobs: int | None = None,
-        random_state: int | None = 0,
-    ) -> None:
-        self.models = models
-        self.param_grids = param_grids
-        self.n_splits = n_splits
-        self.scoring = scoring
-        self.ridge_alpha = ridge_alpha
-        self.clip_max = clip_max
-        self.monotonic_features = monotonic_features
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        return tags
+    models: Sequence[str] = BASE_MODELS
+    param_grids: Mapping[str, Mapping[str, Sequence]] | None = None
+    n_splits: int = 5
+    scoring: str = "neg_mean_absolute_error"
+    ridge_alpha: float = 1.0
+    clip_max: float | None = 1.0
+    monotonic_features: Sequence[str] = ()
+    n_jobs: int | None = None
+    random_state: int | None = 0
 
     def fit(self, X, y, groups=None):
         """Tune and fit the base models, then the non-negative ridge on their OOF predictions.
@@ -254,7 +252,8 @@ DEFAULT_CORRECTION = {
 }
 
 
-class AnchoredWerRegressor(RegressorMixin, BaseEstimator):
+@dataclass(eq=False, repr=False)  # parameters as fields, as StackedWerRegressor's
+class AnchoredWerRegressor(TakesNaN, RegressorMixin, BaseEstimator):
     """Agreement, corrected only where evidence supports it: werest's zero-label estimator.
 
     The prediction for an utterance is its agreement-based rate (``anchor``: pWER against the
@@ -295,32 +294,15 @@ class AnchoredWerRegressor(RegressorMixin, BaseEstimator):
     evidence_scale : the bound is ``evidence_scale`` times the ``evidence`` column.
     """
 
-    def __init__(
-        self,
-        estimator=None,
-        anchor: str = "pwer",
-        weight: str = "proxy_words",
-        shrinkage: float = 1.0,
-        max_correction: float = 1.0,
-        support_quantiles: tuple[float, float] = (0.0, 1.0),
-        support_only: tuple[str, ...] = (),
-        evidence: str | None = None,
-        evidence_scale: float = 1.0,
-    ) -> None:
-        self.estimator = estimator
-        self.anchor = anchor
-        self.weight = weight
-        self.shrinkage = shrinkage
-        self.max_correction = max_correction
-        self.support_quantiles = support_quantiles
-        self.support_only = support_only
-        self.evidence = evidence
-        self.evidence_scale = evidence_scale
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        return tags
+    estimator: Any = None
+    anchor: str = "pwer"
+    weight: str = "proxy_words"
+    shrinkage: float = 1.0
+    max_correction: float = 1.0
+    support_quantiles: tuple[float, float] = (0.0, 1.0)
+    support_only: tuple[str, ...] = ()
+    evidence: str | None = None
+    evidence_scale: float = 1.0
 
     def _frame(self, X):
         import pandas as pd

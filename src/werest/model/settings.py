@@ -59,8 +59,9 @@ class ConformalInterval(Section):
 @dataclass(frozen=True)
 class TrainingOptions(Section):
     """How training rows are built and a model fitted on them: the section
-    :func:`werest.model.training.train` and :func:`werest.evaluation.lodo.evaluate_lodo` take
-    (``werest train`` and ``werest evaluate`` build it from their settings of the same names).
+    :func:`werest.model.training.train`, :func:`werest.evaluation.lodo.evaluate_lodo` and
+    :func:`werest.evaluation.four_cases.evaluate_four_cases` take (``werest train`` and
+    ``werest evaluate`` build it from their settings of the same names).
 
     Parameters
     ----------

@@ -217,6 +217,15 @@ def _check_unique(frame: pd.DataFrame, sources: list[str]) -> None:
 NORMALISED = NormalisationCache()
 
 
+@contextmanager
+def partition_rows(folder: Path | pd.DataFrame, sources: list[str]) -> Iterator[pd.DataFrame]:
+    """One partition's table (:func:`partition_table`), worked on in the block with this
+    process's :data:`NORMALISED` cache: strings it normalised for an earlier partition are
+    not normalised again."""
+    with reusing_normalisation(NORMALISED):
+        yield partition_table(folder, sources)
+
+
 #: ``run_partitions(function, folders, outputs, context)`` -> results in folder order:
 #: ``function(folder, output, context)`` for each partition, where ``context`` is what every
 #: partition needs (``PipelineContext`` for ``werest estimate``, ``ScoreContext`` for

@@ -61,15 +61,13 @@ from werest.features.agreement import STATUS_OK
 from werest.io import atomic_path, write_csv
 from werest.model.files import Models
 from werest.partition.engine import (
-    NORMALISED,
     Partitioning,
     Spill,
     Stages,
-    partition_table,
+    partition_rows,
     stage_input,
 )
 from werest.partition.global_state import refuse_whole_table_settings, sampled_order
-from werest.text import reusing_normalisation
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +78,9 @@ def estimate_partition(
     folder: Path, output: Path | None, context: PipelineContext
 ) -> PipelineResult:
     """Estimate one partition (:func:`werest.estimation.pipeline.estimate_rows`); its rows go
-    to ``output`` (a CSV, written atomically; None: returned in the result). Strings this
-    process normalised for an earlier partition are not normalised again."""
-    with reusing_normalisation(NORMALISED):
-        result = estimate_rows(partition_table(folder, context.sources), context)
+    to ``output`` (a CSV, written atomically; None: returned in the result)."""
+    with partition_rows(folder, context.sources) as table:
+        result = estimate_rows(table, context)
     if output is not None and result.rows is not None:
         with atomic_path(output) as tmp:
             write_csv(result.rows, tmp)
@@ -139,8 +136,10 @@ def estimate_input(
         write_summary(records, output)  # beside its parts
         clock.lap("summary")
     return EstimateRun(
-        *(records, warnings, None, files, pairs, context.order, spilled.n_rows, len(results)),
-        clock.seconds,
+        *(records, warnings, None, files, pairs, context.order),
+        n_rows=spilled.n_rows,
+        n_partitions=len(results),
+        seconds=clock.seconds,
     )
 
 
@@ -150,13 +149,8 @@ def _global_state(spilled: Spill, models: Models, options: EstimateOptions, sour
     used, targets = run_targets(
         models, options, spilled.systems, spilled.languages, spilled.no_hypotheses, source
     )
-    pairs, order = sampled_order(  # with proxy=, the panel's order after the proxy
-        spilled,
-        models,
-        ranking=options.ranking,
-        system_order=options.system_order,
-        seed=options.seed,
-    )
+    # with proxy=, the panel's order after the proxy
+    pairs, order = sampled_order(spilled, models, options, options.seed)
     context = PipelineContext(
         *(models, targets, options.proxy, order, used, spilled.sources),
         options.chunk_utterances,

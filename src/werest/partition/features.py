@@ -32,15 +32,15 @@ from werest.features.agreement import agreement_features
 from werest.features.proxy import Ranking, choose_proxies
 from werest.ingest.table import CSV_SUFFIXES, JSONL_SUFFIXES, KEY, write_table
 from werest.partition.engine import (
-    NORMALISED,
     Partitioning,
     Stages,
-    partition_table,
+    partition_rows,
     stage_input,
     warn_left_out,
 )
 from werest.partition.score import reference_ranking
-from werest.text import AUTO, Normaliser, reusing_normalisation
+from werest.resources import StageRun
+from werest.text import AUTO, Normaliser
 
 log = logging.getLogger(__name__)
 
@@ -74,10 +74,8 @@ def features_partition(
     folder: Path | pd.DataFrame, output: Path | None, context: FeaturesContext
 ) -> FeaturesResult:
     """The agreement features of one partition's target rows, written to ``output`` (a
-    Parquet file, atomically; None: returned). Strings this process normalised for an
-    earlier partition are not normalised again."""
-    with reusing_normalisation(NORMALISED):
-        table = partition_table(folder, context.sources)
+    Parquet file, atomically; None: returned)."""
+    with partition_rows(folder, context.sources) as table:
         proxies = partition_proxies(table, context)
         if proxies.empty and output is not None:
             return FeaturesResult(0, None)
@@ -136,7 +134,7 @@ def refuse_a_table_file(out: Path) -> None:
 
 
 @dataclass
-class FeaturesRun:
+class FeaturesRun(StageRun):
     """The outputs of :func:`features_input`."""
 
     #: an in-memory run's feature table; None when partitioned (its rows are in ``files``)
@@ -144,9 +142,6 @@ class FeaturesRun:
     files: list[Path]
     ranking: Ranking | None
     n_features: int
-    n_rows: int
-    n_partitions: int
-    seconds: dict[str, float]
 
 
 def features_input(
@@ -196,7 +191,7 @@ def features_input(
         files,
         ranking,
         sum(r.rows for r in results),
-        run.spill.n_rows,
-        len(results),
-        clock.seconds,
+        n_rows=run.spill.n_rows,
+        n_partitions=len(results),
+        seconds=clock.seconds,
     )

@@ -7,6 +7,7 @@ share them."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -28,6 +29,10 @@ from werest.partition.engine import (
 )
 from werest.text import Normaliser, cached_normalisation
 
+if TYPE_CHECKING:
+    from werest.estimation.settings import EstimateOptions
+    from werest.ranking.settings import LeaderboardOptions
+
 
 def refuse_whole_table_settings(models, ranking, missing_hypotheses) -> None:
     if set(models.feature_names) & set(CONTEXT_FEATURES):
@@ -47,18 +52,15 @@ def refuse_whole_table_settings(models, ranking, missing_hypotheses) -> None:
 
 
 def sampled_order(
-    spilled: Spill,
-    models: Models,
-    *,
-    ranking: str | Path | None,
-    system_order: list[str] | None,
-    seed: int,
+    spilled: Spill, models: Models, options: EstimateOptions | LeaderboardOptions, seed: int
 ) -> tuple[pd.DataFrame, Ranking]:
-    """The guards' sample of pairs of the whole input
+    """The guards' sample of pairs of the whole input, drawn with ``seed``
     (:func:`werest.estimation.guards.sample_pairs`: of the table itself in memory, else drawn
     from its partitions, :func:`sample_pairs_partitioned`) and the proxy order chosen from it
+    as the ``options``' ``ranking`` and ``system_order`` say
     (:func:`werest.estimation.estimate.choose_ranking`; ``ranking=references`` reads the
     table, so it works in memory only)."""
+    ranking, system_order = options.ranking, options.system_order
     if spilled.root is None:
         return sample_and_order(
             spilled.partitions[0], models, ranking=ranking, system_order=system_order, seed=seed

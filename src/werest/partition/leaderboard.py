@@ -33,7 +33,7 @@ The leaderboard writes no per-utterance file, so no partitioned output folder ei
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -43,21 +43,19 @@ import pandas as pd
 from werest.estimation.estimate import check_normaliser
 from werest.estimation.guards import utterance_counts
 from werest.estimation.pipeline import total_counts
-from werest.evaluation.fairness import FairnessSettings
-from werest.features.proxy import Ranking
 from werest.model.files import Models
 from werest.partition.engine import (
-    NORMALISED,
     Partitioning,
     Stages,
     concat_compact,
-    partition_table,
+    partition_rows,
     stage_input,
     warn_left_out,
 )
 from werest.partition.global_state import refuse_whole_table_settings, sampled_order
 from werest.ranking.leaderboard import (
     Leaderboard,
+    RowSettings,
     assemble,
     check_selection,
     keep_datasets,
@@ -66,22 +64,17 @@ from werest.ranking.leaderboard import (
     utterance_rows,
 )
 from werest.ranking.settings import LeaderboardOptions
-from werest.text import reusing_normalisation
+from werest.resources import StageRun
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class LeaderboardContext:
-    """What every partition needs, sent to each worker once (:mod:`werest.partition.cluster`)."""
+class LeaderboardContext(RowSettings):
+    """What every partition needs, sent to each worker once (:mod:`werest.partition.cluster`):
+    its rows' settings and the input's files (named in errors)."""
 
-    models: Models
-    systems: list[str]
-    ranking: Ranking | list[str] | None
-    fairness: FairnessSettings | None
-    sources: list[str]
-    chunk_utterances: int
-    n_jobs: int
+    sources: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -96,19 +89,9 @@ class LeaderboardPart:
 def leaderboard_partition(
     folder: Path | pd.DataFrame, output: Path | None, context: LeaderboardContext
 ) -> LeaderboardPart:
-    """:func:`~werest.ranking.leaderboard.utterance_rows` of one partition. Strings this process
-    normalised for an earlier partition are not normalised again."""
-    with reusing_normalisation(NORMALISED):
-        table = partition_table(folder, context.sources)
-        rows = utterance_rows(
-            table,
-            context.models,
-            context.systems,
-            ranking=context.ranking,
-            fairness=context.fairness,
-            chunk_utterances=context.chunk_utterances,
-            n_jobs=context.n_jobs,
-        )
+    """:func:`~werest.ranking.leaderboard.utterance_rows` of one partition."""
+    with partition_rows(folder, context.sources) as table:
+        rows = utterance_rows(table, context)
         return LeaderboardPart(rows, utterance_counts(table))
 
 
@@ -135,13 +118,10 @@ def _with_columns(frame: pd.DataFrame, columns: list[str], categories: tuple[str
 
 
 @dataclass
-class LeaderboardRun:
+class LeaderboardRun(StageRun):
     """The outputs of :func:`leaderboard_input`."""
 
     leaderboard: Leaderboard
-    n_rows: int
-    n_partitions: int
-    seconds: dict[str, float]
 
 
 def leaderboard_input(
@@ -173,22 +153,16 @@ def leaderboard_input(
         spilled = run.spill
         _check_input(spilled, models, options, (name or "the input") if in_memory else source)
         clock.lap("spill")
-        pairs, order = sampled_order(
-            spilled,
-            models,
-            ranking=options.ranking,
-            system_order=options.system_order,
-            seed=options.bootstrap.seed,
-        )
+        pairs, order = sampled_order(spilled, models, options, options.bootstrap.seed)
         clock.lap("sample_and_order")
         context = LeaderboardContext(
             models,
             spilled.systems,
             order,
             fairness,
-            spilled.sources,
             options.chunk_utterances,
             n_jobs=options.n_jobs if run.in_memory else 1,
+            sources=spilled.sources,
         )
         results = run.run(leaderboard_partition, context)
         clock.lap("partitions")
@@ -202,7 +176,9 @@ def leaderboard_input(
         calibration=models.calibration,
     )
     clock.lap("tables")
-    return LeaderboardRun(result, spilled.n_rows, len(results), clock.seconds)
+    return LeaderboardRun(
+        result, n_rows=spilled.n_rows, n_partitions=len(results), seconds=clock.seconds
+    )
 
 
 def _check_input(spilled, models: Models, options: LeaderboardOptions, where) -> None:

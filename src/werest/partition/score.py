@@ -32,17 +32,17 @@ from werest.errors import ConfigError, InputError
 from werest.features.proxy import Ranking, rank_totals
 from werest.ingest.table import write_table
 from werest.partition.engine import (
-    NORMALISED,
     Partitioning,
     StageInput,
     Stages,
     concat_compact,
-    partition_table,
+    partition_rows,
     stage_input,
     warn_left_out,
 )
+from werest.resources import StageRun
 from werest.stats import Bootstrap
-from werest.text import AUTO, Normaliser, reusing_normalisation
+from werest.text import AUTO, Normaliser
 from werest.text.scoring import corpus_scores, readable_scores, score_utterances, utterance_order
 
 log = logging.getLogger(__name__)
@@ -88,10 +88,8 @@ def score_partition(
     folder: Path | pd.DataFrame, output: Path | None, context: ScoreContext
 ) -> ScoreResult:
     """Score one partition's labelled rows; their readable rows go to ``output`` (a CSV,
-    written atomically; None: no file, or kept in the result with ``context.keep_rows``).
-    Strings this process normalised for an earlier partition are not normalised again."""
-    with reusing_normalisation(NORMALISED):
-        table = partition_table(folder, context.sources)
+    written atomically; None: no file, or kept in the result with ``context.keep_rows``)."""
+    with partition_rows(folder, context.sources) as table:
         has_column = "reference" in table.columns
         if not has_column or table["reference"].isna().all():
             return ScoreResult(_empty_compact(), has_column, None)
@@ -127,16 +125,13 @@ def labelled_rows(results: list[ScoreResult], path: str | Path) -> pd.DataFrame:
 
 
 @dataclass
-class ScoreRun:
+class ScoreRun(StageRun):
     """The outputs of :func:`score_input`."""
 
     scores: pd.DataFrame
     #: an in-memory run's readable rows (``utterances.csv``); None when partitioned
     rows: pd.DataFrame | None
     utterance_files: list[Path]
-    n_rows: int
-    n_partitions: int
-    seconds: dict[str, float]
 
 
 def score_input(
@@ -178,7 +173,14 @@ def score_input(
         files = run.place(results)
         clock.lap("scores")
     rows = results[0].rows if run.in_memory and results else None
-    return ScoreRun(scores, rows, files, run.spill.n_rows, len(results), clock.seconds)
+    return ScoreRun(
+        scores,
+        rows,
+        files,
+        n_rows=run.spill.n_rows,
+        n_partitions=len(results),
+        seconds=clock.seconds,
+    )
 
 
 def reference_ranking(

@@ -45,6 +45,8 @@ Outputs (atomic): ``leaderboard.{md,csv,png,html}`` (the page: :mod:`werest.repo
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -87,6 +89,9 @@ from werest.text.lid import CONFIDENCE, DETECTED, TRUE, has_lid, lid_report
 from werest.text.normalise import Normaliser
 from werest.text.scoring import utterance_order
 
+if TYPE_CHECKING:
+    from werest.features.proxy import Ranking
+
 # the per-row frame (werest.ranking.rows), the neighbour tests (werest.ranking.pairs) and the
 # fairness audits (werest.ranking.fairness_audits) are importable from here too, as before
 __all__ = [
@@ -99,6 +104,7 @@ __all__ = [
     "TRUTH_COLUMNS",
     "UTT",
     "Leaderboard",
+    "RowSettings",
     "SkippedCategories",
     "add_faas",
     "add_intervals",
@@ -203,16 +209,22 @@ def carried_columns(table: pd.DataFrame, fairness: FairnessSettings | None) -> t
     return present, [c for c in numbers if c not in present and c not in KEY]
 
 
-def utterance_rows(
-    table: pd.DataFrame,
-    models: Models,
-    systems: list[str],
-    *,
-    ranking,
-    fairness: FairnessSettings | None,
-    chunk_utterances: int = CHUNK_UTTERANCES,
-    n_jobs: int = 1,
-) -> pd.DataFrame:
+@dataclass(frozen=True)
+class RowSettings:
+    """What :func:`utterance_rows` needs besides the table: the ``models``, the ``systems``
+    estimated, the proxy order (``ranking``: a :class:`~werest.features.proxy.Ranking` or the
+    systems' order), the fairness audit's settings (None: no audit, no demographic columns)
+    and the estimate's chunking and workers."""
+
+    models: Models
+    systems: list[str]
+    ranking: Ranking | list[str] | None
+    fairness: FairnessSettings | None
+    chunk_utterances: int = CHUNK_UTTERANCES
+    n_jobs: int = 1
+
+
+def utterance_rows(table: pd.DataFrame, settings: RowSettings) -> pd.DataFrame:
     """One compact row per row of ``table``: everything the leaderboard's tables need of it.
 
     The row's estimate (:func:`werest.estimation.estimate.estimate_utterances`: status, proxy, n̂,
@@ -224,15 +236,21 @@ def utterance_rows(
     partitioned run on each partition (:mod:`werest.partition.leaderboard`), and both hand
     it to :func:`assemble`: one code path, rows that do not depend on the partitioning.
     """
+    models, n_jobs = settings.models, settings.n_jobs
     utterances = estimate_utterances(
-        table, models, systems, ranking=ranking, chunk_utterances=chunk_utterances, n_jobs=n_jobs
+        table,
+        models,
+        settings.systems,
+        ranking=settings.ranking,
+        chunk_utterances=settings.chunk_utterances,
+        n_jobs=n_jobs,
     )
     kept = [
         *ESTIMATE_COLUMNS,
         *(c for c in utterances.columns if c.startswith("predicted_") or relative_to_proxy(c)),
     ]
     source = timed(table)
-    labels, numbers = carried_columns(source, fairness)
+    labels, numbers = carried_columns(source, settings.fairness)
     rows = source[[*KEY, *labels, *numbers]]
     rows = rows.assign(**{c: pd.to_numeric(rows[c], errors="coerce") for c in numbers})
     rows = rows.merge(utterances[[*KEY, *kept]], on=KEY, how="left")

@@ -20,6 +20,7 @@ from omegaconf import OmegaConf
 from werest.build import instantiate_checked
 from werest.cli.blocks import Cluster
 from werest.cli.config import composed, given_values
+from werest.errors import ConfigError
 from werest.ingest.table import read_table
 from werest.io import atomic_path
 from werest.model.training import TrainingOptions
@@ -30,6 +31,8 @@ from werest.text import Normaliser, as_normaliser
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from werest.model.files import Models
 
 T = TypeVar("T")
 
@@ -86,9 +89,10 @@ def labelled_table(settings: Any, feature_names: list[str]):
 
 
 def training_options(settings: Any) -> TrainingOptions:
-    """The section :func:`werest.model.training.train` and
-    :func:`werest.evaluation.lodo.evaluate_lodo` take, from ``werest train``'s or ``werest
-    evaluate``'s settings of the same names."""
+    """The section :func:`werest.model.training.train`,
+    :func:`werest.evaluation.lodo.evaluate_lodo` and
+    :func:`werest.evaluation.four_cases.evaluate_four_cases` take, from ``werest train``'s or
+    ``werest evaluate``'s settings of the same names."""
     return TrainingOptions(
         normaliser=normaliser_setting(settings),
         two_system_views=settings.two_system_views,
@@ -146,3 +150,21 @@ def partitioning(settings: Any) -> Iterator[Partitioning]:
             yield built
         else:
             yield replace(built, runner=dask_runner(client, retries=settings.cluster.retries))
+
+
+# --------------------------------------------------------------------------- the label loop
+
+
+def labelled_input(settings: Any, models: Models, in_memory: str) -> str | pd.DataFrame:
+    """What ``werest estimate`` or ``leaderboard`` runs on (:func:`stage_source`, the models'
+    evidence columns read as numbers); ``labels=`` in a partitioned run is a ConfigError
+    first, saying to ``in_memory`` in memory instead (the label round:
+    :func:`werest.cli.commands.estimate.label_round`)."""
+    from werest.estimation.estimate import input_features  # loaded by these two commands only
+
+    if partitioned_run(settings) and settings.labels:
+        raise ConfigError(
+            f"labels= is not supported in a partitioned run yet: {in_memory} in memory "
+            "(partition.rows=0)"
+        )
+    return stage_source(settings, numeric=input_features(models))

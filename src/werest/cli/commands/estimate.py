@@ -12,17 +12,17 @@ from __future__ import annotations
 
 from werest.cli.commands._common import (
     build,
+    labelled_input,
     name_list,
     partitioned_run,
     partitioning,
     print_blocks,
     save_config,
-    stage_source,
 )
-from werest.cli.schema import EstimateSettings
+from werest.cli.schema import EstimateSettings, LeaderboardSettings
 from werest.errors import ConfigError
 from werest.estimation.decision import WinnerSettings
-from werest.estimation.estimate import input_features, zero_label_pairs
+from werest.estimation.estimate import zero_label_pairs
 from werest.estimation.guards import format_warnings
 from werest.estimation.labels import (
     LabelSettings,
@@ -67,19 +67,8 @@ def run(settings: EstimateSettings) -> list[dict]:
 def _estimate(settings: EstimateSettings) -> list[dict]:
     check_output(settings.output_dir, owned=OWNED)  # one that cannot be replaced: refused now
     models, source = _inputs(settings)
-    loop = LabelRound(
-        source,
-        models,
-        winner=build(settings.winner, WinnerSettings),
-        cache_dir=settings.cache_dir,
-        n_jobs=settings.n_jobs,
-        source=settings.input,
-    )
-    few_labels = None
-    if settings.labels:
-        loop.read(settings.labels)
-        few_labels = build(settings.few_labels, LabelSettings)
-        check_bootstrap_memory(loop.labels, source, few_labels)  # before any work
+    loop = label_round(settings, source, models)  # the sheets read before any work
+    few_labels = build(settings.few_labels, LabelSettings) if settings.labels else None
     # every file goes to a staging folder, put in place as one when the run ends
     with staged_output(settings.output_dir, owned=OWNED) as staged:
         with ResourceMonitor() as monitor, partitioning(settings) as parts:
@@ -101,6 +90,25 @@ def _estimate(settings: EstimateSettings) -> list[dict]:
     return done.records
 
 
+def label_round(settings: EstimateSettings | LeaderboardSettings, table, models) -> LabelRound:
+    """The label round on ``table`` (``werest estimate``'s, and ``werest leaderboard``'s with
+    ``labels=``) from the command's ``winner``, ``cache_dir``, ``n_jobs`` and ``input``
+    settings; with ``labels=``, its sheets read and the bootstrap's memory checked
+    (:func:`werest.estimation.labels.check_bootstrap_memory`), before the run."""
+    loop = LabelRound(
+        table,
+        models,
+        winner=build(settings.winner, WinnerSettings),
+        cache_dir=settings.cache_dir,
+        n_jobs=settings.n_jobs,
+        source=settings.input,
+    )
+    if settings.labels:
+        loop.read(settings.labels)
+        check_bootstrap_memory(loop.labels, loop.table, build(settings.few_labels, LabelSettings))
+    return loop
+
+
 def _inputs(settings: EstimateSettings):
     """The models and the input (a table in memory, or a path a partitioned run spills)."""
     # a run the cache may serve (labels=, in memory) reads the model's payload only if it
@@ -112,12 +120,7 @@ def _inputs(settings: EstimateSettings):
         trust_model=settings.trust_model,
         deferred=cached,
     )
-    if partitioned_run(settings) and settings.labels:
-        raise ConfigError(
-            "labels= is not supported in a partitioned run yet: estimate the labelled "
-            "datasets in memory (partition.rows=0)"
-        )
-    source = stage_source(settings, numeric=input_features(models))  # evidence as numbers
+    source = labelled_input(settings, models, "estimate the labelled datasets")
     if settings.audio_scoring.enabled:
         source = scored_inline(source, settings, models.feature_names)
     return models, source
@@ -143,7 +146,7 @@ def _write(staged, result, done, resources: dict, settings: EstimateSettings) ->
         write_outputs(result.utterances, done.records, staged)
     else:  # estimate_input wrote summary.json beside the parts: with the contenders now
         write_summary(done.records, staged)
-        resources |= {"stage_seconds": result.seconds, "partitions": result.n_partitions}
+        resources |= result.resources
     write_resources(resources, staged / "resources.json")
     write_json(done.decisions, staged / "winner.json")  # [] where no dataset has two systems
     save_config(settings, staged / "config.yaml")

@@ -97,11 +97,8 @@ def _four_cases(settings: EvaluateSettings) -> FourCaseResult:
         evaluation_table(table, protocol),
         protocol,
         methods,
-        normaliser=normaliser_setting(settings),
-        n_jobs=settings.n_jobs,
+        training_options(settings),
         n_resamples=bootstrap.n_resamples,
-        seed=settings.seed,
-        two_system_views=settings.two_system_views,
     )
 
 

@@ -11,20 +11,16 @@ from __future__ import annotations
 
 from werest.cli.commands._common import (
     build,
+    labelled_input,
     name_list,
-    partitioned_run,
     partitioning,
     print_blocks,
     save_config,
-    stage_source,
 )
+from werest.cli.commands.estimate import label_round
 from werest.cli.schema import LeaderboardSettings
-from werest.errors import ConfigError
-from werest.estimation.decision import WinnerSettings
-from werest.estimation.estimate import input_features
 from werest.estimation.guards import format_warnings
-from werest.estimation.labels import LabelSettings, check_bootstrap_memory, with_label_notes
-from werest.estimation.loop import LabelRound
+from werest.estimation.labels import LabelSettings, with_label_notes
 from werest.evaluation.fairness import FairnessSettings
 from werest.io import check_output, staged_output
 from werest.model.files import load_models
@@ -51,13 +47,11 @@ def run(settings: LeaderboardSettings) -> Leaderboard:
         settings.model_path, settings.cer_model_path, trust_model=settings.trust_model
     )
     options = leaderboard_options(settings)
-    if partitioned_run(settings) and settings.labels:
-        raise ConfigError(
-            "labels= is not supported in a partitioned run yet: build the labelled "
-            "leaderboard in memory (partition.rows=0)"
-        )
-    source = stage_source(settings, numeric=input_features(models))
-    loop = _label_round(settings, source, models, options) if settings.labels else None
+    source = labelled_input(settings, models, "build the labelled leaderboard")
+    loop = None
+    if settings.labels:  # the round on the selected datasets, its sheets read before the run
+        selected = select_datasets(source, options.datasets, options.exclude_datasets)
+        loop = label_round(settings, selected, models)
     with partitioning(settings) as parts:
         name = str(settings.input)
         run = leaderboard_input(source, models, settings.output_dir, options, parts, name=name)
@@ -70,22 +64,6 @@ def run(settings: LeaderboardSettings) -> Leaderboard:
             decide_board(result, loop)
     _write(settings, result, options)
     return result
-
-
-def _label_round(settings: LeaderboardSettings, source, models, options) -> LabelRound:
-    """The label round on the selected datasets with the sheets read (checked before the
-    run, as is the bootstrap's memory)."""
-    loop = LabelRound(
-        select_datasets(source, options.datasets, options.exclude_datasets),
-        models,
-        winner=build(settings.winner, WinnerSettings),
-        cache_dir=settings.cache_dir,
-        n_jobs=settings.n_jobs,
-        source=settings.input,
-    )
-    loop.read(settings.labels)
-    check_bootstrap_memory(loop.labels, loop.table, build(settings.few_labels, LabelSettings))
-    return loop
 
 
 def leaderboard_options(settings: LeaderboardSettings) -> LeaderboardOptions:

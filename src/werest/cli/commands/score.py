@@ -67,7 +67,7 @@ def run(settings: ScoreSettings) -> pd.DataFrame:
             with logs.stage("write"):
                 write_table(result.rows, folder / "utterances.csv")
         else:
-            resources |= {"stage_seconds": result.seconds, "partitions": result.n_partitions}
+            resources |= result.resources
         _finish(settings, folder, result.scores, ranking, resources)
     return result.scores
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import pandas as pd
@@ -165,6 +166,17 @@ def system_rows(
     return frame
 
 
+def refuse_first(
+    bad: pd.Series, problem: str | Callable[[int], str], *, path: Path, column: str
+) -> None:
+    """An InputError at the first row where ``bad`` holds (rows counted from 1), when any
+    does: ``problem``, or ``problem(position)`` of that row's 0-based position."""
+    if bad.any():
+        position = int(bad.to_numpy().argmax())
+        message = problem if isinstance(problem, str) else problem(position)
+        raise InputError(message, path=path, row=position + 1, column=column)
+
+
 def read_json(path: Path) -> object:
     """The JSON value of a UTF-8 file; an InputError naming the line where it is not JSON."""
     try:
@@ -316,6 +328,31 @@ def agree_references(table: pd.DataFrame, source: str) -> pd.DataFrame:
 SET_COLUMNS = ("dataset", "utt_id", "system", "hypothesis", "reference")
 #: the prediction field of NeMo's and the Open ASR Leaderboard's manifests, and its prefix
 PRED_TEXT = "pred_text"
+
+
+@dataclass(frozen=True)
+class NamedColumns:
+    """The options of an importer that finds its columns by name (csv, manifest, hf): the
+    ``id_column``, the ``reference_column`` (None: no reference), the ``hypothesis_column``
+    or several ``hypothesis_columns`` (:meth:`hypotheses`), the ``system`` (one path only:
+    :func:`check_one_system`) and the ``dataset``; each importer says what its defaults mean."""
+
+    id_column: str | None = "id"
+    reference_column: str | None = "reference"
+    hypothesis_column: str | None = "hypothesis"
+    hypothesis_columns: str | list[str] | None = None
+    system: str | None = None
+    dataset: str | None = None
+
+    @classmethod
+    def of(cls, options: Mapping[str, object]) -> NamedColumns:
+        """These of an importer's ``options`` (``werest import``'s others, ``streaming``...,
+        are other importers')."""
+        return cls(**{f.name: options[f.name] for f in fields(cls) if f.name in options})
+
+    def hypotheses(self) -> list[str] | None:
+        """The hypothesis columns named (:func:`named_hypothesis_columns`), or None."""
+        return named_hypothesis_columns(self.hypothesis_column, self.hypothesis_columns)
 
 
 def named_hypothesis_columns(

@@ -56,7 +56,7 @@ from pathlib import Path
 import pandas as pd
 
 from werest.errors import InputError
-from werest.ingest.importers._common import agree_references, require_path
+from werest.ingest.importers._common import agree_references, refuse_first, require_path
 from werest.ingest.importers.dighr import utterance_id
 from werest.ingest.reading import read_raw_csv
 
@@ -285,14 +285,7 @@ def _librispeech_rows(frame: pd.DataFrame, path: Path, kind: str, stem: str) -> 
         _require_columns(frame, (id_column,), path)
         reference, hypothesis = "transcript", "predictions_raw"
         ids = frame[id_column].map(utterance_id)
-    blank = ids == ""
-    if blank.any():
-        raise InputError(
-            "empty utterance id",
-            path=path,
-            row=int(blank.to_numpy().argmax()) + 1,
-            column=id_column,
-        )
+    refuse_first(ids == "", "empty utterance id", path=path, column=id_column)
     system = system_for(stem)
     rows = pd.DataFrame(
         {

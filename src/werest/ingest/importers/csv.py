@@ -27,7 +27,13 @@ from pathlib import Path
 import pandas as pd
 
 from werest.errors import ConfigError, InputError
-from werest.ingest.importers._common import check_one_system, load_each, require_path
+from werest.ingest.importers._common import (
+    NamedColumns,
+    check_one_system,
+    load_each,
+    refuse_first,
+    require_path,
+)
 from werest.ingest.reading import read_raw_csv
 from werest.ingest.table import resolve_audio, validate_table
 
@@ -37,24 +43,18 @@ SEPARATORS = {".csv": ",", ".tsv": "\t"}
 _SET = ("hypothesis", "reference")  # with reference_column=None a 'reference' column clashes
 
 
-def load(
-    paths: list[Path],
-    id_column: str = "id",
-    reference_column: str | None = "reference",
-    hypothesis_column: str = "hypothesis",
-    system: str | None = None,
-    dataset: str | None = None,
-    **_: object,
-) -> pd.DataFrame:
+def load(paths: list[Path], **options: object) -> pd.DataFrame:
     """Import one CSV/TSV per system.
 
     Parameters
     ----------
     paths : the files, one per system.
-    id_column, reference_column, hypothesis_column : the columns holding the utterance id,
-        the reference (None: the files have none) and the hypothesis.
-    system : the system name, for one file only (default: each file's stem).
-    dataset : the dataset name (default: each file's folder name).
+    options : the :class:`~werest.ingest.importers._common.NamedColumns` (others, and
+        ``hypothesis_columns``, are ignored). ``id_column``, ``reference_column``,
+        ``hypothesis_column``: the columns holding the utterance id, the reference (None: the
+        files have none) and the hypothesis. ``system``: the system name, for one file only
+        (default: each file's stem). ``dataset``: the dataset name (default: each file's
+        folder name).
 
     Returns
     -------
@@ -65,32 +65,18 @@ def load(
     ConfigError : ``system=`` with several files, or two of the three columns the same.
     InputError : naming file, row and column (see the module docstring).
     """
-    check_one_system(system, paths, "file", "its file's stem")
-    named = [c for c in (id_column, reference_column, hypothesis_column) if c]
+    columns = NamedColumns.of(options)
+    check_one_system(columns.system, paths, "file", "its file's stem")
+    roles = (columns.id_column, columns.reference_column, columns.hypothesis_column)
+    named = [c for c in roles if c]
     if len(set(named)) < len(named):
         raise ConfigError(
             f"id_column, reference_column and hypothesis_column must differ, got {named}"
         )
-    return load_each(
-        paths,
-        load_file,
-        id_column=id_column,
-        reference_column=reference_column,
-        hypothesis_column=hypothesis_column,
-        system=system,
-        dataset=dataset,
-    )
+    return load_each(paths, load_file, columns=columns)
 
 
-def load_file(
-    path: Path,
-    *,
-    id_column: str,
-    reference_column: str | None,
-    hypothesis_column: str,
-    system: str | None,
-    dataset: str | None,
-) -> pd.DataFrame:
+def load_file(path: Path, *, columns: NamedColumns) -> pd.DataFrame:
     """The rows of one system's file (see :func:`load`)."""
     require_path(path, folder=False)
     separator = SEPARATORS.get(path.suffix.lower())
@@ -102,12 +88,15 @@ def load_file(
     frame = frame.rename(columns=lambda c: str(c).strip())
     if len(frame) == 0:
         raise InputError("the file has a header but no rows", path=path)
-    renamed = _renamed_columns(frame, path, id_column, reference_column, hypothesis_column)
+    id_column = columns.id_column
+    renamed = _renamed_columns(
+        frame, path, id_column, columns.reference_column, columns.hypothesis_column
+    )
     ids = _utterance_ids(frame, path, id_column)
     frame = frame.rename(columns=renamed)
     frame["utt_id"] = ids
-    frame.insert(0, "dataset", dataset or path.resolve().parent.name or "csv")
-    frame.insert(2, "system", system or path.stem)
+    frame.insert(0, "dataset", columns.dataset or path.resolve().parent.name or "csv")
+    frame.insert(2, "system", columns.system or path.stem)
     if "reference" in frame.columns:
         unlabelled = int((frame["reference"].str.strip() == "").sum())
         if unlabelled:
@@ -164,9 +153,7 @@ def _renamed_columns(
 def _utterance_ids(frame: pd.DataFrame, path: Path, id_column: str) -> pd.Series:
     """The file's utterance ids, stripped; InputError for a blank or a repeated one."""
     ids = frame[id_column].str.strip()
-    blank = ids == ""
-    if blank.any():
-        raise InputError("empty utterance id", path=path, row=_first(blank) + 1, column=id_column)
+    refuse_first(ids == "", "empty utterance id", path=path, column=id_column)
     repeated = ids.duplicated()
     if repeated.any():
         row = _first(repeated)

@@ -47,11 +47,11 @@ import pyarrow.parquet as pq
 
 from werest.errors import ConfigError, InputError
 from werest.ingest.importers._common import (
+    NamedColumns,
     check_one_system,
     claim_origin,
     column_systems,
     metadata_values,
-    named_hypothesis_columns,
     read_json,
     require_path,
     source_name,
@@ -82,30 +82,24 @@ _HINTS = {
 }
 
 
-def load(
-    paths: list[Path],
-    id_column: str | None = "id",
-    reference_column: str | None = "reference",
-    hypothesis_column: str | None = "hypothesis",
-    hypothesis_columns: str | list[str] | None = None,
-    system: str | None = None,
-    dataset: str | None = None,
-    **_: object,
-) -> pd.DataFrame:
-    """Import datasets saved by Hugging Face ``datasets`` (see the module docstring).
+def load(paths: list[Path], **options: object) -> pd.DataFrame:
+    """Import datasets saved by Hugging Face ``datasets`` (see the module docstring);
+    ``options``: the :class:`~werest.ingest.importers._common.NamedColumns` (others are
+    ignored).
 
     Raises
     ------
     ConfigError : ``system=`` with several paths, or one column named for two roles.
     InputError : naming the file, row and column (see the module docstring).
     """
-    check_one_system(system, paths, "path", "its folder or file")
-    named = named_hypothesis_columns(hypothesis_column, hypothesis_columns)
+    columns = NamedColumns.of(options)
+    check_one_system(columns.system, paths, "path", "its folder or file")
+    named = columns.hypotheses()
     frames = []
     origin: dict[tuple[str, str], Path] = {}
     for path in paths:
         require_path(path)
-        base = dataset or path.resolve().parent.name or "hf"
+        base = columns.dataset or path.resolve().parent.name or "hf"
         name = path.name if path.is_dir() else path.stem
         for split, source, table in read_dataset(path):
             frame = dataset_rows(
@@ -113,9 +107,7 @@ def load(
                 source=source,
                 dataset=f"{base}-{split}" if split else base,
                 file_system=name,
-                system=system,
-                id_column=id_column,
-                reference_column=reference_column,
+                columns=columns,
                 named=named,
             )
             claim_origin(origin, frame, source, noun="path")
@@ -223,18 +215,17 @@ def dataset_rows(
     source: Path,
     dataset: str,
     file_system: str,
-    system: str | None,
-    id_column: str | None,
-    reference_column: str | None,
+    columns: NamedColumns,
     named: list[str] | None,
 ) -> pd.DataFrame:
-    """The transcripts rows of one dataset's table (see :func:`load`)."""
+    """The transcripts rows of one dataset's table (see :func:`load`; ``named``: the
+    hypothesis columns named)."""
     if table.num_rows == 0:
         raise InputError("the dataset has no rows", path=source)
     id_name, reference, hypotheses = _roles(
-        table.column_names, id_column, reference_column, named, source
+        table.column_names, columns.id_column, columns.reference_column, named, source
     )
-    systems = column_systems(hypotheses, file_system, system)
+    systems = column_systems(hypotheses, file_system, columns.system)
     ids = _texts(table, id_name, source, ids=True)
     _check_ids(ids, id_name, source)
     references = _texts(table, reference, source) if reference else None

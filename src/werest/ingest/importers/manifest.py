@@ -51,11 +51,11 @@ from werest.errors import ConfigError, InputError
 from werest.ingest.importers._common import (
     PRED_TEXT,
     SET_COLUMNS,
+    NamedColumns,
     check_one_system,
     column_systems,
     load_each,
     metadata_values,
-    named_hypothesis_columns,
     require_path,
     source_name,
 )
@@ -75,45 +75,29 @@ _PLACEHOLDER = re.compile(r"^sample_\d+$")
 _SCALAR = (str, int, float, bool)
 
 
-def load(
-    paths: list[Path],
-    id_column: str | None = "id",
-    reference_column: str | None = "reference",
-    hypothesis_column: str | None = "hypothesis",
-    hypothesis_columns: str | list[str] | None = None,
-    system: str | None = None,
-    dataset: str | None = None,
-    **_: object,
-) -> pd.DataFrame:
+def load(paths: list[Path], **options: object) -> pd.DataFrame:
     """Import NeMo / Open ASR Leaderboard manifests (see the module docstring).
 
     Parameters
     ----------
     paths : the manifest files.
-    id_column : the id field; the default ``"id"`` means ``utt_id``, else ``id``, else the
-        audio file's stem.
-    reference_column : the reference field; the default ``"reference"`` means ``text``;
-        None: the manifests have none.
-    hypothesis_column, hypothesis_columns : the prediction field(s); by default ``pred_text``
-        and every ``pred_text_<system>``.
-    system : the system of ``pred_text`` (or of the only prediction field), one file only.
-    dataset : the dataset name.
+    options : the :class:`~werest.ingest.importers._common.NamedColumns` (others are
+        ignored). ``id_column``: the id field; the default ``"id"`` means ``utt_id``, else
+        ``id``, else the audio file's stem. ``reference_column``: the reference field; the
+        default ``"reference"`` means ``text``; None: the manifests have none.
+        ``hypothesis_column``, ``hypothesis_columns``: the prediction field(s); by default
+        ``pred_text`` and every ``pred_text_<system>``. ``system``: the system of
+        ``pred_text`` (or of the only prediction field), one file only. ``dataset``: the
+        dataset name.
 
     Raises
     ------
     ConfigError : ``system=`` with several files, or clashing column settings.
     InputError : naming the file, line and field (see the module docstring).
     """
-    check_one_system(system, paths, "file", "its file")
-    return load_each(
-        paths,
-        load_file,
-        id_column=id_column,
-        reference_column=reference_column,
-        named=named_hypothesis_columns(hypothesis_column, hypothesis_columns),
-        system=system,
-        dataset=dataset,
-    )
+    columns = NamedColumns.of(options)
+    check_one_system(columns.system, paths, "file", "its file")
+    return load_each(paths, load_file, columns=columns, named=columns.hypotheses())
 
 
 def read_lines(path: Path) -> list[tuple[int, dict]]:
@@ -142,25 +126,19 @@ def leaderboard_model(name: str) -> str:
     return name.replace("-", "/", 1)
 
 
-def load_file(
-    path: Path,
-    *,
-    id_column: str | None,
-    reference_column: str | None,
-    named: list[str] | None,
-    system: str | None,
-    dataset: str | None,
-) -> pd.DataFrame:
-    """The rows of one manifest (see :func:`load`)."""
+def load_file(path: Path, *, columns: NamedColumns, named: list[str] | None) -> pd.DataFrame:
+    """The rows of one manifest (see :func:`load`; ``named``: the hypothesis fields named)."""
     records = read_lines(path)
     fields = list(dict.fromkeys(key for _, record in records for key in record))
     leaderboard = LEADERBOARD_FILE.match(path.stem)
     file_system = leaderboard_model(leaderboard["model"]) if leaderboard else path.stem
-    dataset = dataset or (leaderboard["dataset"] if leaderboard else None)
+    dataset = columns.dataset or (leaderboard["dataset"] if leaderboard else None)
     dataset = dataset or path.resolve().parent.name or "manifest"
     predictions = _predictions(path, fields, named)
-    systems = column_systems(predictions, file_system, system)
-    reference, id_field = _reference_and_id(path, fields, predictions, reference_column, id_column)
+    systems = column_systems(predictions, file_system, columns.system)
+    reference, id_field = _reference_and_id(
+        path, fields, predictions, columns.reference_column, columns.id_column
+    )
     ids = _ids(path, records, id_field)
     consumed = {AUDIO, *(f for f in (id_field, reference) if f), *predictions}
     columns = _metadata(path, records, fields, consumed, predictions)

@@ -40,7 +40,7 @@ import pandas as pd
 import yaml
 
 from werest.errors import InputError
-from werest.ingest.importers._common import read_json, require_path
+from werest.ingest.importers._common import read_json, refuse_first, require_path
 from werest.ingest.reading import decode_utf8
 
 log = logging.getLogger("werest.ingest.importers.mubench")
@@ -78,15 +78,12 @@ def read_manifest(path: Path) -> pd.DataFrame:
             column = "id" if not record["id"].strip() else "locale"
             raise InputError("empty value", path=path, row=number, column=column)
     frame = pd.DataFrame.from_records(utterances)
-    duplicated = frame.duplicated(["locale", "id"])
-    if duplicated.any():
-        row = int(duplicated.to_numpy().argmax())
-        raise InputError(
-            f"utterance {frame['locale'].iloc[row]}/{frame['id'].iloc[row]} appears twice",
-            path=path,
-            row=row + 1,
-            column="id",
-        )
+    refuse_first(
+        frame.duplicated(["locale", "id"]),
+        lambda row: f"utterance {frame['locale'].iloc[row]}/{frame['id'].iloc[row]} appears twice",
+        path=path,
+        column="id",
+    )
     return frame
 
 
@@ -198,14 +195,12 @@ def _numbers(manifest: pd.DataFrame, column: str, path: Path) -> pd.Series:
     anything that is not a number."""
     values = manifest[column]
     bad = values.map(lambda v: v is not None and (isinstance(v, bool) or not _is_number(v)))
-    if bad.any():
-        row = int(bad.to_numpy().argmax())
-        raise InputError(
-            f"expected a number, got {values.iloc[row]!r:.40}",
-            path=path,
-            row=row + 1,
-            column=column,
-        )
+    refuse_first(
+        bad,
+        lambda row: f"expected a number, got {values.iloc[row]!r:.40}",
+        path=path,
+        column=column,
+    )
     return pd.to_numeric(values, errors="coerce").astype(float)
 
 

@@ -29,8 +29,9 @@ than the margin (the larger of ``winner.margin`` points and ``winner.relative_ma
 WER). Each round it reports ``regret_bound``, the largest upper bound on (e_W − e_B) over the
 rivals: W is at most that much worse than the best. Bonferroni over the pairs that contain
 the true best (whichever it is): a pair with a non-contender gets α/(2(S − 1)), the K − 1
-contender pairs of a contender share the rest of α (:func:`pair_alpha`), so a stop names a system more than the margin worse than the true best, and a
-``regret_bound`` is exceeded, with probability at most α, however the user stops. The
+contender pairs of a contender share the rest of α (:func:`pair_alpha`), so a stop names a
+system more than the margin worse than the true best, and a ``regret_bound`` is exceeded,
+with probability at most α, however the user stops. The
 contenders only steer the draws and the split of α.
 
 The loop lives in one module per topic; this one gathers their public names:

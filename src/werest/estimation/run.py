@@ -19,7 +19,7 @@ from werest.estimation.settings import (  # noqa: F401 (re-exported)
 )
 
 if TYPE_CHECKING:
-    from werest.features.proxy import Ranking
+    from werest.features.proxy_ranking import Ranking
 
 #: What a cached run's key leaves out: options that change how, not what, is computed.
 UNKEYED = ("n_jobs",)

@@ -1,6 +1,8 @@
 """What the features stage declares for its users, in a module that imports nothing heavy (a
 config, ``werest <command> --help`` and the commands' settings read it without pandas): the
-names of the agreement features and the panel's size."""
+names of the agreement features, the panel's size, and which features compare a row with its
+proxy (:func:`relative_to_proxy`, which the guards and the leaderboard read without the
+features)."""
 
 from __future__ import annotations
 
@@ -68,3 +70,16 @@ TEXT_WITH_COUNTS: tuple[str, ...] = (
     *(c for c in COUNTS if not c.endswith("_hits")),
     *OTHERS,
 )
+
+#: an input column's difference from the proxy's on the same utterance (``<column>_vs_proxy``,
+#: :mod:`werest.features.inputs`)
+VS_PROXY = "_vs_proxy"
+#: ``wl_attributed_<a>``: the agreement feature ``<a>`` times P(the row is the wrong side)
+ATTRIBUTED = {"wl_attributed_pwer": "pwer", "wl_attributed_pcer": "pcer"}
+
+
+def relative_to_proxy(name: str) -> bool:
+    """Whether feature ``name`` compares the row with its proxy on the same audio
+    (``<column>_vs_proxy`` or ``wl_attributed_*``): derived after the proxy is chosen, and
+    what tells the two sides of a disagreement apart."""
+    return name.endswith(VS_PROXY) or name in ATTRIBUTED

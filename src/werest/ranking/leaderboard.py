@@ -55,7 +55,7 @@ from werest.errors import InputError, unknown_name
 from werest.estimation.estimate import CHUNK_UTTERANCES, estimate_utterances
 from werest.estimation.guards import warnings_from_counts
 from werest.evaluation.fairness import FairnessSettings
-from werest.features.inputs import relative_to_proxy
+from werest.features.settings import relative_to_proxy
 from werest.model.files import Models
 from werest.model.intervals import calibrated_interval
 from werest.ranking.board import Leaderboard

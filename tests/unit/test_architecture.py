@@ -23,7 +23,7 @@ STAGES = (
     ("base", ("werest.errors", "werest.io", "werest.logs", "werest.resources",
               "werest.formatting", "werest.build", "werest.stats", "werest.demo",
               "werest.codes", "werest.version", "werest.frames", "werest.columns",
-              "werest.csv_writer", "werest.settings")),
+              "werest.csv_writer", "werest.settings", "werest.resampling")),
     ("ingest", ("werest.ingest",)),
     ("text", ("werest.text",)),
     ("features", ("werest.features",)),

@@ -10,7 +10,7 @@ import pandas as pd
 
 from werest.features.agreement import STATUS_OK
 from werest.ingest.table import KEY
-from werest.stats import RateSample
+from werest.resampling import RateSample
 from werest.text import Normaliser, corpus_rate
 
 

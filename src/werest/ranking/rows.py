@@ -9,7 +9,7 @@ import pandas as pd
 
 from werest.estimation.corpus import estimated_sample
 from werest.features.agreement import STATUS_OK
-from werest.stats import RateSample
+from werest.resampling import RateSample
 
 #: An utterance in the per-row frame: its dataset and a 64-bit hash of its ``utt_id``
 #: (:func:`werest.text.scoring.utterance_order`), so no Python string per row is held.

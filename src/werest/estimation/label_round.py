@@ -91,9 +91,10 @@ def labelled_contests(
 
 def labels_scored(table: pd.DataFrame, labels: pd.DataFrame | None, normaliser) -> pd.DataFrame:
     """Every system's true word errors and reference words on each labelled utterance
-    (:func:`werest.estimation.labels.labelled_scores` of the distinct labels): the one
+    (:func:`werest.estimation.corpus.labelled_scores` of the distinct labels): the one
     scoring of a round's labels, which the estimates and the decision both read."""
-    from werest.estimation.labels import distinct_labels, labelled_scores
+    from werest.estimation.corpus import labelled_scores
+    from werest.estimation.label_sheets import distinct_labels
 
     if labels is None or not len(labels):
         return pd.DataFrame(columns=["dataset", "utt_id", "system", "word_errors", "ref_words"])

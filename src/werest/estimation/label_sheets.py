@@ -359,7 +359,7 @@ def _check_across_sheets(earlier: pd.DataFrame, sheet: pd.DataFrame, source) -> 
 
 def distinct_labels(labels: pd.DataFrame) -> pd.DataFrame:
     """One row per labelled (dataset, utt_id): its reference (the scoring's input) and
-    ``skip`` (True: marked unlabellable, :func:`werest.estimation.labels.labelled_scores`
+    ``skip`` (True: marked unlabellable, :func:`werest.estimation.corpus.labelled_scores`
     counts it as 0 and 0)."""
     rows = labels.drop_duplicates(UTTERANCE)
     skip = rows["skip"] if "skip" in rows else pd.Series(False, index=rows.index)

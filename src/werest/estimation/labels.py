@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from werest.errors import ConfigError
-from werest.estimation.corpus import estimated_sample
+from werest.estimation.corpus import estimated_sample, labelled_scores
 from werest.estimation.label_sheets import (  # noqa: F401 (re-exported: the sheets' reading)
     DESIGN_NUMBERS,
     DESIGN_TEXT,
@@ -53,9 +53,8 @@ from werest.estimation.ppi_frames import dataset_frames
 from werest.estimation.settings import LabelSettings
 from werest.features.agreement import STATUS_OK
 from werest.formatting import plural, size
-from werest.ingest.table import KEY, UTTERANCE
+from werest.ingest.table import KEY
 from werest.text import Normaliser
-from werest.text.scoring import score_against
 
 log = logging.getLogger(__name__)
 
@@ -98,27 +97,6 @@ def check_bootstrap_memory(
         f"{size(need)} of memory and {size(available)} is available: lower "
         f"few_labels.n_resamples to at most {fits}, or use few_labels.interval=t"
     )
-
-
-def labelled_scores(
-    table: pd.DataFrame, labels: pd.DataFrame, normaliser: Normaliser
-) -> pd.DataFrame:
-    """True word errors and reference words of every system's hypothesis on each labelled
-    utterance, counted as ``werest score`` counts them (:func:`werest.text.scoring.score_against`:
-    the label, under the row's language).
-
-    An utterance marked ``skip`` (no speech, unintelligible: it has no WER) counts 0 word
-    errors and 0 reference words for every system: the estimand is the corpus WER of the
-    labellable utterances, Σ e·1[labellable] / Σ r·1[labellable], and a skipped draw stays in
-    the design as a draw whose true terms are 0 (docs/few_labels.md, "Unlabellable rows")."""
-    columns = [*KEY, "word_errors", "ref_words"]
-    skip = labels["skip"].astype(bool) if "skip" in labels else pd.Series(False, labels.index)
-    scored = score_against(table, labels[~skip.to_numpy()], normaliser)[columns]
-    if not skip.any():
-        return scored
-    skipped = table[KEY].merge(labels.loc[skip.to_numpy(), UTTERANCE], on=UTTERANCE)
-    skipped = skipped.drop_duplicates(KEY).assign(word_errors=0, ref_words=0)
-    return pd.concat([scored, skipped[columns]], ignore_index=True)
 
 
 def prediction_rows(utterances: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:

@@ -52,6 +52,7 @@ import pandas as pd
 from werest import logs
 from werest.columns import KEY
 from werest.errors import InputError, unknown_name
+from werest.estimation.corpus import rate_sample
 from werest.estimation.estimate import CHUNK_UTTERANCES, estimate_utterances
 from werest.estimation.guards import warnings_from_counts
 from werest.evaluation.fairness import FairnessSettings
@@ -73,7 +74,6 @@ from werest.ranking.rows import (
     canonical,
     estimated,
     labelled,
-    rate_sample,
     row_categories,
 )
 from werest.resampling import macro_bootstrap

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from werest.columns import ORDER_SEPARATOR
 from werest.errors import ConfigError, InputError
 from werest.estimation.sheets import (
     FRACTIONS,
@@ -378,8 +379,6 @@ def _read_recorded_order(labels: pd.DataFrame, source) -> None:
     sheet, the draws add up to the ``budget`` (``min(budget, n_utterances)`` for a draw
     without replacement or a census; ``winner`` draws ``budget`` with replacement), and the
     recorded places are each draw's once."""
-    from werest.estimation.sampling import ORDER_SEPARATOR
-
     if "sheet" in labels:
         labels["sheet"] = _whole_numbers(labels["sheet"], source, "sheet")
     if "draw_order" in labels:

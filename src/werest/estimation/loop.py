@@ -62,7 +62,7 @@ class Draw:
 
     Attributes
     ----------
-    sheet : the rows to label (:data:`werest.estimation.sampling.SHEET_COLUMNS`), with the
+    sheet : the rows to label (:data:`werest.columns.SHEET_COLUMNS`), with the
         references the earlier sheets already give filled in.
     strategy : the strategy that drew it (``auto`` resolved).
     decisions : with ``strategy=winner``, every dataset's decision before this sheet

@@ -37,10 +37,9 @@ from itertools import pairwise
 import numpy as np
 import pandas as pd
 
+from werest.columns import ORDER_SEPARATOR, SHEET_COLUMNS, UTTERANCE
 from werest.errors import ConfigError, InputError
-from werest.estimation.sheets import ORDER_SEPARATOR, SHEET_COLUMNS
 from werest.features.agreement import STATUS_OK
-from werest.ingest.table import UTTERANCE
 
 #: the strategies :func:`draw_sample` knows (``winner`` is :func:`werest.estimation.label_round.
 #: winner_draw`'s: it needs the decision so far)

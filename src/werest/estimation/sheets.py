@@ -32,9 +32,9 @@ import numpy as np
 import pandas as pd
 
 from werest import logs
+from werest.columns import ORDER_SEPARATOR, SHEET_COLUMNS
 from werest.errors import InputError
 from werest.ingest.table import (
-    UTTERANCE,
     check_readable,
     decode_utf8,
     parse_csv,
@@ -55,29 +55,6 @@ SEPARATORS = (",", ";", "\t")
 #: significant digits, still matches; the design of another input does not
 DESIGN_RTOL = 1e-3
 
-#: the labelling sheet's columns, in order
-SHEET_COLUMNS: list[str] = [
-    *UTTERANCE,
-    "audio",
-    "duration",
-    "reference",
-    "strategy",
-    "draws",
-    "expected_draws",
-    "inclusion_probability",
-    "selection_probability",
-    "n_utterances",
-    "budget",
-    "stratum",
-    "uniform_share",
-    "leader",
-    "rivals",
-    "sheet",
-    "draw_order",
-]
-
-#: joins the indices of an utterance's draws in a sheet's ``draw_order`` column
-ORDER_SEPARATOR = "|"
 #: the design's fractional columns: the ones a spreadsheet rounds, or writes with a comma
 FRACTIONS = ("expected_draws", "inclusion_probability", "selection_probability", "uniform_share")
 

@@ -1,6 +1,8 @@
 """The label round's glue: the contests of a table with its sheets' batches and scored
 labels (:func:`labelled_contests`), ``winner.json``'s entries (:func:`winner_entries`) and
-``strategy=winner``'s next sheet (:func:`winner_draw`, :func:`winner_sheet`)."""
+``strategy=winner``'s next sheet (:func:`winner_draw`, :func:`winner_sheet`): the decision
+first, then the next batch of draws for the rivals it leaves open (:func:`next_batch`, LUCB's
+critical rival first; :mod:`werest.estimation.design` draws them)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import logging
 import numpy as np
 import pandas as pd
 
-from werest.estimation.contest import build_contests, error_matrix
+from werest.estimation.contest import WITH_REPLACEMENT, Batch, Contest, build_contests, error_matrix
 from werest.estimation.decision import (
     UNDECIDED,
     Decision,
@@ -17,11 +19,8 @@ from werest.estimation.decision import (
     caveats,
     decide,
 )
-from werest.estimation.design import (
-    active_design,
-    sheet_batches,
-    winner_sheet,
-)
+from werest.estimation.design import active_design, sheet_batches, winner_probabilities
+from werest.estimation.settings import WINNER_UNIFORM_SHARE
 from werest.estimation.shortlist import shortlist
 
 log = logging.getLogger(__name__)
@@ -177,6 +176,65 @@ def zero_label_entry(
         labels_to_go=None,
         open=[s for s in sorted(estimates) if s != leader],
     ).as_dict() | {"notes": []}
+
+
+def next_batch(
+    contest: Contest,
+    decision: Decision,
+    budget: int,
+    uniform_share: float,
+    rng: np.random.Generator,
+) -> tuple[Batch, list[str]]:
+    """``budget`` draws with replacement of ``strategy=winner`` after ``decision`` (the
+    batch, its positions in draw order, and its rivals): the rivals are the open contenders
+    (those the leader is not yet shown within the margin of; once none is left, every open
+    system), the critical one first (the runner-up: its bound sets ``regret_bound``)."""
+    rivals = [s for s in decision.open if s in contest.contenders] or decision.open
+    if decision.runner_up in decision.open:
+        rivals = [decision.runner_up] + [s for s in rivals if s != decision.runner_up]
+    q = winner_probabilities(contest, decision.leader, rivals, uniform_share)
+    positions = rng.choice(contest.n, size=budget, p=q)
+    return Batch(positions, WITH_REPLACEMENT, q), rivals
+
+
+def winner_sheet(
+    contest: Contest,
+    batches: list[Batch],
+    errors: np.ndarray,
+    budget: int,
+    *,
+    settings: WinnerSettings = WinnerSettings(),
+    uniform_share: float = WINNER_UNIFORM_SHARE,
+    rng: np.random.Generator,
+) -> tuple[pd.DataFrame, Decision]:
+    """The next ``budget`` draws of ``strategy=winner`` for one dataset (with replacement, from
+    every utterance: a redrawn labelled utterance costs no new label) and the decision they
+    start from; no draw once it is ``decided`` or ``good`` (:func:`next_batch` picks the
+    rivals). ``draw_order``: each row's places in the batch's draw order
+    (:func:`werest.estimation.sampling.recorded_order`), which :func:`sheet_batches` reads
+    back."""
+    from werest.estimation.sampling import recorded_order
+
+    decision = decide(contest, batches, errors, settings)
+    columns = ["utt_id", "draws", "expected_draws", "selection_probability", "draw_order"]
+    if decision.status != UNDECIDED:
+        return pd.DataFrame(columns=columns), decision
+    batch, rivals = next_batch(contest, decision, budget, uniform_share, rng)
+    counts = np.bincount(batch.positions, minlength=contest.n)
+    chosen = np.flatnonzero(counts)
+    q = batch.probabilities
+    sheet = pd.DataFrame(
+        {
+            "utt_id": contest.utterances[chosen],
+            "draws": counts[chosen],
+            "expected_draws": budget * q[chosen],
+            "selection_probability": q[chosen],
+            "draw_order": recorded_order(batch.positions, contest.n)[chosen],
+        }
+    )
+    return sheet.assign(
+        leader=decision.leader, rivals="|".join(rivals), uniform_share=uniform_share
+    ), decision
 
 
 def winner_draw(

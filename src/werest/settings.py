@@ -153,6 +153,12 @@ def default_of(item: dataclasses.Field) -> Any:
     return item.default
 
 
+def as_names(value: Any) -> tuple[str, ...]:
+    """One name or a list of names (as a config gives them) as a tuple of text, for a
+    section's ``__post_init__``."""
+    return tuple(str(v) for v in ((value,) if isinstance(value, str) else (value or ())))
+
+
 def check(section: Any, name: str = "") -> None:
     """ConfigError naming ``name.field`` (``field`` for a nameless section) for the first field
     of the dataclass ``section`` whose value its rule refuses."""

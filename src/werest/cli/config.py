@@ -19,10 +19,10 @@ from werest.cli.declare import (
     Setting,
     defaults_of,
     entries,
+    library_value,
     setting_of,
     settings_of,
 )
-from werest.cli.plain import library_value
 from werest.cli.schema import SCHEMAS
 from werest.errors import ConfigError
 from werest.io import shipped

@@ -17,8 +17,10 @@ From these, :func:`entries` flattens a class into dotted keys, :func:`defaults_o
 defaults Hydra composes first, :func:`settings_of` the types :func:`werest.cli.config.
 check_settings` checks a composed config against, :func:`help_texts` what ``--help`` says, and
 :func:`library_value` the library constant a config option names (``${library:...}``), for
-the run's config and ``--help`` alike. Nothing here imports more than the library's light
-``settings`` modules.
+the run's config and ``--help`` alike; and what a command reads back of its settings object
+(:func:`composed`, :func:`given_values`), so that the commands' helpers do not import the
+config's composition. Nothing here imports more than the library's light ``settings``
+modules.
 """
 
 from __future__ import annotations
@@ -336,6 +338,29 @@ def defaults_of(schema: type) -> dict[str, Any]:
         if default is ABSENT:
             continue
         out[item.name] = str(default) if isinstance(default, Path) else copy.deepcopy(default)
+    return out
+
+
+def composed(settings: Any) -> dict[str, Any]:
+    """The composed config a settings object was made from, resolved
+    (:func:`werest.cli.config.settings_from` records it): what ``config.yaml`` records."""
+    return copy.deepcopy(settings._composed)
+
+
+def given_values(block: Any) -> dict[str, Any]:
+    """The keys of a block the config gave (:func:`werest.cli.config.settings_from` records
+    them), as a plain mapping (paths as text), for the class its ``_target_`` builds: a key
+    left out takes that class's default."""
+    out: dict[str, Any] = {}
+    for item in fields(block):
+        if item.name not in block._given:
+            continue
+        value = getattr(block, item.name)
+        if is_dataclass(value):
+            value = given_values(value)
+        elif isinstance(value, Path):
+            value = str(value)
+        out[item.name] = copy.deepcopy(value)
     return out
 
 

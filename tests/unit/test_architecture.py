@@ -38,8 +38,15 @@ STAGES = (
 )  # fmt: skip
 #: the commands: on the command line (cli) and as functions on DataFrames (api)
 COMMANDS = ("api", "cli")
-#: the longest chain of imports (in files) the house may have (issue 43 found 12, then 13)
-LONGEST_CHAIN = 11
+#: the longest chain of imports (in files) the house may have (issue 43 found 12, then 13;
+#: issue 48: 11, then 9)
+LONGEST_CHAIN = 9
+#: imports the longest chain does not count yet, each an import in a module another branch is
+#: editing; one that is gone must be taken off (the test says so). estimation.estimate's
+#: input_features reads the likelihood features' names from features.likelihood, the Whisper
+#: scoring five files deep (the chain through it is 10); they are declared in the light
+#: features.settings, and the import moves there once that branch is in (issue 48).
+CHAIN_DEBTS = {("werest.estimation.estimate", "werest.features.likelihood")}
 
 
 def stage_of(name: str) -> int:
@@ -273,12 +280,26 @@ def test_the_longest_chain_finder():
     assert longest_chain(edges) == ["e", "a", "b", "d"]
 
 
+def counted_graph() -> dict[str, set[str]]:
+    """:func:`graph` without the imports of :data:`CHAIN_DEBTS`."""
+    return {
+        name: {dep for dep in deps if (name, dep) not in CHAIN_DEBTS}
+        for name, deps in graph().items()
+    }
+
+
 def test_the_longest_import_chain_is_short():
     """A change deep down (the errors, the table's schema) reaches every module above it
     through at most ``LONGEST_CHAIN`` files; ``python -m tests.unit.test_architecture``
     prints the longest chain."""
-    chain = longest_chain(graph())
+    chain = longest_chain(counted_graph())
     assert len(chain) <= LONGEST_CHAIN, " -> ".join(chain)
+
+
+def test_every_chain_debt_is_still_owed():
+    edges = graph()
+    paid = sorted((name, dep) for name, dep in CHAIN_DEBTS if dep not in edges[name])
+    assert not paid, f"{paid}: gone now, take them off CHAIN_DEBTS"
 
 
 def test_the_partition_engine_knows_no_stage():
@@ -387,6 +408,7 @@ def test_the_cli_checks_find_what_they_look_for():
 
 
 if __name__ == "__main__":
-    found = longest_chain(graph())
-    print(f"longest import chain: {len(found)} files")
-    print("\n".join(f"  {name}" for name in found))
+    for title, edges in (("", counted_graph()), (" with CHAIN_DEBTS", graph())):
+        found = longest_chain(edges)
+        print(f"longest import chain{title}: {len(found)} files")
+        print("\n".join(f"  {name}" for name in found))

@@ -7,6 +7,8 @@ critical rival first; :mod:`werest.estimation.design` draws them)."""
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,6 +24,7 @@ from werest.estimation.decision import (
 from werest.estimation.design import active_design, sheet_batches, winner_probabilities
 from werest.estimation.settings import WINNER_UNIFORM_SHARE
 from werest.estimation.shortlist import shortlist
+from werest.text.normalise import Normaliser
 
 log = logging.getLogger(__name__)
 
@@ -54,38 +57,55 @@ def zero_label_shortlist(zero_label: dict[str, dict[str, float]]) -> dict[str, l
     )
 
 
-def labelled_contests(
-    zero_label: dict[str, dict[str, float]],
-    table: pd.DataFrame,
-    normaliser,
-    labels: pd.DataFrame | None,
-    *,
-    utterances: pd.DataFrame | None = None,
-    cache_dir=None,
-    n_jobs: int = 1,
-    scores: pd.DataFrame | None = None,
-):
+@dataclass
+class RoundContext:
+    """What a round's decisions and draws read (:class:`werest.estimation.loop.LabelRound`
+    makes one for each): the transcripts table and its normaliser, the sheets' labels
+    (:func:`werest.estimation.labels.read_labels` rows; None before any), the decision's
+    settings, the estimate's rows (for the designs of ``active`` sheets), where the contests
+    are kept by content, the workers, and the labels' scores (:func:`labels_scored`; computed
+    where needed when None)."""
+
+    table: pd.DataFrame
+    normaliser: Normaliser
+    labels: pd.DataFrame | None = None
+    settings: WinnerSettings = WinnerSettings()
+    utterances: pd.DataFrame | None = None
+    cache_dir: str | Path | None = None
+    n_jobs: int = 1
+    scores: pd.DataFrame | None = None
+
+
+def labelled_contests(zero_label: dict[str, dict[str, float]], context: RoundContext):
     """Per dataset of two systems or more: its contest (the shortlist of ``zero_label``), the
     batches its sheets support (:func:`sheet_batches`), the true errors on the labelled
-    utterances (``scores``: :func:`labels_scored`, computed here when None) and the notes on
-    sheets left out. Yields ``(contest, batches, errors, notes)``."""
-    contenders = zero_label_shortlist(zero_label)
+    utterances (the context's ``scores``) and the notes on sheets left out. Yields
+    ``(contest, batches, errors, notes)``."""
+    table, labels = context.table, context.labels
     contests = build_contests(
         table,
-        normaliser,
-        contenders=contenders,
+        context.normaliser,
+        contenders=zero_label_shortlist(zero_label),
         zero_label=zero_label,
-        cache_dir=cache_dir,
-        n_jobs=n_jobs,
+        cache_dir=context.cache_dir,
+        n_jobs=context.n_jobs,
     )
+    scores = context.scores
     if scores is None:
-        scores = labels_scored(table, labels, normaliser)
+        scores = labels_scored(table, labels, context.normaliser)
     for name, contest in contests.items():
         mine = labels[labels["dataset"] == name] if labels is not None else None
         batches, notes = [], []
         if mine is not None and len(mine):
-            batches, notes = sheet_batches(contest, mine, active_design(contest, mine, utterances))
+            design = active_design(contest, mine, context.utterances)
+            batches, notes = sheet_batches(contest, mine, design)
         yield contest, batches, error_matrix(contest, scores[scores["dataset"] == name]), notes
+
+
+def decision_entry(decision: Decision, notes: list[str], settings: WinnerSettings) -> dict:
+    """A dataset's ``winner.json`` entry: the decision, with the notes on its sheets and the
+    caveats of its settings."""
+    return {**decision.as_dict(), "notes": notes + caveats(settings)}
 
 
 def labels_scored(table: pd.DataFrame, labels: pd.DataFrame | None, normaliser) -> pd.DataFrame:
@@ -100,47 +120,23 @@ def labels_scored(table: pd.DataFrame, labels: pd.DataFrame | None, normaliser) 
     return labelled_scores(table, distinct_labels(labels), normaliser)
 
 
-def winner_entries(
-    records: list[dict],
-    table: pd.DataFrame,
-    normaliser,
-    labels: pd.DataFrame | None = None,
-    *,
-    settings: WinnerSettings = WinnerSettings(),
-    utterances: pd.DataFrame | None = None,
-    cache_dir=None,
-    n_jobs: int = 1,
-    scores: pd.DataFrame | None = None,
-) -> list[dict]:
+def winner_entries(records: list[dict], context: RoundContext) -> list[dict]:
     """``winner.json``: per dataset of two systems or more, the zero-label shortlist (the
-    records get ``contender``) and, with ``labels`` (:func:`werest.estimation.labels.
-    read_labels` rows), the decision its sheets support (:func:`decide`); ``utterances``:
-    the estimate's rows, for the designs of ``active`` sheets."""
+    records get ``contender``) and, with the context's labels, the decision its sheets
+    support (:func:`decide`)."""
     zero_label = zero_label_estimates(records)
     contenders = zero_label_shortlist(zero_label)
     mark_contenders(records, contenders)
-    if labels is None:  # the shortlist alone: nothing to align
+    settings = context.settings
+    if context.labels is None:  # the shortlist alone: nothing to align
         return [
             zero_label_entry(dataset, zero_label[dataset], contenders[dataset], settings)
             for dataset in sorted(zero_label)
             if len(zero_label[dataset]) >= 2
         ]
-    prepared = labelled_contests(
-        zero_label,
-        table,
-        normaliser,
-        labels,
-        utterances=utterances,
-        cache_dir=cache_dir,
-        n_jobs=n_jobs,
-        scores=scores,
-    )
     return [
-        {
-            **decide(contest, batches, errors, settings).as_dict(),
-            "notes": notes + caveats(settings),
-        }
-        for contest, batches, errors, notes in prepared
+        decision_entry(decide(contest, batches, errors, settings), notes, settings)
+        for contest, batches, errors, notes in labelled_contests(zero_label, context)
     ]
 
 
@@ -238,18 +234,7 @@ def winner_sheet(
 
 
 def winner_draw(
-    records: list[dict],
-    table: pd.DataFrame,
-    normaliser,
-    labels: pd.DataFrame | None,
-    budget: int,
-    *,
-    seed: int = 0,
-    settings: WinnerSettings = WinnerSettings(),
-    utterances: pd.DataFrame | None = None,
-    cache_dir=None,
-    n_jobs: int = 1,
-    scores: pd.DataFrame | None = None,
+    records: list[dict], context: RoundContext, budget: int, *, seed: int = 0
 ) -> tuple[pd.DataFrame, list[dict]]:
     """``werest sample strategy=winner``: per dataset of two systems or more, the next
     ``budget`` draws (:func:`winner_sheet`) given the sheets labelled so far, and every
@@ -257,21 +242,14 @@ def winner_draw(
     selection_probability, leader, rivals, uniform_share``."""
     from werest.estimation.sampling import dataset_rng, next_sheet
 
-    prepared = labelled_contests(
-        zero_label_estimates(records),
-        table,
-        normaliser,
-        labels,
-        utterances=utterances,
-        cache_dir=cache_dir,
-        n_jobs=n_jobs,
-        scores=scores,
-    )
+    settings = context.settings
     sheets, decisions = [], []
-    number = next_sheet(labels)
-    for contest, batches, errors, notes in prepared:
+    number = next_sheet(context.labels)
+    for contest, batches, errors, notes in labelled_contests(
+        zero_label_estimates(records), context
+    ):
         rng = dataset_rng(seed, f"{contest.dataset}#{number}")
         sheet, decision = winner_sheet(contest, batches, errors, budget, settings=settings, rng=rng)
-        decisions.append({**decision.as_dict(), "notes": notes + caveats(settings)})
+        decisions.append(decision_entry(decision, notes, settings))
         sheets.append(sheet.assign(dataset=contest.dataset, n_utterances=contest.n))
     return pd.concat(sheets, ignore_index=True), decisions

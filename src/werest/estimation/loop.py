@@ -30,7 +30,7 @@ import pandas as pd
 from werest.errors import InputError
 from werest.estimation.decision import DECIDED, GOOD, WinnerSettings
 from werest.estimation.guards import attach_warnings
-from werest.estimation.label_round import labels_scored, winner_draw, winner_entries
+from werest.estimation.label_round import RoundContext, labels_scored, winner_draw, winner_entries
 from werest.estimation.labels import (
     LabelSettings,
     apply_labels,
@@ -172,16 +172,20 @@ class LabelRound:
         ``records`` (default: the zero-label estimate's; they get ``contender``)."""
         if records is None:
             utterances, records = self.zero_label
-        return winner_entries(
-            records,
+        return winner_entries(records, self.context(utterances))
+
+    def context(self, utterances: pd.DataFrame | None) -> RoundContext:
+        """The round as its decisions and draws read it (:mod:`werest.estimation.label_round`),
+        with the estimate's rows ``utterances``; the labels scored once (:attr:`scores`)."""
+        return RoundContext(
             self.table,
             self.models.normaliser,
             self.labels,
-            settings=self.winner,
-            utterances=utterances,
-            cache_dir=self.cache_dir if self.labels is not None else None,
-            n_jobs=self.n_jobs,
-            scores=self.scores if self.labels is not None else None,
+            self.winner,
+            utterances,
+            self.cache_dir,
+            self.n_jobs,
+            self.scores if self.labels is not None else None,
         )
 
     def apply_labels(
@@ -240,19 +244,7 @@ class LabelRound:
 
     def _winner_sheet(self, budget: int, seed: int, number: int):
         utterances, records = self.zero_label
-        rows, decisions = winner_draw(
-            records,
-            self.table,
-            self.models.normaliser,
-            self.labels,
-            budget,
-            seed=seed,
-            settings=self.winner,
-            utterances=utterances,
-            cache_dir=self.cache_dir,
-            n_jobs=self.n_jobs,
-            scores=self.scores if self.labels is not None else None,
-        )
+        rows, decisions = winner_draw(records, self.context(utterances), budget, seed=seed)
         rows = rows.merge(utterance_list(self.table), on=UTTERANCE, how="left").assign(
             strategy="winner",
             inclusion_probability=lambda r: (  # each dataset's draws: its budget

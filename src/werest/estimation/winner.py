@@ -83,6 +83,8 @@ from werest.estimation.design import (
     winner_scores,
 )
 from werest.estimation.label_round import (
+    RoundContext,
+    decision_entry,
     labelled_contests,
     mark_contenders,
     next_batch,
@@ -134,6 +136,7 @@ __all__ = [
     "Contest",
     "Decision",
     "PairTerms",
+    "RoundContext",
     "WinnerSettings",
     "asymptotic_bounds",
     "asymptotic_half_widths",
@@ -141,6 +144,7 @@ __all__ = [
     "build_contests",
     "consensus_codes",
     "decide",
+    "decision_entry",
     "draw_order",
     "eb_lower_bounds",
     "error_matrix",

@@ -17,14 +17,7 @@ from werest.estimation.sequences import (
     betting_lower_bounds,
     eb_lower_bounds,
 )
-from werest.estimation.settings import (  # noqa: F401 (re-exported: the decision's settings)
-    ALPHA,
-    BOUNDS,
-    CONTROL,
-    MARGIN,
-    RELATIVE_MARGIN,
-    WinnerSettings,
-)
+from werest.estimation.settings import ALPHA, CONTROL, WinnerSettings
 from werest.estimation.status import DECIDED, GOOD, UNDECIDED
 
 #: printed under a decision read with ``winner.bounds=asymptotic``

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from werest.errors import ConfigError
-from werest.estimation.corpus import estimated_sample, labelled_scores
+from werest.estimation.corpus import estimated_sample
 from werest.estimation.label_sheets import (  # noqa: F401 (re-exported: the sheets' reading)
     DESIGN_NUMBERS,
     DESIGN_TEXT,
@@ -54,7 +54,6 @@ from werest.estimation.settings import LabelSettings
 from werest.features.agreement import STATUS_OK
 from werest.formatting import plural, size
 from werest.ingest.table import KEY
-from werest.text import Normaliser
 
 log = logging.getLogger(__name__)
 
@@ -184,19 +183,16 @@ def dataset_estimates(
 
 def labelled_estimates(
     utterances: pd.DataFrame,
-    table: pd.DataFrame,
     labels: pd.DataFrame,
-    normaliser: Normaliser,
+    scores: pd.DataFrame,
     settings: LabelSettings,
     *,
     seed: int = 0,
-    scores: pd.DataFrame | None = None,
 ) -> dict[str, tuple[DatasetDraws, Estimates]]:
     """:func:`dataset_estimates` of the labels (:func:`read_labels`) against the estimated
-    rows ``utterances`` of the transcripts ``table``, each system scored on each label
-    (``scores``: :func:`labelled_scores` of the distinct labels, computed here when None)."""
-    if scores is None:
-        scores = labelled_scores(table, distinct_labels(labels), normaliser)
+    rows ``utterances``, each system scored on each label (``scores``:
+    :func:`werest.estimation.corpus.labelled_scores` of the distinct labels, which the label
+    loop computes once a round)."""
     return dataset_estimates(prediction_rows(utterances, scores), labels, settings, seed=seed)
 
 
@@ -221,21 +217,13 @@ def enough_labels(
 
 def apply_labels(
     records: list[dict],
-    utterances: pd.DataFrame,
-    table: pd.DataFrame,
+    estimates: dict[str, tuple[DatasetDraws, Estimates]],
     labels: pd.DataFrame,
-    normaliser: Normaliser,
     settings: LabelSettings,
-    *,
-    seed: int = 0,
-    scores: pd.DataFrame | None = None,
 ) -> LabelledResult:
     """Turn the summary ``records`` of labelled datasets into prediction-powered ones (see
-    the module docstring); returns the paired differences and the warnings. ``scores``: see
-    :func:`labelled_estimates`."""
-    estimates = labelled_estimates(
-        utterances, table, labels, normaliser, settings, seed=seed, scores=scores
-    )
+    the module docstring), from the labels' ``estimates`` (:func:`labelled_estimates`);
+    returns the paired differences and the warnings."""
     by_cell = {(r["dataset"], r["system"]): r for r in records}
     for record in records:
         if "wer" in record and record.get("n_labelled") != record["n_estimated"]:

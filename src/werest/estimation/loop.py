@@ -192,17 +192,10 @@ class LabelRound:
         self, records: list[dict], utterances: pd.DataFrame, settings: LabelSettings, seed: int
     ):
         """The prediction-powered estimates of the labelled datasets, into ``records``
-        (:func:`werest.estimation.labels.apply_labels`)."""
-        return apply_labels(
-            records,
-            utterances,
-            self.table,
-            self.labels,
-            self.models.normaliser,
-            settings,
-            seed=seed,
-            scores=self.scores,
-        )
+        (:func:`werest.estimation.labels.apply_labels`), the labels scored once a round
+        (:attr:`scores`)."""
+        estimates = labelled_estimates(utterances, self.labels, self.scores, settings, seed=seed)
+        return apply_labels(records, estimates, self.labels, settings)
 
     def labelled(self, run, settings: LabelSettings, seed: int) -> Labelled:
         """What the labels make of an estimate ``run`` (an
@@ -263,14 +256,7 @@ class LabelRound:
             score = mean_predicted_wer if strategy == "stratified" else labelling_scores
             scores = score(self.zero_label[0])
         return draw_sample(
-            utterances,
-            budget=budget,
-            strategy=strategy,
-            seed=seed,
-            scores=scores,
-            uniform_share=uniform_share,
-            strata=strata,
-            sheet_number=number,
+            utterances, budget, strategy, seed, scores, uniform_share, strata, number
         )
 
     def _promise(self, budget: int, strategy: str, uniform_share: float):
@@ -283,14 +269,8 @@ class LabelRound:
             probabilities = draw_probabilities(labelling_scores(estimated), uniform_share)
         pilot = None
         if self.labels is not None:
-            measured = labelled_estimates(
-                estimated,
-                self.table,
-                self.labels,
-                self.models.normaliser,
-                LabelSettings(interval="t"),
-                scores=self.scores,
-            )
+            settings = LabelSettings(interval="t")
+            measured = labelled_estimates(estimated, self.labels, self.scores, settings)
             pilot = {name: (draws.m, est.se) for name, (draws, est) in measured.items()}
         widths = expected_half_width(estimated, budget, probabilities=probabilities, pilot=pilot)
         return widths, {name: m for name, (m, _) in (pilot or {}).items()}

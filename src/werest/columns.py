@@ -1,9 +1,11 @@
 """The transcripts table's columns: its key, an utterance's, the required ones and those read
-as text or as numbers (the table itself, its reading and validation: :mod:`werest.ingest.table`).
+as text or as numbers (the table itself, its reading and validation: :mod:`werest.ingest.table`);
+and the labelling sheet's (written by :mod:`werest.estimation.sampling`, read back by
+:mod:`werest.estimation.sheets`).
 
 A base module that imports nothing, so that a stage naming the columns (the features, the
-text's scoring, the estimate) does not import the table's reader, and a change to the reader
-does not reach them.
+text's scoring, the estimate, the label loop's draws) does not import the table's or the
+sheet's reader, and a change to a reader does not reach them.
 """
 
 from __future__ import annotations
@@ -18,3 +20,27 @@ TEXT_COLUMNS: tuple[str, ...] = (
 NUMERIC_COLUMNS: tuple[str, ...] = (
     "duration", "processing_seconds", "detected_language_probability",
 )  # fmt: skip
+
+#: the labelling sheet's columns, in order
+SHEET_COLUMNS: list[str] = [
+    *UTTERANCE,
+    "audio",
+    "duration",
+    "reference",
+    "strategy",
+    "draws",
+    "expected_draws",
+    "inclusion_probability",
+    "selection_probability",
+    "n_utterances",
+    "budget",
+    "stratum",
+    "uniform_share",
+    "leader",
+    "rivals",
+    "sheet",
+    "draw_order",
+]
+
+#: joins the indices of an utterance's draws in a sheet's ``draw_order`` column
+ORDER_SEPARATOR = "|"

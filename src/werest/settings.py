@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from werest.errors import ConfigError
@@ -117,12 +118,16 @@ def param(
     nonzero: bool = False,
     choices: tuple[str, ...] | None = None,
     why: str = "",
+    as_text: bool = False,
 ) -> Any:
     """A section's field: its ``default`` (none: required), its ``help`` text (what ``werest
     <command> --help`` says of the setting) and its :class:`Rule`. A list or a mapping default
-    is copied for each instance."""
+    is copied for each instance. ``as_text``: a :class:`~pathlib.Path` given for it is held as
+    its text, as a config gives it (a setting that names a file or a keyword: ``ranking``)."""
     rule = Rule(minimum, maximum, closed, nonzero, tuple(choices) if choices else None, why)
     metadata = {"help": help, "rule": rule}
+    if as_text:
+        metadata["as_text"] = True
     if isinstance(default, list | dict):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
@@ -153,6 +158,12 @@ def default_of(item: dataclasses.Field) -> Any:
     return item.default
 
 
+def as_names(value: Any) -> tuple[str, ...]:
+    """One name or a list of names (as a config gives them) as a tuple of text, for a
+    section's ``__post_init__``."""
+    return tuple(str(v) for v in ((value,) if isinstance(value, str) else (value or ())))
+
+
 def check(section: Any, name: str = "") -> None:
     """ConfigError naming ``name.field`` (``field`` for a nameless section) for the first field
     of the dataclass ``section`` whose value its rule refuses."""
@@ -163,15 +174,20 @@ def check(section: Any, name: str = "") -> None:
 
 
 class Section:
-    """A section checks its fields against their rules on creation (:func:`check`). Its
-    ``SECTION`` is the name a config gives it (``winner``), which its errors name; a dataclass
-    that also checks relations between fields overrides ``__post_init__`` and calls
-    ``super().__post_init__()`` first."""
+    """A section checks its fields against their rules on creation (:func:`check`) and holds
+    a path given for an ``as_text`` field as its text (:func:`param`). Its ``SECTION`` is the
+    name a config gives it (``winner``), which its errors name; a dataclass that also checks
+    relations between fields overrides ``__post_init__`` and calls ``super().__post_init__()``
+    first."""
 
     SECTION: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
         check(self, self.SECTION)
+        for item in dataclasses.fields(self):
+            value = getattr(self, item.name)
+            if item.metadata.get("as_text") and isinstance(value, Path):
+                object.__setattr__(self, item.name, str(value))
 
 
 def available_cores() -> int:

@@ -4,8 +4,9 @@
   values (utterance WER or CER; these describe the *distribution* of utterance errors, which a
   corpus WER Σ errors / Σ words does not);
 * :func:`cohens_d`: standardised mean difference with the pooled SD;
-* :func:`macro_bootstrap`: percentile CI of a macro average of corpus rates (each dataset's
-  utterances resampled on their own, the rates averaged);
+* :func:`macro_bootstrap` and :func:`bootstrap_ci` (:mod:`werest.resampling`, re-exported):
+  percentile CI of a macro average of corpus rates (each dataset's utterances resampled on
+  their own, the rates averaged), and of one corpus rate;
 * :func:`paired_bootstrap`: "A is better than B" with the *same* resample of the utterances both
   systems share, for both systems (the paired design removes the utterance-difficulty variance
   both systems have in common, as in Bisani & Ney 2004);
@@ -19,16 +20,17 @@ its ``_target_``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
+from werest.resampling import (  # noqa: F401 (re-exported: the leaderboard's statistics)
+    RateSample,
+    bootstrap_ci,
+    index_draws,
+    macro_bootstrap,
+    shared_draws,
+)
 from werest.settings import Bootstrap as Bootstrap  # declared there, light: --help reads it
-
-_BATCH_INDICES = 4_000_000  # bound bootstrap memory: ~4M drawn indices at a time
 
 
 def describe(values: np.ndarray | pd.Series, confidence: float = 0.95) -> dict[str, float]:
@@ -91,87 +93,6 @@ def cohens_d(a: np.ndarray | pd.Series, b: np.ndarray | pd.Series) -> float:
     return float((x.mean() - y.mean()) / np.sqrt(pooled)) if pooled > 0 else float("nan")
 
 
-@dataclass(frozen=True)
-class RateSample:
-    """One dataset's utterances for a corpus rate Σ numerator / Σ denominator."""
-
-    numerator: np.ndarray
-    denominator: np.ndarray
-
-    def rate(self, index: np.ndarray | None = None) -> np.ndarray | float:
-        """The rate on all utterances, or one rate per row of an index matrix."""
-        if index is None:
-            return float(self.numerator.sum() / self.denominator.sum())
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return self.numerator[index].sum(axis=1) / self.denominator[index].sum(axis=1)
-
-
-#: inside :func:`shared_draws`: the last draws made (key -> batches), or None outside
-_SHARED: dict | None = None
-
-
-@contextmanager
-def shared_draws() -> Iterator[None]:
-    """While the block runs, :func:`_draws` keeps its last draws (of at most twice
-    ``_BATCH_INDICES`` indices): the bootstraps of a dataset's systems, one seed for all,
-    draw the same index matrices, and drawing them again was a third of their time."""
-    global _SHARED
-    outer, _SHARED = _SHARED, {}
-    try:
-        yield
-    finally:
-        _SHARED = outer
-
-
-def _draws(samples: list[RateSample], n_resamples: int, seed: int):
-    """Yield, batch by batch, one index matrix per dataset (rows = resamples)."""
-    global _SHARED
-    sizes = tuple(len(s.numerator) for s in samples)
-    key = (sizes, n_resamples, seed)
-    if _SHARED is not None and key in _SHARED:
-        yield from _SHARED[key]
-        return
-    keep = _SHARED is not None and sum(sizes) * n_resamples <= 2 * _BATCH_INDICES
-    rng = np.random.default_rng(seed)
-    largest = max(sizes)
-    batch = max(1, _BATCH_INDICES // max(1, largest * len(samples)))
-    drawn = []
-    for start in range(0, n_resamples, batch):
-        size = min(batch, n_resamples - start)
-        indices = [rng.integers(0, n, size=(size, n)) for n in sizes]
-        if keep:
-            drawn.append(indices)
-        yield indices
-    if keep and _SHARED is not None:
-        _SHARED = {key: drawn}  # the last draws only: memory stays bounded
-
-
-def macro_bootstrap(
-    samples: list[RateSample],
-    *,
-    n_resamples: int = 1000,
-    seed: int = 0,
-    confidence: float = 0.95,
-) -> tuple[float, float]:
-    """Percentile CI of the mean over datasets of their corpus rates.
-
-    Each dataset's utterances are resampled with replacement independently (datasets are the
-    fixed strata of the design), each resample's rates are averaged over datasets.
-    """
-    samples = [s for s in samples if len(s.numerator)]
-    if not samples or n_resamples < 1:
-        return float("nan"), float("nan")
-    macro = np.concatenate(
-        [
-            np.mean([s.rate(i) for s, i in zip(samples, idx, strict=True)], axis=0)
-            for idx in _draws(samples, n_resamples, seed)
-        ]
-    )
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.nanpercentile(macro, [tail, 100 - tail])
-    return float(low), float(high)
-
-
 def paired_bootstrap(
     samples_a: list[RateSample],
     samples_b: list[RateSample],
@@ -200,7 +121,7 @@ def paired_bootstrap(
     b_list = [b for _, b in pairs]
     delta = float(np.mean([a.rate() for a in a_list]) - np.mean([b.rate() for b in b_list]))
     better = 0
-    for idx in _draws(a_list, n_resamples, seed):
+    for idx in index_draws(a_list, n_resamples, seed):
         rate_a = np.mean([a.rate(i) for a, i in zip(a_list, idx, strict=True)], axis=0)
         rate_b = np.mean([b.rate(i) for b, i in zip(b_list, idx, strict=True)], axis=0)
         better += int(np.sum(rate_a < rate_b))
@@ -263,20 +184,3 @@ def latency(rows: pd.DataFrame) -> dict[str, float]:
         "rtf_le_1": float((seconds[timed] <= duration[timed]).mean()) if timed.any() else nan,
         "throughput": int(timed.sum()) / processing if processing > 0 else nan,
     }
-
-
-def bootstrap_ci(
-    errors: np.ndarray | pd.Series,
-    reference_length: np.ndarray | pd.Series,
-    *,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> tuple[float, float]:
-    """Percentile bootstrap CI of one corpus rate Σ errors / Σ N, resampling utterances with
-    replacement (so long utterances keep their weight): :func:`macro_bootstrap` of a single
-    dataset. Seeded: the same inputs and seed give the same interval."""
-    sample = RateSample(np.asarray(errors, dtype=float), np.asarray(reference_length, dtype=float))
-    if sample.denominator.sum() <= 0:
-        return float("nan"), float("nan")
-    return macro_bootstrap([sample], n_resamples=n_resamples, seed=seed, confidence=confidence)

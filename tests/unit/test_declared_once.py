@@ -173,6 +173,7 @@ SETTINGS_MODULES = (
     "werest.model.settings",
     "werest.estimation.settings",
     "werest.evaluation.settings",
+    "werest.evaluation.lodo_settings",
     "werest.partition.settings",
     "werest.ranking.settings",
 )

@@ -119,8 +119,7 @@ def test_word_totals_equal_the_totals_of_every_pair(utterances):
     """The guards' sample reads only word totals (pairwise_word_totals): the same rows, in
     the same order and types, as pair_totals of the full pairwise agreement; a dataset
     with one system has none."""
-    from werest.features.agreement import pairwise_word_totals
-    from werest.features.proxy import pair_totals
+    from werest.features.agreement import pair_totals, pairwise_word_totals
 
     table = _noisy_table(seed=3, utterances=utterances)
     lone = pd.DataFrame(

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from werest.cli.blocks import FIT_N_JOBS, N_JOBS
-from werest.cli.config import composed, load_settings, settings_from
-from werest.cli.declare import Open, entries
+from werest.cli.config import load_settings, settings_from
+from werest.cli.declare import Open, composed, entries
 from werest.cli.schema import (
     SCHEMAS,
     Bootstrap,

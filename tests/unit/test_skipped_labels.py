@@ -108,7 +108,7 @@ def test_bad_skip_rows(tmp_path, monkeypatch, capsys, mark, reference, fragments
 
 def _frame(n: int = 400, seed: int = 0):
     """A dataset of ``n`` utterances, 2 systems, a fifth unlabellable: their true terms are 0
-    (what :func:`werest.estimation.labels.labelled_scores` gives a skipped row), while the
+    (what :func:`werest.estimation.corpus.labelled_scores` gives a skipped row), while the
     predictions (which cannot tell) still see words and errors there."""
     from werest.estimation.ppi_frames import DatasetFrame
 
@@ -169,7 +169,7 @@ def test_skipped_draws_keep_the_design_weights_unbiased(design):
 
 
 def test_skipped_rows_score_zero_for_every_system():
-    from werest.estimation.labels import labelled_scores
+    from werest.estimation.corpus import labelled_scores
     from werest.ingest.table import read_table
     from werest.text import Normaliser
 

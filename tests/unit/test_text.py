@@ -215,7 +215,7 @@ def test_bootstraps_sharing_their_draws_give_the_same_intervals(monkeypatch):
     """Inside shared_draws the bootstraps of one size and seed reuse one draw (each
     system of a dataset): the same intervals as drawing each afresh, for several sizes in
     turn, seeds and batches (a draw larger than a batch), and nothing kept after the block."""
-    import werest.stats as stats
+    import werest.resampling as stats
 
     monkeypatch.setattr(stats, "_BATCH_INDICES", 250_000)  # 1000 resamples of 400: 2 batches
     rng = np.random.default_rng(4)

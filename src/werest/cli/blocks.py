@@ -19,7 +19,8 @@ from typing import Any, Literal
 
 from werest.cli.declare import ABSENT, Names, Open, block, library, section, setting
 from werest.estimation.settings import LabelSettings, WinnerSettings
-from werest.evaluation.settings import FairnessSettings, FourCases, LodoSettings
+from werest.evaluation.lodo_settings import LodoSettings
+from werest.evaluation.settings import FairnessSettings, FourCases
 from werest.features.settings import LENGTHS, RATES, TEXT_WITH_COUNTS
 from werest.ingest.settings import AudioPolicy
 from werest.model.settings import ConformalInterval

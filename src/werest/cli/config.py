@@ -3,7 +3,6 @@ command's settings class declares (:mod:`werest.cli.schema`), and validating the
 
 from __future__ import annotations
 
-import copy
 import math
 import typing
 from collections.abc import Sequence
@@ -19,10 +18,10 @@ from werest.cli.declare import (
     Setting,
     defaults_of,
     entries,
+    library_value,
     setting_of,
     settings_of,
 )
-from werest.cli.plain import library_value
 from werest.cli.schema import SCHEMAS
 from werest.errors import ConfigError
 from werest.io import shipped
@@ -76,20 +75,15 @@ def settings_from(command: str, cfg: DictConfig) -> Any:
     attributes and the whole block from :meth:`~werest.cli.schema.Open.as_dict`; an optional
     block the config lacks (``lodo``) is None, and so is a block the config sets to null
     (``cases`` under ``experiment=lodo``). A block's dotted key is its ``key`` attribute
-    (:func:`werest.cli.commands._common.build`'s errors name it), and :func:`composed` gives
-    the whole composed config, resolved, which the run saves beside its outputs.
+    (:func:`werest.cli.commands._common.build`'s errors name it), and
+    :func:`werest.cli.declare.composed` gives the whole composed config, resolved, which the
+    run saves beside its outputs.
     """
     values = OmegaConf.to_container(cfg, resolve=True)
     schema = SCHEMAS[command]
     built = _build(schema, values, "")
     object.__setattr__(built, "_composed", values)
     return built
-
-
-def composed(settings: Any) -> dict[str, Any]:
-    """The composed config a settings object was made from (:func:`settings_from`), resolved:
-    what ``config.yaml`` records."""
-    return copy.deepcopy(settings._composed)
 
 
 def _build(schema: type, values: dict[str, Any], prefix: str) -> Any:
@@ -122,22 +116,6 @@ def _build(schema: type, values: dict[str, Any], prefix: str) -> Any:
     if isinstance(built, Open):
         object.__setattr__(built, "_values", values)
     return built
-
-
-def given_values(block: Any) -> dict[str, Any]:
-    """The keys of a block the config gave, as a plain mapping (paths as text), for the class
-    its ``_target_`` builds: a key left out takes that class's default."""
-    out: dict[str, Any] = {}
-    for item in fields(block):
-        if item.name not in block._given:
-            continue
-        value = getattr(block, item.name)
-        if is_dataclass(value):
-            value = given_values(value)
-        elif isinstance(value, Path):
-            value = str(value)
-        out[item.name] = copy.deepcopy(value)
-    return out
 
 
 def check_output_paths(command: str, cfg: DictConfig) -> None:

@@ -15,8 +15,12 @@ and :class:`werest.settings.Rule` (a number's bounds, a text's choices):
 
 From these, :func:`entries` flattens a class into dotted keys, :func:`defaults_of` gives the
 defaults Hydra composes first, :func:`settings_of` the types :func:`werest.cli.config.
-check_settings` checks a composed config against, and :func:`help_texts` what ``--help`` says.
-Nothing here imports more than the library's light ``settings`` modules.
+check_settings` checks a composed config against, :func:`help_texts` what ``--help`` says, and
+:func:`library_value` the library constant a config option names (``${library:...}``), for
+the run's config and ``--help`` alike; and what a command reads back of its settings object
+(:func:`composed`, :func:`given_values`), so that the commands' helpers do not import the
+config's composition. Nothing here imports more than the library's light ``settings``
+modules.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from werest.errors import ConfigError
 from werest.settings import Closed, Rule, default_of, rule_of
 
 #: a required setting's default (OmegaConf's spelling of "missing", which Hydra reports)
@@ -334,3 +339,45 @@ def defaults_of(schema: type) -> dict[str, Any]:
             continue
         out[item.name] = str(default) if isinstance(default, Path) else copy.deepcopy(default)
     return out
+
+
+def composed(settings: Any) -> dict[str, Any]:
+    """The composed config a settings object was made from, resolved
+    (:func:`werest.cli.config.settings_from` records it): what ``config.yaml`` records."""
+    return copy.deepcopy(settings._composed)
+
+
+def given_values(block: Any) -> dict[str, Any]:
+    """The keys of a block the config gave (:func:`werest.cli.config.settings_from` records
+    them), as a plain mapping (paths as text), for the class its ``_target_`` builds: a key
+    left out takes that class's default."""
+    out: dict[str, Any] = {}
+    for item in fields(block):
+        if item.name not in block._given:
+            continue
+        value = getattr(block, item.name)
+        if is_dataclass(value):
+            value = given_values(value)
+        elif isinstance(value, Path):
+            value = str(value)
+        out[item.name] = copy.deepcopy(value)
+    return out
+
+
+def library_value(dotted: str) -> Any:
+    """``${library:werest.features.settings.PANEL_SIZE}``: a library constant, so that a config
+    group option that states a library default (the panel size, the few-label budgets) refers
+    to its one declaration instead of repeating it (a tuple becomes a list). The constants a
+    config names live in the stages' light ``settings`` modules, so ``--help`` stays quick."""
+    import importlib
+
+    module, _, name = dotted.rpartition(".")
+    if not module.startswith("werest."):
+        raise ConfigError(f"${{library:{dotted}}}: only werest's own constants")
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        raise ConfigError(f"${{library:{dotted}}}: no such constant") from None
+    if not isinstance(value, str | int | float | bool | tuple | list | type(None)):
+        raise ConfigError(f"${{library:{dotted}}}: not a constant a config can hold")
+    return list(value) if isinstance(value, tuple) else value

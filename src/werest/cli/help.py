@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from werest.cli.declare import help_texts
+from werest.cli.declare import help_texts, library_value
 from werest.cli.schema import SCHEMAS
 
 #: one real example per command (README "The commands").
@@ -109,8 +109,6 @@ def _flatten(node, prefix: str = "") -> list[tuple[str, object]]:
 def _shown(value) -> str:
     library = re.fullmatch(r"\$\{library:([\w.]+)\}", value) if isinstance(value, str) else None
     if library:  # a library constant (the panel size): its value, as the run gets it
-        from werest.cli.plain import library_value
-
         value = library_value(library.group(1))
     if value is None:
         return "null"

@@ -238,22 +238,3 @@ def _loader() -> type:
         for key, resolvers in Loader.yaml_implicit_resolvers.items()
     }
     return Loader
-
-
-def library_value(dotted: str) -> Any:
-    """``${library:werest.features.settings.PANEL_SIZE}``: a library constant, so that a config
-    group option that states a library default (the panel size, the few-label budgets) refers
-    to its one declaration instead of repeating it (a tuple becomes a list). The constants a
-    config names live in the stages' light ``settings`` modules, so ``--help`` stays quick."""
-    import importlib
-
-    module, _, name = dotted.rpartition(".")
-    if not module.startswith("werest."):
-        raise ConfigError(f"${{library:{dotted}}}: only werest's own constants")
-    try:
-        value = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        raise ConfigError(f"${{library:{dotted}}}: no such constant") from None
-    if not isinstance(value, str | int | float | bool | tuple | list | type(None)):
-        raise ConfigError(f"${{library:{dotted}}}: not a constant a config can hold")
-    return list(value) if isinstance(value, tuple) else value

@@ -231,7 +231,7 @@ def normalised_hypotheses(table: pd.DataFrame, normaliser, cache_dir=None, *, n_
 
 def error_matrix(contest: Contest, scores: pd.DataFrame) -> np.ndarray:
     """(N, S) true errors of every system on the labelled utterances of ``contest`` (NaN on
-    the others), from :func:`werest.estimation.labels.labelled_scores` rows
+    the others), from :func:`werest.estimation.corpus.labelled_scores` rows
     (``utt_id, system, word_errors, ref_words``); a system with no hypothesis for a labelled
     utterance deleted every reference word (its text in the contest is empty)."""
     out = np.full((contest.n, len(contest.systems)), np.nan)

@@ -17,14 +17,7 @@ from werest.estimation.sequences import (
     betting_lower_bounds,
     eb_lower_bounds,
 )
-from werest.estimation.settings import (  # noqa: F401 (re-exported: the decision's settings)
-    ALPHA,
-    BOUNDS,
-    CONTROL,
-    MARGIN,
-    RELATIVE_MARGIN,
-    WinnerSettings,
-)
+from werest.estimation.settings import ALPHA, CONTROL, WinnerSettings
 from werest.estimation.status import DECIDED, GOOD, UNDECIDED
 
 #: printed under a decision read with ``winner.bounds=asymptotic``
@@ -277,9 +270,7 @@ def pair_alpha(contest: Contest, w: int, others: list[int], alpha: float = ALPHA
     s_count, k_count = len(contest.systems), len(contenders)
     outside = alpha / (2 * (s_count - 1))
     inside = alpha * (1 - (s_count - k_count) / (2 * (s_count - 1))) / max(k_count - 1, 1)
-    return np.array(
-        [inside if (w in contenders and b in contenders) else outside for b in others]
-    )
+    return np.array([inside if (w in contenders and b in contenders) else outside for b in others])
 
 
 @dataclass

@@ -1,8 +1,10 @@
-"""The label loop's designs and sheets: how ``strategy=winner`` draws (q_i ∝ the leader's
-distance to its open rivals, LUCB's critical rival first, a uniform share so every weight
-1 / (N q_i) is at most 1 / u), and how a sheet's rows become the batches the decision reads
-(:func:`sheet_batches`): each design recomputed from the table and checked against the
-sheet's recorded ``selection_probability``, each batch's draws in their recorded order."""
+"""The label loop's designs and sheets: how ``strategy=winner`` draws for a leader and its
+rivals (q_i ∝ the leader's distance to its open rivals, a uniform share so every weight
+1 / (N q_i) is at most 1 / u: :func:`winner_probabilities`), and how a sheet's rows become the
+batches the decision reads (:func:`sheet_batches`): each design recomputed from the table and
+checked against the sheet's recorded ``selection_probability``, each batch's draws in their
+recorded order. Which rivals a decision leaves open, and the next sheet it asks for:
+:mod:`werest.estimation.label_round`."""
 
 from __future__ import annotations
 
@@ -12,8 +14,6 @@ import numpy as np
 import pandas as pd
 
 from werest.estimation.contest import FRESH_UNIFORM, WITH_REPLACEMENT, Batch, Contest
-from werest.estimation.decision import UNDECIDED, Decision, WinnerSettings, decide
-from werest.estimation.settings import WINNER_UNIFORM_SHARE
 
 #: ``strategy=winner``: the weight of the leader's pairs with systems that are not its open
 #: rivals in the draw's score (:func:`winner_scores`). Not 0: every pair the decision reads
@@ -169,62 +169,3 @@ def active_design(
     scores = pd.Series(scores.to_numpy(), index=scores.index.get_level_values(1).astype(str))
     scores = scores.reindex(contest.utterances)
     return active_probabilities(scores.to_numpy(float), float(active["uniform_share"].iat[0]))
-
-
-def next_batch(
-    contest: Contest,
-    decision: Decision,
-    budget: int,
-    uniform_share: float,
-    rng: np.random.Generator,
-) -> tuple[Batch, list[str]]:
-    """``budget`` draws with replacement of ``strategy=winner`` after ``decision`` (the
-    batch, its positions in draw order, and its rivals): the rivals are the open contenders
-    (those the leader is not yet shown within the margin of; once none is left, every open
-    system), the critical one first (the runner-up: its bound sets ``regret_bound``)."""
-    rivals = [s for s in decision.open if s in contest.contenders] or decision.open
-    if decision.runner_up in decision.open:
-        rivals = [decision.runner_up] + [s for s in rivals if s != decision.runner_up]
-    q = winner_probabilities(contest, decision.leader, rivals, uniform_share)
-    positions = rng.choice(contest.n, size=budget, p=q)
-    return Batch(positions, WITH_REPLACEMENT, q), rivals
-
-
-def winner_sheet(
-    contest: Contest,
-    batches: list[Batch],
-    errors: np.ndarray,
-    budget: int,
-    *,
-    settings: WinnerSettings = WinnerSettings(),
-    uniform_share: float = WINNER_UNIFORM_SHARE,
-    rng: np.random.Generator,
-) -> tuple[pd.DataFrame, Decision]:
-    """The next ``budget`` draws of ``strategy=winner`` for one dataset (with replacement, from
-    every utterance: a redrawn labelled utterance costs no new label) and the decision they
-    start from; no draw once it is ``decided`` or ``good`` (:func:`next_batch` picks the
-    rivals). ``draw_order``: each row's places in the batch's draw order
-    (:func:`werest.estimation.sampling.recorded_order`), which :func:`sheet_batches` reads
-    back."""
-    from werest.estimation.sampling import recorded_order
-
-    decision = decide(contest, batches, errors, settings)
-    columns = ["utt_id", "draws", "expected_draws", "selection_probability", "draw_order"]
-    if decision.status != UNDECIDED:
-        return pd.DataFrame(columns=columns), decision
-    batch, rivals = next_batch(contest, decision, budget, uniform_share, rng)
-    counts = np.bincount(batch.positions, minlength=contest.n)
-    chosen = np.flatnonzero(counts)
-    q = batch.probabilities
-    sheet = pd.DataFrame(
-        {
-            "utt_id": contest.utterances[chosen],
-            "draws": counts[chosen],
-            "expected_draws": budget * q[chosen],
-            "selection_probability": q[chosen],
-            "draw_order": recorded_order(batch.positions, contest.n)[chosen],
-        }
-    )
-    return sheet.assign(
-        leader=decision.leader, rivals="|".join(rivals), uniform_share=uniform_share
-    ), decision

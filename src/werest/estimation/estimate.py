@@ -566,7 +566,7 @@ def input_features(models: Models) -> tuple[str, ...]:
     models need (e.g. ``similarity``, ``wl_mean_logprob``), and every other column ``werest
     embed`` writes (text such as ``similarity=high`` is a user's mistake whichever model
     runs)."""
-    from werest.features.likelihood import LIKELIHOOD_FEATURES
+    from werest.features.settings import LIKELIHOOD_FEATURES
 
     needed = input_columns(models.feature_names)
     return tuple(dict.fromkeys([*needed, "similarity", "audio_duration", *LIKELIHOOD_FEATURES]))

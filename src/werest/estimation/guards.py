@@ -31,9 +31,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from werest.features.agreement import STATUS_OK, pairwise_word_totals
-from werest.features.inputs import relative_to_proxy
-from werest.features.proxy import pair_distances_of
+from werest.features.agreement import STATUS_OK, pair_distances_of, pairwise_word_totals
+from werest.features.settings import relative_to_proxy
 from werest.formatting import plural
 from werest.ingest.table import UTTERANCE
 from werest.text import Normaliser
@@ -70,8 +69,8 @@ def sample_pairs(
 ) -> pd.DataFrame:
     """Pairwise agreement (:func:`pairwise_word_totals`) on a seeded sample of at most
     ``per_dataset`` utterances of each dataset (chosen independently of row order and names),
-    as :func:`werest.features.proxy.pair_totals`: one row per dataset and ordered pair of systems,
-    whatever the number of utterances."""
+    as :func:`werest.features.agreement.pair_totals`: one row per dataset and ordered pair of
+    systems, whatever the number of utterances."""
     sample = sample_keys(table[UTTERANCE], per_dataset=per_dataset, seed=seed)
     # only the sample's rows are normalised and aligned, however large the table, and a few
     # utterances at a time: every pair of S systems is S² rows (their sums are integers, so

@@ -14,13 +14,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from werest.columns import ORDER_SEPARATOR
 from werest.errors import ConfigError, InputError
 from werest.estimation.sheets import (
-    FRACTIONS,
-    as_numbers,
+    check_draw_numbers,
     check_sheet_design,
     check_sheet_probabilities,
     draw_places,
+    first_row,
+    read_design_numbers,
     read_sheet_file,
 )
 from werest.ingest.table import UTTERANCE, validate_table
@@ -86,36 +88,52 @@ def read_labels(
         raise ConfigError("labels=[] names no sheet")
     sheets, seen, numbers = [], {}, {}
     for one in sources:
-        name = _source_name(one)
-        keys = _source_keys(one)
-        earlier = next((seen[key] for key in keys if key in seen), None)
-        if earlier is not None:
-            same = "given again" if earlier == name else f"the same sheet as {earlier}"
-            _note(notes, f"labels: {name} is {same}; its labels count once")
-            continue
-        seen.update(dict.fromkeys(keys, name))
-        sheet = _read_sheet(one, table, input_path)
-        content = _content_key(sheet)  # the same rows in another file (CSV and .xlsx)
-        if content in seen:
-            _note(
-                notes,
-                f"labels: {name} is the same sheet as {seen[content]} (the same rows); "
-                "its labels count once",
-            )
-            continue
-        seen[content] = name
-        recorded = bool(sheet["sheet"].notna().any())
-        if not recorded:  # its place in the list, as werest sample numbered the next one
-            sheet["sheet"] = len(sheets)
-        sheet["sheet"] = sheet["sheet"].astype(int)
-        _check_numbers(sheet, name, recorded, numbers)
-        if sheets:
-            _check_across_sheets(pd.concat(sheets, ignore_index=True), sheet, one)
-        if recorded:  # its rows' order says nothing: the draw_order does
-            sheet = sheet.sort_values(["sheet", *UTTERANCE], kind="stable")
-        sheets.append(sheet)
+        sheet = _unseen_sheet(one, table, input_path, seen, notes)
+        if sheet is not None:
+            sheets.append(_numbered(sheet, one, sheets, numbers))
     labels = pd.concat(sheets, ignore_index=True)
     return labels.sort_values("sheet", kind="stable").reset_index(drop=True)
+
+
+def _unseen_sheet(one, table: pd.DataFrame, input_path, seen: dict, notes) -> pd.DataFrame | None:
+    """The sheet ``one`` (:func:`_read_sheet`), or None, with a note, when it is a sheet read
+    already: the same file or bytes (:func:`_source_keys`) or the same rows in another file
+    (:func:`_content_key`). ``seen``: the name each key and content was read under."""
+    name = _source_name(one)
+    keys = _source_keys(one)
+    earlier = next((seen[key] for key in keys if key in seen), None)
+    if earlier is not None:
+        same = "given again" if earlier == name else f"the same sheet as {earlier}"
+        _note(notes, f"labels: {name} is {same}; its labels count once")
+        return None
+    seen.update(dict.fromkeys(keys, name))
+    sheet = _read_sheet(one, table, input_path)
+    content = _content_key(sheet)  # the same rows in another file (CSV and .xlsx)
+    if content in seen:
+        _note(
+            notes,
+            f"labels: {name} is the same sheet as {seen[content]} (the same rows); "
+            "its labels count once",
+        )
+        return None
+    seen[content] = name
+    return sheet
+
+
+def _numbered(sheet: pd.DataFrame, one, earlier: list, numbers: dict) -> pd.DataFrame:
+    """``sheet`` numbered: the ``sheet`` it records, else its place after the sheets read
+    before it (``earlier``), as werest sample numbered the next one; checked against their
+    numbers and labels. A numbered sheet's rows are sorted by utterance."""
+    recorded = bool(sheet["sheet"].notna().any())
+    if not recorded:  # its place in the list, as werest sample numbered the next one
+        sheet["sheet"] = len(earlier)
+    sheet["sheet"] = sheet["sheet"].astype(int)
+    _check_numbers(sheet, _source_name(one), recorded, numbers)
+    if earlier:
+        _check_across_sheets(pd.concat(earlier, ignore_index=True), sheet, one)
+    if recorded:  # its rows' order says nothing: the draw_order does
+        sheet = sheet.sort_values(["sheet", *UTTERANCE], kind="stable")
+    return sheet
 
 
 def with_label_notes(block: str | None, notes: list[str]) -> str | None:
@@ -227,6 +245,17 @@ def _read_sheet(source, table: pd.DataFrame, input_path) -> pd.DataFrame:
     labels["sheet_file"] = _source_name(source) if source is not None else "<labels>"
     labels["sheet_row"] = np.arange(1, len(labels) + 1)
     labels["skip"] = _skip_marks(labels, source)
+    _read_references(labels, source)
+    _check_utterances(labels, table, source)
+    read_design_numbers(labels, ("draws", "expected_draws", *DESIGN_NUMBERS), source)
+    check_draw_numbers(labels, source)
+    _read_recorded_order(labels, source)
+    return _with_design(labels, source)
+
+
+def _read_references(labels: pd.DataFrame, source) -> None:
+    """Every row has a reference or is marked ``skip`` (not both); a skipped row's reference
+    is "" (in place)."""
     blank = labels["reference"].isna() | (labels["reference"].astype(str).str.strip() == "")
     empty = blank & ~labels["skip"]
     if empty.any():
@@ -234,7 +263,7 @@ def _read_sheet(source, table: pd.DataFrame, input_path) -> pd.DataFrame:
             "empty reference: transcribe the utterance, or mark it skip=true if it has no "
             "speech to transcribe (deleting its row would bias the estimate)",
             path=source,
-            row=_row(empty),
+            row=first_row(empty),
             column="reference",
         )
     both = labels["skip"] & ~blank
@@ -242,15 +271,20 @@ def _read_sheet(source, table: pd.DataFrame, input_path) -> pd.DataFrame:
         raise InputError(
             "skip=true on a row with a reference: clear the reference or the mark",
             path=source,
-            row=_row(both),
+            row=first_row(both),
             column="skip",
         )
     labels["reference"] = labels["reference"].where(~labels["skip"], "")
+
+
+def _check_utterances(labels: pd.DataFrame, table: pd.DataFrame, source) -> None:
+    """Every label names an utterance of the input, and agrees with its own reference
+    (:func:`_check_against_input`)."""
     known = pd.MultiIndex.from_frame(table[UTTERANCE].drop_duplicates())
     keys = pd.MultiIndex.from_frame(labels[UTTERANCE])
     unknown = ~keys.isin(known)
     if unknown.any():
-        first = _row(unknown) - 1
+        first = first_row(unknown) - 1
         dataset, utt_id = labels["dataset"].iat[first], labels["utt_id"].iat[first]
         raise InputError(
             f"utterance {dataset}/{utt_id} is not in the input table: labels must name the "
@@ -260,28 +294,6 @@ def _read_sheet(source, table: pd.DataFrame, input_path) -> pd.DataFrame:
             column="utt_id",
         )
     _check_against_input(labels, table, source)
-    for column in ("draws", "expected_draws", *DESIGN_NUMBERS):
-        if column not in labels:
-            labels[column] = np.nan
-            continue
-        given = labels[column].notna() & (labels[column].astype(str).str.strip() != "")
-        if column in FRACTIONS:  # a decimal comma, 1.23457E-04: as a spreadsheet writes them
-            labels[column] = as_numbers(labels[column].where(given))
-        else:
-            labels[column] = pd.to_numeric(labels[column].where(given), errors="coerce")
-        text = given & labels[column].isna()
-        if text.any():
-            raise InputError("not a number", path=source, row=_row(text), column=column)
-        if column == "draws" and (labels[column].dropna() % 1 != 0).any():
-            raise InputError(
-                "not a whole number (as werest sample writes it)",
-                path=source,
-                row=_row(labels[column] % 1 > 0),
-                column=column,
-            )
-    _check_design(labels, source)
-    _read_recorded_order(labels, source)
-    return _with_design(labels, source)
 
 
 #: the ``skip`` column's values that mark a row as unlabellable (case and white space aside);
@@ -302,7 +314,7 @@ def _skip_marks(labels: pd.DataFrame, source) -> pd.Series:
         raise InputError(
             f"skip must be one of {', '.join(SKIPPED)} (or empty, {', '.join(NOT_SKIPPED[:-1])})",
             path=source,
-            row=_row(unknown),
+            row=first_row(unknown),
             column="skip",
         )
     return text.isin(SKIPPED)
@@ -359,16 +371,11 @@ def _check_across_sheets(earlier: pd.DataFrame, sheet: pd.DataFrame, source) -> 
 
 def distinct_labels(labels: pd.DataFrame) -> pd.DataFrame:
     """One row per labelled (dataset, utt_id): its reference (the scoring's input) and
-    ``skip`` (True: marked unlabellable, :func:`werest.estimation.labels.labelled_scores`
+    ``skip`` (True: marked unlabellable, :func:`werest.estimation.corpus.labelled_scores`
     counts it as 0 and 0)."""
     rows = labels.drop_duplicates(UTTERANCE)
     skip = rows["skip"] if "skip" in rows else pd.Series(False, index=rows.index)
     return rows[[*UTTERANCE, "reference"]].assign(skip=skip.astype(bool).to_numpy())
-
-
-def _row(mask) -> int:
-    """The row number (1 = the first row after the header) of the first True of ``mask``."""
-    return int(np.flatnonzero(np.asarray(mask))[0]) + 1
 
 
 def _read_recorded_order(labels: pd.DataFrame, source) -> None:
@@ -378,8 +385,6 @@ def _read_recorded_order(labels: pd.DataFrame, source) -> None:
     sheet, the draws add up to the ``budget`` (``min(budget, n_utterances)`` for a draw
     without replacement or a census; ``winner`` draws ``budget`` with replacement), and the
     recorded places are each draw's once."""
-    from werest.estimation.sampling import ORDER_SEPARATOR
-
     if "sheet" in labels:
         labels["sheet"] = _whole_numbers(labels["sheet"], source, "sheet")
     if "draw_order" in labels:
@@ -400,7 +405,7 @@ def _read_recorded_order(labels: pd.DataFrame, source) -> None:
         raise InputError(
             "sheet is filled on some rows only; keep the sheet's columns on every row",
             path=source,
-            row=_row(labels["sheet"].isna()),
+            row=first_row(labels["sheet"].isna()),
             column="sheet",
         )
     if numbered:
@@ -534,35 +539,10 @@ def _whole_numbers(values: pd.Series, source, column: str) -> pd.Series:
         raise InputError(
             "not a whole number (as werest sample writes it)",
             path=source,
-            row=_row(bad),
+            row=first_row(bad),
             column=column,
         )
     return numbers.astype(float)
-
-
-def _check_design(labels: pd.DataFrame, source) -> None:
-    """draws ≥ 1 and 0 < expected_draws, where recorded."""
-    for column, bad in (
-        ("draws", labels["draws"].notna() & ~(labels["draws"] >= 1)),
-        ("expected_draws", labels["expected_draws"].notna() & ~(labels["expected_draws"] > 0)),
-    ):
-        if bad.any():
-            raise InputError(
-                f"{column} must be a positive number (as werest sample writes it)",
-                path=source,
-                row=_row(bad),
-                column=column,
-            )
-    partial = labels.groupby("dataset")["expected_draws"].apply(
-        lambda s: 0 < s.isna().sum() < len(s)
-    )
-    if partial.any():
-        raise InputError(
-            f"dataset {partial.index[partial.to_numpy()][0]}: expected_draws is filled on some "
-            "rows only; keep the sheet's design columns on every row or remove them",
-            path=source,
-            column="expected_draws",
-        )
 
 
 def _check_against_input(labels: pd.DataFrame, table: pd.DataFrame, source) -> None:

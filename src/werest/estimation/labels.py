@@ -53,9 +53,7 @@ from werest.estimation.ppi_frames import dataset_frames
 from werest.estimation.settings import LabelSettings
 from werest.features.agreement import STATUS_OK
 from werest.formatting import plural, size
-from werest.ingest.table import KEY, UTTERANCE
-from werest.text import Normaliser
-from werest.text.scoring import score_against
+from werest.ingest.table import KEY
 
 log = logging.getLogger(__name__)
 
@@ -98,27 +96,6 @@ def check_bootstrap_memory(
         f"{size(need)} of memory and {size(available)} is available: lower "
         f"few_labels.n_resamples to at most {fits}, or use few_labels.interval=t"
     )
-
-
-def labelled_scores(
-    table: pd.DataFrame, labels: pd.DataFrame, normaliser: Normaliser
-) -> pd.DataFrame:
-    """True word errors and reference words of every system's hypothesis on each labelled
-    utterance, counted as ``werest score`` counts them (:func:`werest.text.scoring.score_against`:
-    the label, under the row's language).
-
-    An utterance marked ``skip`` (no speech, unintelligible: it has no WER) counts 0 word
-    errors and 0 reference words for every system: the estimand is the corpus WER of the
-    labellable utterances, Σ e·1[labellable] / Σ r·1[labellable], and a skipped draw stays in
-    the design as a draw whose true terms are 0 (docs/few_labels.md, "Unlabellable rows")."""
-    columns = [*KEY, "word_errors", "ref_words"]
-    skip = labels["skip"].astype(bool) if "skip" in labels else pd.Series(False, labels.index)
-    scored = score_against(table, labels[~skip.to_numpy()], normaliser)[columns]
-    if not skip.any():
-        return scored
-    skipped = table[KEY].merge(labels.loc[skip.to_numpy(), UTTERANCE], on=UTTERANCE)
-    skipped = skipped.drop_duplicates(KEY).assign(word_errors=0, ref_words=0)
-    return pd.concat([scored, skipped[columns]], ignore_index=True)
 
 
 def prediction_rows(utterances: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
@@ -206,19 +183,16 @@ def dataset_estimates(
 
 def labelled_estimates(
     utterances: pd.DataFrame,
-    table: pd.DataFrame,
     labels: pd.DataFrame,
-    normaliser: Normaliser,
+    scores: pd.DataFrame,
     settings: LabelSettings,
     *,
     seed: int = 0,
-    scores: pd.DataFrame | None = None,
 ) -> dict[str, tuple[DatasetDraws, Estimates]]:
     """:func:`dataset_estimates` of the labels (:func:`read_labels`) against the estimated
-    rows ``utterances`` of the transcripts ``table``, each system scored on each label
-    (``scores``: :func:`labelled_scores` of the distinct labels, computed here when None)."""
-    if scores is None:
-        scores = labelled_scores(table, distinct_labels(labels), normaliser)
+    rows ``utterances``, each system scored on each label (``scores``:
+    :func:`werest.estimation.corpus.labelled_scores` of the distinct labels, which the label
+    loop computes once a round)."""
     return dataset_estimates(prediction_rows(utterances, scores), labels, settings, seed=seed)
 
 
@@ -243,21 +217,13 @@ def enough_labels(
 
 def apply_labels(
     records: list[dict],
-    utterances: pd.DataFrame,
-    table: pd.DataFrame,
+    estimates: dict[str, tuple[DatasetDraws, Estimates]],
     labels: pd.DataFrame,
-    normaliser: Normaliser,
     settings: LabelSettings,
-    *,
-    seed: int = 0,
-    scores: pd.DataFrame | None = None,
 ) -> LabelledResult:
     """Turn the summary ``records`` of labelled datasets into prediction-powered ones (see
-    the module docstring); returns the paired differences and the warnings. ``scores``: see
-    :func:`labelled_estimates`."""
-    estimates = labelled_estimates(
-        utterances, table, labels, normaliser, settings, seed=seed, scores=scores
-    )
+    the module docstring), from the labels' ``estimates`` (:func:`labelled_estimates`);
+    returns the paired differences and the warnings."""
     by_cell = {(r["dataset"], r["system"]): r for r in records}
     for record in records:
         if "wer" in record and record.get("n_labelled") != record["n_estimated"]:

@@ -30,7 +30,7 @@ import pandas as pd
 from werest.errors import InputError
 from werest.estimation.decision import DECIDED, GOOD, WinnerSettings
 from werest.estimation.guards import attach_warnings
-from werest.estimation.label_round import labels_scored, winner_draw, winner_entries
+from werest.estimation.label_round import RoundContext, labels_scored, winner_draw, winner_entries
 from werest.estimation.labels import (
     LabelSettings,
     apply_labels,
@@ -62,7 +62,7 @@ class Draw:
 
     Attributes
     ----------
-    sheet : the rows to label (:data:`werest.estimation.sampling.SHEET_COLUMNS`), with the
+    sheet : the rows to label (:data:`werest.columns.SHEET_COLUMNS`), with the
         references the earlier sheets already give filled in.
     strategy : the strategy that drew it (``auto`` resolved).
     decisions : with ``strategy=winner``, every dataset's decision before this sheet
@@ -172,33 +172,30 @@ class LabelRound:
         ``records`` (default: the zero-label estimate's; they get ``contender``)."""
         if records is None:
             utterances, records = self.zero_label
-        return winner_entries(
-            records,
+        return winner_entries(records, self.context(utterances))
+
+    def context(self, utterances: pd.DataFrame | None) -> RoundContext:
+        """The round as its decisions and draws read it (:mod:`werest.estimation.label_round`),
+        with the estimate's rows ``utterances``; the labels scored once (:attr:`scores`)."""
+        return RoundContext(
             self.table,
             self.models.normaliser,
             self.labels,
-            settings=self.winner,
-            utterances=utterances,
-            cache_dir=self.cache_dir if self.labels is not None else None,
-            n_jobs=self.n_jobs,
-            scores=self.scores if self.labels is not None else None,
+            self.winner,
+            utterances,
+            self.cache_dir,
+            self.n_jobs,
+            self.scores if self.labels is not None else None,
         )
 
     def apply_labels(
         self, records: list[dict], utterances: pd.DataFrame, settings: LabelSettings, seed: int
     ):
         """The prediction-powered estimates of the labelled datasets, into ``records``
-        (:func:`werest.estimation.labels.apply_labels`)."""
-        return apply_labels(
-            records,
-            utterances,
-            self.table,
-            self.labels,
-            self.models.normaliser,
-            settings,
-            seed=seed,
-            scores=self.scores,
-        )
+        (:func:`werest.estimation.labels.apply_labels`), the labels scored once a round
+        (:attr:`scores`)."""
+        estimates = labelled_estimates(utterances, self.labels, self.scores, settings, seed=seed)
+        return apply_labels(records, estimates, self.labels, settings)
 
     def labelled(self, run, settings: LabelSettings, seed: int) -> Labelled:
         """What the labels make of an estimate ``run`` (an
@@ -240,19 +237,7 @@ class LabelRound:
 
     def _winner_sheet(self, budget: int, seed: int, number: int):
         utterances, records = self.zero_label
-        rows, decisions = winner_draw(
-            records,
-            self.table,
-            self.models.normaliser,
-            self.labels,
-            budget,
-            seed=seed,
-            settings=self.winner,
-            utterances=utterances,
-            cache_dir=self.cache_dir,
-            n_jobs=self.n_jobs,
-            scores=self.scores if self.labels is not None else None,
-        )
+        rows, decisions = winner_draw(records, self.context(utterances), budget, seed=seed)
         rows = rows.merge(utterance_list(self.table), on=UTTERANCE, how="left").assign(
             strategy="winner",
             inclusion_probability=lambda r: (  # each dataset's draws: its budget
@@ -271,14 +256,7 @@ class LabelRound:
             score = mean_predicted_wer if strategy == "stratified" else labelling_scores
             scores = score(self.zero_label[0])
         return draw_sample(
-            utterances,
-            budget=budget,
-            strategy=strategy,
-            seed=seed,
-            scores=scores,
-            uniform_share=uniform_share,
-            strata=strata,
-            sheet_number=number,
+            utterances, budget, strategy, seed, scores, uniform_share, strata, number
         )
 
     def _promise(self, budget: int, strategy: str, uniform_share: float):
@@ -291,14 +269,8 @@ class LabelRound:
             probabilities = draw_probabilities(labelling_scores(estimated), uniform_share)
         pilot = None
         if self.labels is not None:
-            measured = labelled_estimates(
-                estimated,
-                self.table,
-                self.labels,
-                self.models.normaliser,
-                LabelSettings(interval="t"),
-                scores=self.scores,
-            )
+            settings = LabelSettings(interval="t")
+            measured = labelled_estimates(estimated, self.labels, self.scores, settings)
             pilot = {name: (draws.m, est.se) for name, (draws, est) in measured.items()}
         widths = expected_half_width(estimated, budget, probabilities=probabilities, pilot=pilot)
         return widths, {name: m for name, (m, _) in (pilot or {}).items()}

@@ -56,7 +56,7 @@ from werest.estimation.run import (  # noqa: F401 (re-exported: the section and 
 )
 from werest.estimation.run_cache import estimate_cached
 from werest.features.agreement import CONTEXT_FEATURES, STATUS_OK
-from werest.features.proxy import Ranking
+from werest.features.proxy_ranking import Ranking
 from werest.forked import helper_count
 from werest.frames import concat_compact
 from werest.ingest.table import NO_HYPOTHESES, warn_without_hypotheses

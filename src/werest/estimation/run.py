@@ -20,7 +20,7 @@ from werest.estimation.settings import (  # noqa: F401 (re-exported)
 from werest.resources import StageRun
 
 if TYPE_CHECKING:
-    from werest.features.proxy import Ranking
+    from werest.features.proxy_ranking import Ranking
 
 #: What a cached run's key leaves out: options that change how, not what, is computed.
 UNKEYED = ("n_jobs",)

@@ -24,6 +24,23 @@ labelled utterance by how likely it was to be drawn:
 
 With ``budget >= N`` every strategy takes every utterance of the dataset once (a census).
 
+The sheet (:func:`draw_sample`, sorted by dataset and utt_id) has one row per distinct drawn
+utterance: ``dataset, utt_id, audio, duration`` (empty when the input has none), ``reference``
+(empty: to fill in), ``strategy``, ``draws`` (times drawn: 1 without replacement),
+``expected_draws`` (E[draws]: ``n/N``, ``n_h/N_h`` or ``budget * p_i``; 1 in a census),
+``inclusion_probability`` (P[drawn at least once]: equal to ``expected_draws`` without
+replacement, ``1 - (1 - p_i)**budget`` for ``active``), ``selection_probability``
+(``expected_draws`` / the dataset's number of draws, ``min(budget, N)``: ``p_i`` for
+``active``, ``1/N`` in a census; it sums to 1 over a dataset's utterances), ``n_utterances``
+(the dataset's N), ``budget``, ``stratum`` (``stratified``: 1 = the lowest predicted WER,
+unscored utterances last; empty otherwise and in a census), ``sheet`` (its number) and
+``draw_order`` (:func:`recorded_order`: the 0-based places of the row's draws in the order
+they were made: the order ``random`` drew its sample in, stratum by stratum for
+``stratified``; ``active``'s counts and a census in a uniformly random order from the
+dataset's generator, which is how draws made one at a time would come).
+``Σ draws_i · x_i / expected_draws_i`` over a dataset's rows is an unbiased estimate of
+``Σ x_i`` over all its utterances, for every strategy.
+
 Each dataset's generator is seeded from ``seed`` and a stable hash of the dataset's name
 (:func:`dataset_rng`), and its utterances are taken in ``utt_id`` order, so a draw does not
 depend on the table's row order nor on the other datasets in it.
@@ -37,10 +54,9 @@ from itertools import pairwise
 import numpy as np
 import pandas as pd
 
+from werest.columns import ORDER_SEPARATOR, SHEET_COLUMNS, UTTERANCE
 from werest.errors import ConfigError, InputError
-from werest.estimation.sheets import ORDER_SEPARATOR, SHEET_COLUMNS
 from werest.features.agreement import STATUS_OK
-from werest.ingest.table import UTTERANCE
 
 #: the strategies :func:`draw_sample` knows (``winner`` is :func:`werest.estimation.label_round.
 #: winner_draw`'s: it needs the decision so far)
@@ -361,22 +377,7 @@ def draw_sample(
 
     Returns
     -------
-    The sheet, sorted by dataset and utt_id, one row per distinct drawn utterance:
-    ``dataset, utt_id, audio, duration`` (empty when the input has none), ``reference``
-    (empty: to fill in), ``strategy``, ``draws`` (times drawn: 1 without replacement),
-    ``expected_draws`` (E[draws]: ``n/N``, ``n_h/N_h`` or ``budget * p_i``; 1 in a census),
-    ``inclusion_probability`` (P[drawn at least once]: equal to ``expected_draws`` without
-    replacement, ``1 - (1 - p_i)**budget`` for ``active``), ``selection_probability``
-    (``expected_draws`` / the dataset's number of draws, ``min(budget, N)``: ``p_i`` for
-    ``active``, ``1/N`` in a census; it sums to 1 over a dataset's utterances),
-    ``n_utterances`` (the dataset's N), ``budget``, ``stratum`` (``stratified``: 1 = the
-    lowest predicted WER, unscored utterances last; empty otherwise and in a census),
-    ``sheet`` (``sheet_number``) and ``draw_order`` (:func:`recorded_order`: the 0-based
-    places of the row's draws in the order they were made: the order ``random`` drew its
-    sample in, stratum by stratum for ``stratified``; ``active``'s counts and a census in a
-    uniformly random order from the dataset's generator, which is how draws made one at a
-    time would come). ``Σ draws_i · x_i / expected_draws_i`` over a dataset's rows is an
-    unbiased estimate of ``Σ x_i`` over all its utterances, for every strategy.
+    The sheet (its columns: the module docstring), ``sheet`` its ``sheet_number``.
 
     Raises
     ------
@@ -387,6 +388,21 @@ def draw_sample(
     budget, seed, strata = check_design(budget, strategy, seed, uniform_share, strata)
     if strategy != "random" and scores is None:
         raise ConfigError(f"strategy={strategy} needs per-utterance scores")
+    parts = []
+    for dataset, group in _drawable(utterances, scores).groupby("dataset", sort=True):
+        rng = dataset_rng(seed, f"{dataset}#{sheet_number}" if sheet_number else str(dataset))
+        group = group.reset_index(drop=True)
+        parts.append(_dataset_draw(group, budget, strategy, uniform_share, strata, rng))
+    sheet = pd.concat(parts, ignore_index=True)
+    sheet["strategy"] = strategy
+    sheet["uniform_share"] = uniform_share if strategy == "active" else np.nan
+    return as_sheet(sheet, budget, sheet_number)
+
+
+def _drawable(utterances: pd.DataFrame, scores: pd.Series | None) -> pd.DataFrame:
+    """The utterances to draw from, in ``utt_id`` order, with ``audio`` and ``duration``
+    (empty where the input has none) and their ``score`` when there are scores; InputError
+    for none, or for an utterance listed twice."""
     if len(utterances) == 0:
         raise InputError("the table has no rows: no utterance to draw")
     frame = utterances.copy()
@@ -400,28 +416,34 @@ def draw_sample(
     if scores is not None:
         index = pd.MultiIndex.from_frame(frame[UTTERANCE])
         frame["score"] = pd.to_numeric(scores.reindex(index), errors="coerce").to_numpy(float)
-    parts = []
-    for dataset, group in frame.groupby("dataset", sort=True):
-        rng = dataset_rng(seed, f"{dataset}#{sheet_number}" if sheet_number else str(dataset))
-        group = group.reset_index(drop=True)
-        if budget >= len(group):
-            design = _census(len(group), rng)
-        elif strategy == "random":
-            design = _random(len(group), budget, rng)
-        elif strategy == "stratified":
-            design = _stratified(group["score"].to_numpy(float), budget, strata, rng)
-        else:
-            design = _active(group["score"].to_numpy(float), budget, uniform_share, rng)
-        chosen = design["draws"] > 0
-        part = group.loc[chosen, [*UTTERANCE, "audio", "duration"]].reset_index(drop=True)
-        for column, values in design.items():
-            part[column] = np.asarray(values)[chosen]
-        part["n_utterances"] = len(group)
-        parts.append(part)
-    sheet = pd.concat(parts, ignore_index=True)
-    sheet["strategy"] = strategy
-    sheet["uniform_share"] = uniform_share if strategy == "active" else np.nan
-    return as_sheet(sheet, budget, sheet_number)
+    return frame
+
+
+def _dataset_draw(
+    group: pd.DataFrame,
+    budget: int,
+    strategy: str,
+    uniform_share: float,
+    strata: int,
+    rng: np.random.Generator,
+) -> pd.DataFrame:
+    """One dataset's draw by ``strategy`` (a census where the budget covers it): the rows of
+    ``group`` drawn at least once, with their design columns (:func:`_design`) and the
+    dataset's ``n_utterances``."""
+    if budget >= len(group):
+        design = _census(len(group), rng)
+    elif strategy == "random":
+        design = _random(len(group), budget, rng)
+    elif strategy == "stratified":
+        design = _stratified(group["score"].to_numpy(float), budget, strata, rng)
+    else:
+        design = _active(group["score"].to_numpy(float), budget, uniform_share, rng)
+    chosen = design["draws"] > 0
+    part = group.loc[chosen, [*UTTERANCE, "audio", "duration"]].reset_index(drop=True)
+    for column, values in design.items():
+        part[column] = np.asarray(values)[chosen]
+    part["n_utterances"] = len(group)
+    return part
 
 
 def as_sheet(rows: pd.DataFrame, budget: int, sheet_number: int = 0) -> pd.DataFrame:

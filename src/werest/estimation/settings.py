@@ -78,6 +78,7 @@ class EstimateOptions(Section):
         "proxy order: null = label-free (the systems' agreement, names unused); model = the "
         "model's saved ranking; references = the input's references; or a ranking.json from "
         "werest score",
+        as_text=True,  # ``model`` and ``references`` are names: a Path given is held as text
     )
     system_order: list[str] | None = param(
         None,
@@ -101,11 +102,6 @@ class EstimateOptions(Section):
         CHUNK_UTTERANCES, "utterances per processing chunk (memory bound)", minimum=1
     )
     n_jobs: int = n_jobs_param()
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if isinstance(self.ranking, Path):  # ``model`` and ``references`` are names
-            object.__setattr__(self, "ranking", str(self.ranking))
 
 
 @dataclass(frozen=True)

@@ -32,9 +32,9 @@ import numpy as np
 import pandas as pd
 
 from werest import logs
+from werest.columns import ORDER_SEPARATOR, SHEET_COLUMNS
 from werest.errors import InputError
 from werest.ingest.table import (
-    UTTERANCE,
     check_readable,
     decode_utf8,
     parse_csv,
@@ -55,29 +55,6 @@ SEPARATORS = (",", ";", "\t")
 #: significant digits, still matches; the design of another input does not
 DESIGN_RTOL = 1e-3
 
-#: the labelling sheet's columns, in order
-SHEET_COLUMNS: list[str] = [
-    *UTTERANCE,
-    "audio",
-    "duration",
-    "reference",
-    "strategy",
-    "draws",
-    "expected_draws",
-    "inclusion_probability",
-    "selection_probability",
-    "n_utterances",
-    "budget",
-    "stratum",
-    "uniform_share",
-    "leader",
-    "rivals",
-    "sheet",
-    "draw_order",
-]
-
-#: joins the indices of an utterance's draws in a sheet's ``draw_order`` column
-ORDER_SEPARATOR = "|"
 #: the design's fractional columns: the ones a spreadsheet rounds, or writes with a comma
 FRACTIONS = ("expected_draws", "inclusion_probability", "selection_probability", "uniform_share")
 
@@ -230,6 +207,63 @@ def as_numbers(values: pd.Series) -> pd.Series:
     text = values.map(lambda v: "" if v is None or (isinstance(v, float) and np.isnan(v)) else v)
     text = text.astype(str).str.strip().str.replace(_DECIMAL_COMMA, r"\1.\2", regex=True)
     return pd.to_numeric(text.where(text != ""), errors="coerce")
+
+
+def read_design_numbers(labels: pd.DataFrame, columns: tuple[str, ...], source) -> None:
+    """A sheet's design ``columns`` as floats, in place (NaN where blank; a column the sheet
+    lacks is added, all NaN): the fractions (:data:`FRACTIONS`) as a spreadsheet writes them
+    (:func:`as_numbers`). InputError naming the row and column of a cell that is not a number,
+    or of ``draws`` that are not whole."""
+    for column in columns:
+        if column not in labels:
+            labels[column] = np.nan
+            continue
+        given = labels[column].notna() & (labels[column].astype(str).str.strip() != "")
+        if column in FRACTIONS:  # a decimal comma, 1.23457E-04: as a spreadsheet writes them
+            labels[column] = as_numbers(labels[column].where(given))
+        else:
+            labels[column] = pd.to_numeric(labels[column].where(given), errors="coerce")
+        text = given & labels[column].isna()
+        if text.any():
+            raise InputError("not a number", path=source, row=first_row(text), column=column)
+        if column == "draws" and (labels[column].dropna() % 1 != 0).any():
+            raise InputError(
+                "not a whole number (as werest sample writes it)",
+                path=source,
+                row=first_row(labels[column] % 1 > 0),
+                column=column,
+            )
+
+
+def check_draw_numbers(labels: pd.DataFrame, source) -> None:
+    """A sheet's ``draws`` ≥ 1 and 0 < ``expected_draws``, where recorded, and
+    ``expected_draws`` on every row of a dataset or on none (after :func:`read_design_numbers`)."""
+    for column, bad in (
+        ("draws", labels["draws"].notna() & ~(labels["draws"] >= 1)),
+        ("expected_draws", labels["expected_draws"].notna() & ~(labels["expected_draws"] > 0)),
+    ):
+        if bad.any():
+            raise InputError(
+                f"{column} must be a positive number (as werest sample writes it)",
+                path=source,
+                row=first_row(bad),
+                column=column,
+            )
+    partial = labels.groupby("dataset")["expected_draws"].apply(
+        lambda s: 0 < s.isna().sum() < len(s)
+    )
+    if partial.any():
+        raise InputError(
+            f"dataset {partial.index[partial.to_numpy()][0]}: expected_draws is filled on some "
+            "rows only; keep the sheet's design columns on every row or remove them",
+            path=source,
+            column="expected_draws",
+        )
+
+
+def first_row(mask) -> int:
+    """The row number (1 = the first row after the header) of the first True of ``mask``."""
+    return int(np.flatnonzero(np.asarray(mask))[0]) + 1
 
 
 def design_matches(recorded, design, rtol: float = DESIGN_RTOL) -> np.ndarray:

@@ -39,7 +39,7 @@ from werest.evaluation.settings import FourCases
 from werest.features.proxy import rank_on
 from werest.model.settings import TrainingOptions
 from werest.model.training import fit_model, training_frame
-from werest.stats import bootstrap_ci
+from werest.resampling import bootstrap_ci
 from werest.text.normalise import Normaliser
 from werest.text.scoring import utterance_labels
 

@@ -37,6 +37,7 @@ from werest.estimation.estimate import (
     predict_features,
     summarise,
 )
+from werest.evaluation.lodo_settings import LodoSettings
 from werest.evaluation.lodo_summary import (
     ORDER_MARGIN,
     VERDICT_MARGIN,
@@ -49,7 +50,6 @@ from werest.evaluation.lodo_summary import (
     winner_overall,
     winner_summary,
 )
-from werest.evaluation.settings import LodoSettings
 from werest.features.agreement import PANEL_SIZE, pairwise_agreement
 from werest.features.inputs import build_features
 from werest.features.proxy import Ranking, choose_proxies, rank_on

@@ -1,6 +1,9 @@
 """The evaluation stage's sections, declared once (:mod:`werest.settings`) in a module that
 imports nothing heavy, so ``werest <command> --help`` reads their defaults, rules and help; and
-the experiments' defaults a config option names (``${library:...}``)."""
+the experiments' defaults a config option names (``${library:...}``). The one that holds the
+model's conformal interval, ``lodo:``, is declared beside it in
+:mod:`werest.evaluation.lodo_settings`, so that the leaderboard's fairness audits
+(:class:`FairnessSettings`) read theirs without the model's sections."""
 
 from __future__ import annotations
 
@@ -9,9 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from werest.errors import ConfigError
-from werest.features.settings import PANEL_SIZE
-from werest.model.settings import ConformalInterval, numeric_bins
-from werest.settings import Section, param, same_as
+from werest.settings import Section, as_names, param
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -108,11 +109,6 @@ class FairnessSettings(Section):
             )
 
 
-def _names(value) -> tuple[str, ...]:
-    """One name or a list of names (as a config gives them) as a tuple of text."""
-    return tuple(str(v) for v in ((value,) if isinstance(value, str) else (value or ())))
-
-
 @dataclass(frozen=True)
 class FourCases(Section):
     """Who trains and where: source system S, targets T, benchmark B and wild W datasets
@@ -146,7 +142,7 @@ class FourCases(Section):
     def __post_init__(self) -> None:
         # a config gives one name or a list of names; held as tuples of text
         for key in ("target_systems", "benchmark_datasets", "wild_datasets"):
-            object.__setattr__(self, key, _names(getattr(self, key)))
+            object.__setattr__(self, key, as_names(getattr(self, key)))
         object.__setattr__(self, "source_system", str(self.source_system))
         super().__post_init__()
         if len(set(self.benchmark_datasets)) < 2:
@@ -216,46 +212,3 @@ class FourCases(Section):
                 ):
                     rows.append((dataset, system, 4))
         return pd.DataFrame(rows, columns=["dataset", "system", "case"])
-
-
-@dataclass(frozen=True)
-class LodoSettings(Section):
-    """``lodo:`` of ``werest evaluate experiment=lodo`` (built by its ``_target_``;
-    :func:`werest.evaluation.lodo.evaluate_lodo` holds out with it): which domains to hold out
-    and the conformal interval's coverage and offset.
-
-    Parameters
-    ----------
-    held_out : the domains to hold out, one name or several (None: every domain with two or
-        more systems).
-    level, offset, bins, min_cells : see :class:`werest.model.settings.ConformalInterval`.
-    panel : the held-out systems are compared with this many best-ranked others each, as
-        ``werest estimate`` compares them (:class:`werest.features.agreement.Panel`); None:
-        with every other system.
-    """
-
-    SECTION: ClassVar[str] = "lodo"
-
-    held_out: tuple[str, ...] | None = param(
-        None, "domains to hold out (null: every domain with two or more systems)"
-    )
-    level: float = same_as(ConformalInterval, "level")
-    offset: float = same_as(ConformalInterval, "offset")
-    bins: tuple[float, ...] = same_as(ConformalInterval, "bins")
-    min_cells: int = same_as(ConformalInterval, "min_cells")
-    panel: int | None = param(
-        PANEL_SIZE,
-        "held-out systems compared with their N best-ranked others (null: every other)",
-        minimum=1,
-    )
-
-    def __post_init__(self) -> None:
-        if self.held_out is not None:  # a config gives one name or a list of names
-            object.__setattr__(self, "held_out", _names(self.held_out) or None)
-        object.__setattr__(self, "bins", numeric_bins(self.bins, self.SECTION))
-        super().__post_init__()
-
-    @property
-    def interval(self) -> ConformalInterval:
-        """The interval the folds' cells get."""
-        return ConformalInterval(self.level, self.offset, self.bins, self.min_cells)

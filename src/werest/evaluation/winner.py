@@ -39,7 +39,7 @@ import pandas as pd
 from werest import logs
 from werest.estimation.contest import FRESH_UNIFORM, Batch, Contest
 from werest.estimation.decision import GOOD, UNDECIDED, decide
-from werest.estimation.design import next_batch
+from werest.estimation.label_round import next_batch
 from werest.estimation.settings import (
     ALPHA,
     CONTROL,

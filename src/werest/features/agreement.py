@@ -174,7 +174,7 @@ def pairwise_word_totals(
     normaliser: Normaliser = AUTO,
     n_jobs: int = 1,
 ) -> pd.DataFrame:
-    """:func:`werest.features.proxy.pair_totals` of :func:`pairwise_agreement`, the same
+    """:func:`pair_totals` of :func:`pairwise_agreement`, the same
     rows, computed from the word distances alone: per dataset and ordered pair of systems,
     Σ word edits (``errors``), Σ the longer of the two word counts (``longer``) and the
     utterances both transcribed (``shared``), sorted. What the proxy order and the guards
@@ -224,6 +224,45 @@ def pairwise_word_totals(
         }
     )
     return named.sort_values(["dataset", "system", "other"], ignore_index=True)
+
+
+def pair_distances_of(pairs: pd.DataFrame) -> pd.DataFrame:
+    """``distance`` (Σ word edits / Σ the longer word count) and ``shared`` (utterances both
+    transcribed) of each ordered pair of systems, indexed by ``system, other`` and summed
+    over datasets, from :func:`pairwise_agreement` rows or their
+    :func:`pair_totals`."""
+    if pairs.empty:
+        index = pd.MultiIndex.from_arrays([[], []], names=["system", "other"])
+        return pd.DataFrame({"distance": [], "shared": []}, index=index)
+    totals = pair_totals(pairs).groupby(["system", "other"])[["errors", "longer", "shared"]].sum()
+    return pd.DataFrame(
+        {"distance": totals["errors"] / totals["longer"].clip(lower=1), "shared": totals["shared"]}
+    )
+
+
+#: what the proxy order and the guards read of a sample's pairs
+PAIR_TOTALS = ["dataset", "system", "other", "errors", "longer", "shared"]
+
+
+def pair_totals(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Per ``dataset, system, other``: Σ word edits (``errors``), Σ the longer of the two
+    word counts (``longer``) and the utterances both transcribed (``shared``), from
+    :func:`pairwise_agreement` rows (totals pass through as they
+    are). Integer sums, so totals of totals are exact: a sample aligned in pieces keeps
+    S² rows per dataset, not S² per utterance."""
+    if "shared" in pairs.columns:
+        return pairs[PAIR_TOTALS]
+    frame = pd.DataFrame(
+        {
+            "dataset": pairs["dataset"],
+            "system": pairs["system"],
+            "other": pairs["other"],
+            "errors": pairs["w_dist"],
+            "longer": np.maximum(pairs["hyp_words"], pairs["other_words"]),
+        }
+    )
+    grouped = frame.groupby(["dataset", "system", "other"], sort=True)
+    return grouped[["errors", "longer"]].sum().assign(shared=grouped.size()).reset_index()
 
 
 def _lengths(texts: pd.Series) -> tuple[np.ndarray, np.ndarray]:

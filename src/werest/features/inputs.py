@@ -39,22 +39,13 @@ from werest.features.agreement import (
     add_dataset_context,
     agreement_features,
 )
+from werest.features.settings import ATTRIBUTED, VS_PROXY, relative_to_proxy
 from werest.text.normalise import Normaliser
 
-VS_PROXY = "_vs_proxy"
-#: ``wl_attributed_<a>``: the agreement feature ``<a>`` times P(the row is the wrong side)
-ATTRIBUTED = {"wl_attributed_pwer": "pwer", "wl_attributed_pcer": "pcer"}
 #: the input columns a hypothesis's total log-probability is made of
 TOTAL_LOGPROB = ("wl_mean_logprob", "wl_tokens")
 #: What werest computes from text (agreement and dataset context): never an input column.
 COMPUTED: frozenset[str] = frozenset((*AGREEMENT_FEATURES, *CONTEXT_FEATURES))
-
-
-def relative_to_proxy(name: str) -> bool:
-    """Whether feature ``name`` compares the row with its proxy on the same audio
-    (``<column>_vs_proxy`` or ``wl_attributed_*``): derived after the proxy is chosen, and
-    what tells the two sides of a disagreement apart."""
-    return name.endswith(VS_PROXY) or name in ATTRIBUTED
 
 
 def input_columns(feature_names: Iterable[str]) -> list[str]:

@@ -98,19 +98,28 @@ from werest.features.inputs import join_input_features
 from werest.features.scorer import (
     LOW_PROBABILITY,
     SAMPLE_RATE,
-    STATS,
     TEXT_FORMS,
     Scorer,
     TokenScores,
     format_text,
+)
+from werest.features.settings import (  # the columns' names, declared where --help reads them
+    DECODE,
+    DIFFS,
+    LANGUAGE,
+    LIKELIHOOD_COLUMNS,
+    LIKELIHOOD_FEATURES,
+    STATS,
+    VS_DECODE,
 )
 from werest.features.whisper_likelihood import WhisperLikelihood, chunk_bounds, share_words
 from werest.ingest.audio import AudioPolicy, load_audio, utterance_audio
 from werest.text.counting import count_errors, error_rate
 from werest.text.normalise import AUTO, normalise_many
 
-# the scorer's protocol and statistics (werest.features.scorer) and the Whisper scorer
-# (werest.features.whisper_likelihood) are importable from here too, as before they moved
+# the scorer's protocol and statistics (werest.features.scorer), the Whisper scorer
+# (werest.features.whisper_likelihood) and the columns' names (werest.features.settings) are
+# importable from here too, as before they moved
 __all__ = [
     "CLIPS_PER_TASK",
     "DECODE",
@@ -141,15 +150,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DIFFS = ("wl_mean_logprob_vs_proxy", "wl_expected_errors_vs_proxy")
-#: agreement with the scorer's own transcript of the clip
-DECODE = ("wl_decode_pwer", "wl_decode_pcer")
-#: the row's mean token log-prob minus that of the scorer's own transcript of the clip
-VS_DECODE = ("wl_mean_logprob_vs_decode",)
-#: the scorer's language identification of the clip against the row's language
-LANGUAGE = ("wl_language_prob", "wl_language_mismatch")
-LIKELIHOOD_FEATURES = (*STATS, *DIFFS, *DECODE, *VS_DECODE, *LANGUAGE)
-LIKELIHOOD_COLUMNS = (*LIKELIHOOD_FEATURES, "wl_status")
 # --------------------------------------------------------------------------- the features
 
 

@@ -13,93 +13,18 @@ system that agrees most with the others first), and a warning says so.
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from werest.errors import ConfigError, InputError, unknown_name
-from werest.io import atomic_path
+from werest.features.agreement import pair_distances_of
+from werest.features.proxy_ranking import Ranking
 from werest.text.counting import corpus_rate
 from werest.text.normalise import AUTO, Normaliser
 from werest.text.scoring import utterance_labels
 
 log = logging.getLogger(__name__)
-
-RANKING_VERSION = 1
-
-
-@dataclass(frozen=True)
-class Ranking:
-    """Systems from best to worst, with the macro WER behind the order."""
-
-    systems: list[str]
-    macro_wer: dict[str, float]
-    datasets: dict[str, list[str]] = field(default_factory=dict)
-    normaliser: str = "whisper_english"  # the name of the Normaliser its WERs were scored under
-
-    def order(
-        self, systems: list[str] | set[str], unseen_order: list[str] | None = None
-    ) -> list[str]:
-        """``systems`` best first: ranked ones by rank, then unseen ones in ``unseen_order``
-        (e.g. :func:`consensus_order`), else by name."""
-        position = {name: i for i, name in enumerate(self.systems)}
-        unseen = sorted(set(systems) - set(position))
-        if unseen_order:
-            place = {name: i for i, name in enumerate(unseen_order)}
-            unseen.sort(key=lambda name: (place.get(name, len(place)), name))
-        if unseen:
-            log.warning("systems not in the ranking, ranked last: %s", unseen)
-        return sorted(set(systems) & set(position), key=position.__getitem__) + unseen
-
-    def describe(self) -> str:
-        """The ranking as readable lines."""
-        lines = ["rank  system  macro WER %  datasets"]
-        for i, name in enumerate(self.systems, start=1):
-            datasets = ", ".join(self.datasets.get(name, []))
-            lines.append(f"{i:>4}  {name}  {100 * self.macro_wer[name]:.2f}  {datasets}")
-        return "\n".join(lines)
-
-    def save(self, path: str | Path) -> Path:
-        """Write the ranking as JSON (atomically)."""
-        path = Path(path)
-        with atomic_path(path) as tmp:
-            tmp.write_text(
-                json.dumps({"version": RANKING_VERSION, **asdict(self)}, indent=2), encoding="utf-8"
-            )
-        return path
-
-    @classmethod
-    def from_order(cls, systems: Iterable[str]) -> Ranking:
-        """A ranking that is only an order, best first (a user's ``system_order``, an explicit
-        proxy, the label-free :func:`consensus_order`): no WER was measured behind it."""
-        names = [str(name) for name in systems]
-        return cls(systems=names, macro_wer=dict.fromkeys(names, float("nan")))
-
-    @classmethod
-    def load(cls, path: str | Path) -> Ranking:
-        """Read a ranking written by :meth:`save`."""
-        path = Path(path)
-        if not path.is_file():
-            raise InputError("no such ranking file", path=path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(data, dict):
-                raise TypeError(f"expected a JSON object, got {type(data).__name__}")
-            data.pop("version", None)
-            ranking = cls(**data)
-            if not isinstance(ranking.systems, list) or not isinstance(ranking.macro_wer, dict):
-                raise TypeError("'systems' must be a list and 'macro_wer' an object")
-        except (json.JSONDecodeError, UnicodeDecodeError, TypeError, ValueError) as error:
-            message = " ".join(str(error).split())
-            raise InputError(f"not a werest ranking: {message}", path=path) from None
-        if set(ranking.systems) != set(ranking.macro_wer):
-            raise InputError("not a werest ranking: systems and macro_wer differ", path=path)
-        return ranking
 
 
 def rank_systems(scores: pd.DataFrame, *, normaliser: Normaliser = AUTO) -> Ranking:
@@ -162,45 +87,6 @@ def consensus_order(
     unpaired = sorted(set(table["system"]) - set(score.index))
     ordered = sorted(score.index, key=lambda name: (score[name], -shared[name], name))
     return ordered + unpaired
-
-
-def pair_distances_of(pairs: pd.DataFrame) -> pd.DataFrame:
-    """``distance`` (Σ word edits / Σ the longer word count) and ``shared`` (utterances both
-    transcribed) of each ordered pair of systems, indexed by ``system, other`` and summed
-    over datasets, from :func:`werest.features.agreement.pairwise_agreement` rows or their
-    :func:`pair_totals`."""
-    if pairs.empty:
-        index = pd.MultiIndex.from_arrays([[], []], names=["system", "other"])
-        return pd.DataFrame({"distance": [], "shared": []}, index=index)
-    totals = pair_totals(pairs).groupby(["system", "other"])[["errors", "longer", "shared"]].sum()
-    return pd.DataFrame(
-        {"distance": totals["errors"] / totals["longer"].clip(lower=1), "shared": totals["shared"]}
-    )
-
-
-#: what the proxy order and the guards read of a sample's pairs
-PAIR_TOTALS = ["dataset", "system", "other", "errors", "longer", "shared"]
-
-
-def pair_totals(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Per ``dataset, system, other``: Σ word edits (``errors``), Σ the longer of the two
-    word counts (``longer``) and the utterances both transcribed (``shared``), from
-    :func:`werest.features.agreement.pairwise_agreement` rows (totals pass through as they
-    are). Integer sums, so totals of totals are exact: a sample aligned in pieces keeps
-    S² rows per dataset, not S² per utterance."""
-    if "shared" in pairs.columns:
-        return pairs[PAIR_TOTALS]
-    frame = pd.DataFrame(
-        {
-            "dataset": pairs["dataset"],
-            "system": pairs["system"],
-            "other": pairs["other"],
-            "errors": pairs["w_dist"],
-            "longer": np.maximum(pairs["hyp_words"], pairs["other_words"]),
-        }
-    )
-    grouped = frame.groupby(["dataset", "system", "other"], sort=True)
-    return grouped[["errors", "longer"]].sum().assign(shared=grouped.size()).reset_index()
 
 
 def sample_utterances(table: pd.DataFrame, max_utterances: int, seed: int) -> pd.DataFrame:

@@ -15,10 +15,9 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
+from werest.features.settings import STATS
 from werest.text.normalise import normalise_text
 
-#: the cached statistics of one (clip, text), in this order
-STATS = ("wl_mean_logprob", "wl_min_logprob", "wl_low_share", "wl_expected_errors", "wl_tokens")
 TEXT_FORMS = ("sentence", "lower", "raw")
 LOW_PROBABILITY = 0.5
 SAMPLE_RATE = 16_000

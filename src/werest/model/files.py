@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from werest.errors import ConfigError
-from werest.features.proxy import Ranking
+from werest.features.proxy_ranking import Ranking
 from werest.io import atomic_path, json_default, shipped
 from werest.model.audit import (
     ModelError,

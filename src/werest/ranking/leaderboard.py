@@ -12,7 +12,7 @@ utterance's WER, and the corpus estimate per dataset is Σ(pred·n)/Σn (n: prox
 The leaderboard ranks systems by the **macro average** of their per-dataset estimates (every
 dataset weighs the same; a system is averaged over the datasets it has, and the ``datasets``
 column says how many). The 95 % CI of the macro average resamples each dataset's utterances
-independently (:func:`werest.stats.macro_bootstrap`). For each pair of neighbours in the
+independently (:func:`werest.resampling.macro_bootstrap`). For each pair of neighbours in the
 ranking (A above B), a paired bootstrap resamples the utterances both transcribed, the same
 draw for both systems, and reports ``p_value`` = the share of resamples where A's estimate is
 not lower than B's (one-sided; small = A reliably better) and Cohen's d of their utterance WERs
@@ -54,10 +54,11 @@ import pandas as pd
 from werest import logs
 from werest.columns import KEY
 from werest.errors import InputError, unknown_name
+from werest.estimation.corpus import rate_sample
 from werest.estimation.estimate import CHUNK_UTTERANCES, estimate_utterances
 from werest.estimation.guards import warnings_from_counts
 from werest.evaluation.fairness import FairnessSettings
-from werest.features.inputs import relative_to_proxy
+from werest.features.settings import relative_to_proxy
 from werest.model.files import Models
 from werest.model.intervals import calibrated_interval
 from werest.ranking.board import Leaderboard
@@ -75,16 +76,10 @@ from werest.ranking.rows import (
     canonical,
     estimated,
     labelled,
-    rate_sample,
     row_categories,
 )
-from werest.stats import (
-    Bootstrap,
-    describe,
-    latency,
-    macro_bootstrap,
-    rank_agreement,
-)
+from werest.resampling import macro_bootstrap
+from werest.stats import Bootstrap, describe, latency, rank_agreement
 from werest.text.lid import CONFIDENCE, DETECTED, TRUE, has_lid, lid_report
 from werest.text.normalise import Normaliser
 from werest.text.scoring import utterance_order

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from werest.estimation.corpus import labelled_scores
 from werest.estimation.labels import (
     LabelSettings,
     dataset_estimates,
     distinct_labels,
     enough_labels,
-    labelled_scores,
     ppi_fields,
     prediction_rows,
 )

@@ -12,8 +12,9 @@ import numpy as np
 import pandas as pd
 
 from werest import logs
+from werest.estimation.corpus import rate_sample
 from werest.model.intervals import pair_interval
-from werest.ranking.rows import UTT, rate_sample
+from werest.ranking.rows import UTT
 from werest.stats import Bootstrap, cohens_d, paired_bootstrap
 
 

@@ -1,15 +1,14 @@
 """The leaderboard's compact per-row frame (:func:`werest.ranking.leaderboard.utterance_rows`):
-its canonical order, its estimated and labelled rows, and the corpus WER of some of its rows
-as a ratio sample, which the ranking, the neighbour tests and the fairness audits resample.
+its canonical order and its estimated and labelled rows (the corpus WER of some of its rows as
+a ratio sample, which the ranking, the neighbour tests and the fairness audits resample:
+:func:`werest.estimation.corpus.rate_sample`).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from werest.estimation.corpus import estimated_sample
 from werest.features.agreement import STATUS_OK
-from werest.stats import RateSample
 
 #: An utterance in the per-row frame: its dataset and a 64-bit hash of its ``utt_id``
 #: (:func:`werest.text.scoring.utterance_order`), so no Python string per row is held.
@@ -40,13 +39,3 @@ def labelled(rows: pd.DataFrame) -> pd.DataFrame | None:
     if "ref_words" not in rows.columns:
         return None
     return rows[rows["ref_words"] > 0]
-
-
-def rate_sample(frame: pd.DataFrame, kind: str) -> RateSample:
-    """The rows' corpus WER as a ratio sample: ``est`` the estimate's terms
-    (:func:`werest.estimation.corpus.estimated_sample`), ``true`` the true errors and words."""
-    if kind == "est":
-        return estimated_sample(frame)
-    return RateSample(
-        frame["word_errors"].to_numpy(dtype=float), frame["ref_words"].to_numpy(dtype=float)
-    )

@@ -18,7 +18,7 @@ from werest import logs
 from werest.columns import KEY, UTTERANCE
 from werest.errors import InputError
 from werest.formatting import percent, percent_interval, plural
-from werest.stats import bootstrap_ci
+from werest.resampling import bootstrap_ci
 from werest.text.counting import corpus_rate, count_errors, error_rate
 from werest.text.normalise import AUTO, Normaliser, normalised_columns, scoring_unit
 

@@ -19,7 +19,7 @@ from omegaconf import OmegaConf
 
 from werest.build import instantiate_checked
 from werest.cli.blocks import Cluster
-from werest.cli.config import composed, given_values
+from werest.cli.declare import composed, given_values
 from werest.errors import ConfigError
 from werest.ingest.table import read_table
 from werest.io import atomic_path

@@ -18,7 +18,7 @@ from werest.cli.commands._common import (
     save_config,
     training_options,
 )
-from werest.cli.config import composed
+from werest.cli.declare import composed
 from werest.cli.schema import EvaluateSettings
 from werest.errors import ConfigError, InputError
 from werest.evaluation.few_labels import FewLabelResult, FewLabelSettings, evaluate_few_labels

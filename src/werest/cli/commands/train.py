@@ -17,7 +17,7 @@ from werest.cli.commands._common import (
     save_config,
     training_options,
 )
-from werest.cli.config import composed
+from werest.cli.declare import composed
 from werest.cli.schema import TrainSettings
 from werest.io import check_output, staged_output
 from werest.model.files import TrainedModel, save_model

@@ -12,7 +12,7 @@ import pytest
 from werest.cli.main import main
 from werest.demo import demo_table_path
 from werest.estimation.outputs import write_outputs
-from werest.estimation.pipeline import estimate_table
+from werest.estimation.pipeline import estimate_frame
 from werest.features.agreement import CONTEXT_FEATURES
 from werest.ingest.table import read_table
 from werest.model.files import Models, default_model_path, load_model
@@ -38,7 +38,8 @@ def models():
 
 
 def _in_memory(table, models, tmp_path):
-    utterances, records, warnings = estimate_table(table, models)
+    run = estimate_frame(table, models)
+    utterances, records, warnings = run.utterances, run.records, run.warnings
     write_outputs(utterances, records, tmp_path)  # the same CSV formatting as the partitions
     return pd.read_csv(tmp_path / "utterances.csv"), records, warnings
 
@@ -255,7 +256,8 @@ def client():
 def test_a_local_cluster_gives_the_in_memory_summary(client, models, tmp_path):
     from werest.partition.cluster import dask_runner
 
-    _, records, warnings = estimate_table(read_table(demo_table_path()), models)
+    in_memory = estimate_frame(read_table(demo_table_path()), models)
+    records, warnings = in_memory.records, in_memory.warnings
     result = estimate_input(
         demo_table_path(),
         models,

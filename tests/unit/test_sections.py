@@ -21,7 +21,7 @@ from werest.cli.main import main
 from werest.cli.schema import SCHEMAS
 from werest.demo import demo_table_path
 from werest.errors import ConfigError
-from werest.estimation.pipeline import EstimateOptions, estimate_table
+from werest.estimation.pipeline import EstimateOptions, estimate_frame
 from werest.evaluation.fairness import FairnessSettings
 from werest.evaluation.lodo import evaluate_lodo, fold_training_rows
 from werest.model.training import TrainingOptions, train
@@ -35,7 +35,7 @@ from werest.text import AUTO
 #: the orchestrators and the other long-list functions that take sections now
 TAKING_SECTIONS = (
     estimate_input,
-    estimate_table,
+    estimate_frame,
     leaderboard_input,
     score_input,
     features_input,

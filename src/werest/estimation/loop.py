@@ -37,7 +37,8 @@ from werest.estimation.labels import (
     labelled_estimates,
     read_labels,
 )
-from werest.estimation.pipeline import EstimateOptions, estimate_table
+from werest.estimation.pipeline import EstimateOptions, estimate_frame
+from werest.estimation.run_cache import estimate_cached
 from werest.estimation.sampling import (
     as_sheet,
     draw_probabilities,
@@ -154,10 +155,13 @@ class LabelRound:
     def zero_label(self) -> tuple[pd.DataFrame, list[dict]]:
         """Every system's zero-label estimate: (utterance rows, summary records)."""
         options = EstimateOptions(n_jobs=self.n_jobs)  # every system
-        utterances, records, _ = estimate_table(
-            self.table, self.models, options, source=self.source, cache_dir=self.cache_dir
+        run = estimate_cached(
+            *(self.table, self.models, options),
+            cache_dir=self.cache_dir,
+            name=self.source,
+            compute=estimate_frame,
         )
-        return utterances, records
+        return run.utterances, run.records
 
     @cached_property
     def scores(self) -> pd.DataFrame:

@@ -54,7 +54,6 @@ from werest.estimation.run import (  # noqa: F401 (re-exported: the section and 
     EstimateOptions,
     EstimateRun,
 )
-from werest.estimation.run_cache import estimate_cached
 from werest.features.agreement import CONTEXT_FEATURES, STATUS_OK
 from werest.features.proxy_ranking import Ranking
 from werest.forked import helper_count
@@ -290,21 +289,3 @@ def estimate_frame(
         n_partitions=1,
         seconds=seconds,
     )
-
-
-def estimate_table(
-    table: pd.DataFrame,
-    models: Models,
-    options: EstimateOptions = EstimateOptions(),
-    *,
-    source: str | Path | None = None,
-    cache_dir: str | Path | None = None,
-) -> tuple[pd.DataFrame, list[dict], list[dict]]:
-    """:func:`werest.estimation.pipeline.estimate_frame` of a validated table: (utterance
-    rows, summary records, warnings). ``source`` names the input in errors; ``cache_dir``
-    keeps the run by content (:func:`werest.estimation.run_cache.estimate_cached`). No file
-    is written (:mod:`werest.cli.commands.estimate` writes them)."""
-    run = estimate_cached(
-        table, models, options, cache_dir=cache_dir, name=source, compute=estimate_frame
-    )
-    return run.utterances, run.records, run.warnings

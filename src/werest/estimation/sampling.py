@@ -95,7 +95,7 @@ def utterance_list(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _usable(estimated: pd.DataFrame) -> pd.DataFrame:
-    """The rows of :func:`werest.estimation.run_cache.estimate_table` output that carry a
+    """The rows of :func:`werest.estimation.pipeline.estimate_frame` output that carry a
     prediction."""
     done = estimated[estimated["status"] == STATUS_OK]
     return done[np.isfinite(done["predicted_wer"].to_numpy(dtype=float))]
@@ -107,7 +107,7 @@ def mean_predicted_wer(estimated: pd.DataFrame) -> pd.Series:
 
     Parameters
     ----------
-    estimated : per-target-row output of :func:`werest.estimation.run_cache.estimate_table`
+    estimated : per-target-row output of :func:`werest.estimation.pipeline.estimate_frame`
     (``dataset,
         utt_id, system, status, predicted_wer``).
 
@@ -131,7 +131,7 @@ def labelling_scores(estimated: pd.DataFrame, floor: float = ACTIVE_FLOOR) -> pd
 
     Parameters
     ----------
-    estimated : per-target-row output of :func:`werest.estimation.run_cache.estimate_table`
+    estimated : per-target-row output of :func:`werest.estimation.pipeline.estimate_frame`
     (``dataset,
         utt_id, system, status, predicted_wer, proxy_words``).
     floor : added to each predicted WER (:data:`ACTIVE_FLOOR`).

@@ -136,7 +136,7 @@ def _winner(settings: EvaluateSettings) -> WinnerResult:
 
     experiment = _built(settings.winner, WinnerExperiment, "winner")
     if settings.input:
-        from werest.estimation.pipeline import EstimateOptions, estimate_table
+        from werest.estimation.pipeline import EstimateOptions, estimate_frame
         from werest.model.files import load_models
 
         table = read_table(settings.input)
@@ -147,8 +147,8 @@ def _winner(settings: EvaluateSettings) -> WinnerResult:
                 column="reference",
             )
         options = EstimateOptions(n_jobs=settings.n_jobs)  # every system
-        _, records, _ = estimate_table(table, load_models(None), options, source=settings.input)
-        cells = pd.DataFrame(records)
+        run = estimate_frame(table, load_models(None), options, name=settings.input)
+        cells = pd.DataFrame(run.records)
         cells = cells.assign(domain=cells["dataset"])
     else:
         if not (settings.cells and settings.cells.exists()):

@@ -5,7 +5,7 @@ draw_sample`) and writes the labelling sheet, CSV, with ``<out>.config.yaml`` be
 a page to transcribe it on (:mod:`werest.report.sheet_page`: ``to_label.csv`` →
 ``to_label.html``).
 ``stratified`` and ``active`` need the model's per-utterance predictions, so they run
-:func:`werest.estimation.run_cache.estimate_table` on every system first (at least two systems);
+:func:`werest.estimation.pipeline.estimate_frame` on every system first (at least two systems);
 ``random`` needs no model.
 """
 

@@ -82,10 +82,8 @@ PROGRESS_STEPS = 20
 #: the fewest utterances a chunk holds for the progress bar's sake: each chunk costs about
 #: 0.1-0.15 s of its own (pandas), so 500 (~0.4 s a step) keeps that under a third of the stage
 STEP_UTTERANCES = 500
-#: when no bar shows (``progress=false``, or stderr is not a terminal), the fewest target rows
-#: a chunk holds: a row costs some 50-70 µs (each compared with at most ``PANEL_SIZE + 1``
-#: others), so a chunk's own cost is under a tenth of a chunk of 20,000 rows (500 utterances
-#: of 8 systems are 4,000 rows: the chunk's own cost a third of theirs)
+#: with no bar (``progress=false``, stderr not a terminal), the fewest target rows a chunk
+#: holds: a row costs some 50-70 µs, so a chunk's own cost is under a tenth of its rows'
 STEP_ROWS = 20_000
 
 
@@ -250,24 +248,7 @@ def estimate_utterances(
         extra=extra,
         panel=panel,
     )
-    if n_jobs == 1 and helpers and len(bounds) >= 2:  # this process reads the model meanwhile
-        from werest.forked import shared_map
-
-        def payloads() -> None:
-            for _, model in models:
-                model.estimator  # noqa: B018
-
-        results = shared_map(
-            lambda start: work(chunk(start)), bounds, helpers=helpers, first=payloads
-        )
-    elif n_jobs == 1 or len(bounds) < 2:
-        results = (work(chunk(start)) for start in bounds)
-    else:  # chunks in worker processes, in order, at most a few in flight
-        from joblib import Parallel, delayed
-
-        results = Parallel(n_jobs=n_jobs, return_as="generator")(
-            delayed(work)(chunk(start)) for start in bounds
-        )
+    results = _chunk_results(work, chunk, bounds, models, n_jobs, helpers)
     parts = list(logs.track(results, total=len(bounds), desc="features", unit="chunk"))
     if not parts:
         raise InputError("the input has no rows")
@@ -275,6 +256,26 @@ def estimate_utterances(
     features = add_dataset_context(pd.concat(parts, ignore_index=True))
     # a helper was given a spare core (werest.forked.helper_count): the prediction takes it too
     return predict_features(features, models, threads=n_jobs + helpers if n_jobs == 1 else n_jobs)
+
+
+def _chunk_results(work, chunk, bounds: range, models: Models, n_jobs: int, helpers: int):
+    """``work(chunk(start))`` for each chunk, in order: here, shared with ``helpers`` forked
+    processes (this one reads the model's payload meanwhile), or in ``n_jobs`` workers."""
+    if n_jobs == 1 and helpers and len(bounds) >= 2:
+        from werest.forked import shared_map
+
+        def payloads() -> None:
+            for _, model in models:
+                model.estimator  # noqa: B018
+
+        return shared_map(lambda start: work(chunk(start)), bounds, helpers=helpers, first=payloads)
+    if n_jobs == 1 or len(bounds) < 2:
+        return (work(chunk(start)) for start in bounds)
+    from joblib import Parallel, delayed
+
+    return Parallel(n_jobs=n_jobs, return_as="generator")(
+        delayed(work)(chunk(start)) for start in bounds
+    )
 
 
 def _panel(table, proxy, ranking, unseen_order, panel_size: int | None) -> Panel | None:
@@ -301,9 +302,8 @@ def _chunks(table: pd.DataFrame, panel: Panel | None, chunk_utterances: int):
     # and the features bar moves: about PROGRESS_STEPS blocks, none under STEP_UTTERANCES;
     # the rows come out block by block, each block's in table order
     block = min(chunk_utterances, max(STEP_UTTERANCES, -(-n_utterances // PROGRESS_STEPS)))
-    # a chunk is a block when a bar shows, else whole blocks: as many as make STEP_ROWS rows
-    # (a chunk has a fixed cost), within the memory bound; the chunks of a table are of equal
-    # sizes
+    # a chunk is a block when a bar shows, else as many whole blocks as make STEP_ROWS rows
+    # (a chunk has a fixed cost), within the memory bound; the chunks are of equal sizes
     n_blocks = max(1, math.ceil(n_utterances / block))
     wanted = 1 if logs.bars_shown() else math.ceil(STEP_ROWS / (systems * block))
     per_chunk = min(n_blocks, max(1, min(chunk_utterances // block, wanted)))

@@ -468,6 +468,11 @@ class FewLabelResult:
     seconds: dict[str, float]
     best: pd.DataFrame | None = None
 
+    @property
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """The tables its report writes, by file suffix (``<name>_<suffix>.csv``)."""
+        return {"domains": self.per_domain, "overall": self.overall, "zero_label": self.zero_label}
+
 
 def evaluate_few_labels(
     utterances: pd.DataFrame, settings: FewLabelSettings, interval: ConformalInterval

@@ -125,6 +125,12 @@ class WinnerResult:
     settings: WinnerExperiment
     seconds: dict = field(default_factory=dict)
 
+    @property
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """The tables its report writes, by file suffix (``<name>_<suffix>.csv``)."""
+        names = ("shortlist", "datasets", "overall", "users")
+        return {name: getattr(self, name) for name in names}
+
 
 # --------------------------------------------------------------------------- the shortlist
 

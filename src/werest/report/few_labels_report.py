@@ -315,12 +315,7 @@ def write_few_label_reports(
     result: FewLabelResult, cfg: Mapping | None, output_dir: str | Path, *, name: str
 ) -> list[Path]:
     """Write the CSVs, the markdown report and the plot; return their paths."""
-    frames = {
-        "domains": result.per_domain,
-        "overall": result.overall,
-        "zero_label": result.zero_label,
-    }
-    paths = write_report(output_dir, name, frames, few_labels_markdown(result, cfg, name))
+    paths = write_report(output_dir, name, result.frames, few_labels_markdown(result, cfg, name))
     paths.append(budget_plot(result, Path(output_dir) / f"{name}_budget.png"))
     log.info("wrote %s", ", ".join(str(p) for p in paths))
     return paths

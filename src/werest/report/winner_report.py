@@ -277,12 +277,6 @@ def write_winner_reports(
     result: WinnerResult, cfg: Mapping | None, output_dir: str | Path, *, name: str
 ) -> list[Path]:
     """Write the CSVs and the markdown report; return their paths."""
-    frames = {
-        "shortlist": result.shortlist,
-        "datasets": result.datasets,
-        "overall": result.overall,
-        "users": result.users,
-    }
-    paths = write_report(output_dir, name, frames, winner_markdown(result, cfg, name))
+    paths = write_report(output_dir, name, result.frames, winner_markdown(result, cfg, name))
     log.info("wrote %s", ", ".join(str(p) for p in paths))
     return paths

@@ -255,13 +255,9 @@ def normalise_many(
     known = memo.lookup(normaliser, texts, langs) if memo is not None else [None] * len(texts)
     todo = [i for i, value in enumerate(known) if value is None]
     chunks = list(chunked([texts[i] for i in todo], [langs[i] for i in todo], size=chunk_size))
+    shared = partial(forked.shared_map, helpers=helpers) if helpers else None
     parts = parallel_map(
-        _normalise_chunk,
-        chunks,
-        n_jobs,
-        desc="normalising",
-        shared=partial(forked.shared_map, helpers=helpers) if helpers else None,
-        normaliser=normaliser,
+        _normalise_chunk, chunks, n_jobs, desc="normalising", shared=shared, normaliser=normaliser
     )
     for i, text in zip(todo, (text for part in parts for text in part), strict=True):
         known[i] = text

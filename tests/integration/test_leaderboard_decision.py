@@ -32,11 +32,12 @@ def listed(*sheets) -> str:
 @pytest.fixture(scope="module")
 def loop(tmp_path_factory):
     """Two rounds of the loop on two datasets (a: three systems close enough that 20 labels
-    do not decide; b: two systems), each sheet filled from the truth; then ``werest estimate``
+    do not decide; b: two systems 3 points apart, good within the margin but not yet decided
+    after 20), each sheet filled from the truth; then ``werest estimate``
     and ``werest leaderboard`` with both sheets, and ``werest estimate`` with the first."""
     folder = tmp_path_factory.mktemp("decision")
     a = synthetic_table([0.04, 0.07, 0.12], n=400, seed=11, dataset="a")
-    b = synthetic_table([0.03, 0.10], n=200, seed=3, dataset="b")
+    b = synthetic_table([0.03, 0.06], n=200, seed=3, dataset="b")
     b["utt_id"] = "b" + b["utt_id"]
     full = pd.concat([a, b], ignore_index=True)
     calls = folder / "calls.csv"

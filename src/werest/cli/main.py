@@ -230,7 +230,30 @@ def _stop_signals_as_exceptions() -> dict[int, object]:
         current = signal.getsignal(signum)
         if current not in (signal.SIG_IGN, None):
             previous[signum] = signal.signal(signum, handler)
+    if previous and sys.unraisablehook is not _unraisable:
+        _unraisable.previous = sys.unraisablehook
+        sys.unraisablehook = _unraisable
     return previous
+
+
+def _unraisable(unraisable) -> None:
+    """A stop signal whose exception was raised inside a callback Python cannot raise from (a
+    weak reference's, a ``__del__`` run by the garbage collector) would be printed there as
+    "Exception ignored" with a traceback, and lost: the run would go on. It is sent again by a
+    timer thread, once this callback is over (:data:`RESEND_SECONDS`), so the handler raises
+    it where it can stop the run (a signal raised here would be handled, and lost, here)."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt | Terminated) and _received:
+        again = threading.Timer(RESEND_SECONDS, os.kill, (os.getpid(), _received[-1]))
+        again.daemon = True
+        again.start()
+        return
+    _unraisable.previous(unraisable)
+
+
+_unraisable.previous = sys.unraisablehook
+#: how long after a lost stop signal it is sent again: the callback it was lost in has
+#: returned by then (a few bytecodes of the collector's)
+RESEND_SECONDS = 0.05
 
 
 _received: list[int] = []  # the stop signals this process received while running a command

@@ -192,7 +192,7 @@ def deviation(rows: pd.DataFrame, case: str) -> pd.DataFrame:
     return rows
 
 
-#: case → (the row named, the column named)
+#: case → (the row named, the column named; None: the last row, the one appended)
 DEVIATIONS = {
     "leader": ("row 4", "'leader'"),
     "strategy": ("row 4", "'strategy'"),
@@ -205,7 +205,7 @@ DEVIATIONS = {
     "draw_order": ("row 4", "'draw_order'"),
     "sheet": ("row 4", "'sheet'"),
     "reference renamed": ("the header", "'reference'"),
-    "duplicated, two transcripts": ("row 11", "'utt_id'"),
+    "duplicated, two transcripts": (None, "'utt_id'"),  # None: the sheet's last row
     "utterance not in the input": ("row 4", "'utt_id'"),
     "an empty row among the others": ("row 4", "'dataset'"),
 }
@@ -230,6 +230,7 @@ def test_each_deviation_is_one_line_naming_file_row_and_column(
         rows.to_csv(path, index=False)
     status, _, err = estimate(capsys, folder / "calls.csv", tmp_path / "e", s0, path)
     row, column = DEVIATIONS[case]
+    row = f"row {len(rows)}, " if row is None else row  # rows are numbered from 1
     assert_one_line_error(status, err, "estimate", f"{path}, ", row, f"column {column}")
     assert not (tmp_path / "e").exists()
 

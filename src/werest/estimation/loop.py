@@ -260,7 +260,14 @@ class LabelRound:
             score = mean_predicted_wer if strategy == "stratified" else labelling_scores
             scores = score(self.zero_label[0])
         return draw_sample(
-            utterances, budget, strategy, seed, scores, uniform_share, strata, number
+            utterances,
+            budget,
+            strategy,
+            seed,
+            scores=scores,
+            uniform_share=uniform_share,
+            strata=strata,
+            sheet_number=number,
         )
 
     def _promise(self, budget: int, strategy: str, uniform_share: float):

@@ -99,7 +99,7 @@ def test_the_empirical_bernstein_sequence_is_confseqs_predictable_mixture():
         reference = predmix_lower_cs(
             unit,
             v=v,
-            lambdas_fn=lambda y: lambda_predmix_eb(y, truncation=W.TRUNCATION, alpha=0.05),
+            lambdas_fn=lambda y: lambda_predmix_eb(y, truncation=W.sequences.EB_TRUNCATION, alpha=0.05),
             psi_fn=lambda lam: -np.log(1 - lam) - lam,
             alpha=0.05,
             running_intersection=True,
@@ -249,24 +249,73 @@ def test_the_betting_sequence_is_confseqs_betting_martingale():
         assert capital(lower + 1e-6) < 1 / alpha
 
 
-@pytest.mark.parametrize("contenders", [["s0", "s1", "s2"], ["s3"], [f"s{i}" for i in range(6)]])
-def test_the_pairs_of_the_true_best_spend_at_most_alpha_whichever_system_it_is(contenders):
-    """The guarantee needs only the bounds of the pairs that contain the true best: summed
-    over them, the pairs' α is α where the true best is a contender (none of it unspent) and
-    α/2 where it is not; with every system a contender each pair gets α / (S − 1)."""
+ZERO_LABEL_ORDERS = {
+    "none": {},
+    "s0 first": {f"s{i}": 0.1 * (i + 1) for i in range(6)},
+    "s5 first": {f"s{i}": 0.1 * (6 - i) for i in range(6)},
+    "only some": {"s2": 0.3, "s4": 0.1},
+}
+
+
+@pytest.mark.parametrize("order", list(ZERO_LABEL_ORDERS))
+def test_the_bounds_of_the_true_best_spend_alpha_over_every_leader_whichever_it_is(order):
+    """A stop naming W is wrong only if the bound on (e_B* − e_W) fails for the true best B*:
+    for every system B, its bounds against every possible leader W share exactly α. The
+    zero-label favourite as leader gets the most (harmonic weights: π ∝ 1/rank, a bound on
+    (e_B − e_W) gets α π_W / Σ_{L ≠ B} π_L); with no zero-label estimate every pair α/(S − 1)."""
     systems = [f"s{i}" for i in range(6)]
     contest = W.Contest(
         "d", pd.Index(["u"]), systems, np.zeros((1, 6), dtype=int), np.array(["x"]),
-        contenders=contenders,
+        zero_label=ZERO_LABEL_ORDERS[order],
     )  # fmt: skip
     alpha = 0.05
     for best in range(6):
         spent = sum(W.pair_alpha(contest, w, [best], alpha)[0] for w in range(6) if w != best)
-        is_contender = systems[best] in contenders
-        expected = alpha if is_contender and len(contenders) > 1 else alpha / 2
-        assert spent == pytest.approx(expected)
-    if len(contenders) == 6:
+        assert spent == pytest.approx(alpha)
+    if order == "none":
         assert W.pair_alpha(contest, 0, [1, 2], alpha) == pytest.approx([alpha / 5] * 2)
+    if order == "s5 first":  # s5 ranks 1, s0 ranks 6: a bound on (e_s0 − e_s5)
+        harmonic = sum(1 / r for r in range(1, 7))
+        assert W.pair_alpha(contest, 5, [0], alpha)[0] == pytest.approx(
+            alpha * 1 / (harmonic - 1 / 6)
+        )
+        assert W.pair_alpha(contest, 5, [0], alpha)[0] > W.pair_alpha(contest, 0, [5], alpha)[0]
+    if order == "only some":  # s4, then s2, then the others in their order
+        prior = W.leader_prior(contest)
+        assert prior[4] > prior[2] > prior[0] > prior[1] > prior[3] > prior[5]
+
+
+def test_the_true_bests_bounds_against_every_leader_hold_together_as_the_loop_draws():
+    """The split's promise, as users of the loop draw (the design following each round's
+    leader, read among three): for the true best B*, the lower bounds on (e_B* − e_W) of
+    every leader W, each at its α, pass the truth together for at most α of the users. The
+    zero-label order puts the true best last, so its bounds get the least α."""
+    contests, errors, _ = scored_contests(
+        synthetic_table([0.05, 0.06, 0.07, 0.15], n=250, seed=12), as_normaliser("whisper_basic")
+    )
+    contest, errors = contests["d"], errors["d"]
+    contest.zero_label = {"s0": 0.2, "s1": 0.05, "s2": 0.06, "s3": 0.1}
+    best = int(np.argmin(errors.sum(axis=0)))
+    pairs = [(best, w) for w in range(4) if w != best]
+    truth = np.array([(errors[:, a] - errors[:, b]).mean() for a, b in pairs])
+    alpha, users = 0.1, 120
+    alphas = np.array([W.pair_alpha(contest, w, [b], alpha)[0] for b, w in pairs])
+    assert alphas.sum() == pytest.approx(alpha)
+    failed = 0
+    for user in range(users):
+        rng = np.random.default_rng([12, user])
+        batches, ever = [], False
+        for _ in range(6):
+            decision = W.decide(contest, batches, errors, W.WinnerSettings(alpha=alpha))
+            batches.append(W.next_batch(contest, decision, 10, 0.2, rng)[0])
+            labelled = np.zeros(contest.n, dtype=bool)
+            labelled[np.concatenate([b.positions for b in batches])] = True
+            low, high = W.known_ranges(contest, pairs, errors, labelled)
+            terms = W.pair_terms(contest, batches, errors, pairs)
+            lower, _ = W.pair_bounds(terms, alphas, lowest=low, highest=high)
+            ever |= bool((lower > truth + 1e-12).any())
+        failed += ever
+    assert failed / users <= alpha + 3 * np.sqrt(alpha * (1 - alpha) / users)
 
 
 def test_a_hallucination_no_draw_reached_cannot_make_the_decision_stop_wrong():

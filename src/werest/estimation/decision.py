@@ -258,19 +258,33 @@ def point_differences(terms: PairTerms) -> np.ndarray:
     return ((terms.x - terms.offset) / terms.slope).mean(axis=0)
 
 
+def leader_prior(contest: Contest) -> np.ndarray:
+    """π (S,): how much of α a claim about each system as the leader may spend, fixed before
+    any label. Harmonic in the zero-label order (the system estimated lowest 1, the next 1/2,
+    ..., a system without an estimate last; ties in the systems' order), normalised to sum 1;
+    uniform where no system has a zero-label estimate (``labels_only``)."""
+    s_count = len(contest.systems)
+    guess = np.array([contest.zero_label.get(s, np.nan) for s in contest.systems], dtype=float)
+    if not np.isfinite(guess).any():
+        return np.full(s_count, 1.0 / s_count)
+    order = np.argsort(np.where(np.isfinite(guess), guess, np.inf), kind="stable")
+    rank = np.empty(s_count)
+    rank[order] = np.arange(1, s_count + 1)
+    return (1 / rank) / (1 / rank).sum()
+
+
 def pair_alpha(contest: Contest, w: int, others: list[int], alpha: float = ALPHA) -> np.ndarray:
-    """Each pair (W, B)'s α, a Bonferroni split over the pairs that contain the true best,
-    whichever system it is (only those pairs' bounds must hold for a stop or a certificate to
-    be right). A pair with a non-contender gets α / (2 (S − 1)); a pair of two of the K
-    contenders gets the rest of α shared over the K − 1 such pairs of a contender:
-    α (1 − (S − K) / (2 (S − 1))) / (K − 1). So the pairs of a contending true best spend
-    exactly α, those of a non-contending one α/2; with every system a contender (K = S) each
-    pair gets α / (S − 1)."""
-    contenders = {contest.index(s) for s in contest.contenders}
-    s_count, k_count = len(contest.systems), len(contenders)
-    outside = alpha / (2 * (s_count - 1))
-    inside = alpha * (1 - (s_count - k_count) / (2 * (s_count - 1))) / max(k_count - 1, 1)
-    return np.array([inside if (w in contenders and b in contenders) else outside for b in others])
+    """The α of each lower bound on (e_B − e_W), B in ``others``, with W the leader: a
+    weighted Bonferroni split (Genovese, Roeder & Wasserman 2006) over the claims a stop can
+    make. A stop that names W is wrong only if the bound on (e_B* − e_W) fails for the true
+    best B*, so the guarantee needs, for each possible true best B, the bounds on (e_B − e_W)
+    over every leader W to hold together: their α must sum to at most α. Each gets
+    α π_W / Σ_{L ≠ B} π_L (:func:`leader_prior`), which sums to exactly α over W for every B.
+    A claim about a system the zero-label estimates rank first spends the most α, one about a
+    system they rank last the least; the guarantee holds whatever the ranking, and whichever
+    system the labels make the leader."""
+    prior = leader_prior(contest)
+    return np.array([alpha * prior[w] / (prior.sum() - prior[b]) for b in others])
 
 
 @dataclass
@@ -331,6 +345,11 @@ def system_estimates(contest: Contest, batches: list[Batch], errors: np.ndarray)
     return np.vstack(parts).mean(axis=0)
 
 
+#: the leader is read among this many of the systems the labels estimate lowest
+#: (:func:`decide`): each costs a reading of its bounds, none costs α
+LEADER_CANDIDATES = 3
+
+
 def leader_of(contest: Contest, estimates: np.ndarray, labelled: bool) -> int:
     """The leader: before any label, the contender with the lowest zero-label estimate; with
     labels, the system (any, a contender or not) the labels estimate lowest. Ties: the first."""
@@ -352,7 +371,12 @@ def decide(
     """The decision after ``batches`` (see the module docstring), with the margin, α and
     bounds of ``settings`` (:class:`WinnerSettings`, or anything with its fields: the
     experiment's). ``errors`` (N, S): the true errors of every system, read only at the
-    labelled utterances. ``memo``: see :func:`pair_bounds`."""
+    labelled utterances. ``memo``: see :func:`pair_bounds`.
+
+    The leader is, of the :data:`LEADER_CANDIDATES` systems the labels estimate lowest, the
+    one with the strongest certificate (a status of ``decided``, then ``good``, then the
+    smallest ``regret_bound``; the lowest estimate where they are equal). The bounds of
+    every leader hold together (:func:`pair_alpha`), so reading several costs no α."""
     settings = settings or WinnerSettings()
     draws = sum(len(b.positions) for b in batches)
     labelled = np.zeros(contest.n, dtype=bool)
@@ -360,7 +384,28 @@ def decide(
         labelled[np.asarray(batch.positions, dtype=int)] = True
     exact = bool(labelled.all())
     estimates = errors.mean(axis=0) if exact else system_estimates(contest, batches, errors)
-    w = leader_of(contest, estimates, draws > 0)
+    candidates = [leader_of(contest, estimates, draws > 0)]
+    if draws and not exact:
+        lowest_first = np.argsort(np.nan_to_num(estimates, nan=np.inf), kind="stable")
+        candidates += [int(i) for i in lowest_first if i != candidates[0]]
+        candidates = candidates[:LEADER_CANDIDATES]
+    readings = [
+        _read_leader(contest, batches, errors, settings, w, (estimates, labelled, exact), memo)
+        for w in candidates
+    ]
+    status, w, others, bounds = min(readings, key=lambda r: (STATUS_ORDER[r[0]], -r[3][0].min()))
+    return _decision(contest, status, w, others, bounds, labelled, draws, exact)
+
+
+#: the statuses, strongest first (:func:`decide` picks the leader with the strongest)
+STATUS_ORDER = {DECIDED: 0, GOOD: 1, UNDECIDED: 2}
+
+
+def _read_leader(contest, batches, errors, settings, w, state, memo) -> tuple:
+    """The status of leader ``w`` and its bounds against every other system (:func:`decide`):
+    ``state`` is the systems' estimates, the utterances labelled and whether that is all."""
+    estimates, labelled, exact = state
+    draws = sum(len(b.positions) for b in batches)
     others = [b for b in range(len(contest.systems)) if b != w]
     pairs = [(b, w) for b in others]  # B − W: positive when B is worse
     terms = pair_terms(
@@ -380,8 +425,7 @@ def decide(
     margin_points = settings.margin_points(leader_wer)
     margin = margin_points / 100 * contest.words
     status = DECIDED if (lower > 0).all() else GOOD if (lower > -margin).all() else UNDECIDED
-    bounds = (lower, upper, point, margin, margin_points)
-    return _decision(contest, status, w, others, bounds, labelled, draws, exact)
+    return status, w, others, (lower, upper, point, margin, margin_points)
 
 
 def _decision(contest, status, w, others, bounds, labelled, draws, exact) -> Decision:

@@ -34,11 +34,16 @@ import numpy as np
 
 #: the bets' truncation: a term at the bottom of its range costs at most this share of the
 #: capital (any value below 1 keeps the process nonnegative, so the sequence valid; WSR and
-#: confseq default to 1/2). The draws' known ranges are wide next to their spread (a
-#: Horvitz–Thompson term may reach several times the mean distance), so the cap, not the
-#: variance, sizes most bets: 0.8 reached good with fewer labels than 0.5, and 0.9 than 0.8,
-#: in ``experiment=winner`` screens (docs/winner.md)
-TRUNCATION = 0.9
+#: confseq default to 1/2). The draws' known ranges are worst cases: a Horvitz–Thompson term
+#: may reach many times the mean distance, and seldom does, so the cap, not the variance,
+#: sizes most bets, and the bound's width at a given number of draws falls about as 1/h. In
+#: ``experiment=winner`` screens each step 0.5 → 0.8 → 0.9 → 0.97 → 0.99 reached good with
+#: fewer labels (docs/winner.md); a draw at the very bottom of its range then keeps 1 % of the
+#: capital, which a few draws that confirm the difference win back
+TRUNCATION = 0.99
+#: the empirical-Bernstein sequence's cap on its bets (on terms scaled to [0, 1]): ψ_E(λ)
+#: grows without bound as λ → 1, so it keeps the truncation it was screened with
+EB_TRUNCATION = 0.9
 #: the betting sequence's bets are tuned for this many draws: its bound is tightest there
 #: (valid at every time); users stop between 50 and 300 draws (``experiment=winner``)
 HORIZON = 100
@@ -175,7 +180,7 @@ def eb_lower_bounds(
     var_before = np.vstack([0.25 * first, (0.25 + squares[:-1]) / steps[1:]])
     log_alpha = np.log(1 / np.broadcast_to(np.asarray(alpha, dtype=float), x.shape[1:]))
     lam = np.sqrt(2 * log_alpha / (var_before * steps * np.log1p(steps)))
-    lam = np.minimum(lam, TRUNCATION)
+    lam = np.minimum(lam, EB_TRUNCATION)
     lam = np.where(exact, 0.0, lam)
     v = 4 * (scaled - mean_before) ** 2
     # Σ λ (X − (a μ + b + c)/(2c)) − Σ v ψ ≥ log(1/α)  ⇔  μ ≤ L

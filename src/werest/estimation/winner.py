@@ -27,12 +27,14 @@ Kalyanakrishnan et al. 2012), one-sided: the leader W is ``decided`` when every 
 is shown worse than W, and ``good`` when every other system is shown no better than W by more
 than the margin (the larger of ``winner.margin`` points and ``winner.relative_margin`` of W's
 WER). Each round it reports ``regret_bound``, the largest upper bound on (e_W − e_B) over the
-rivals: W is at most that much worse than the best. Bonferroni over the pairs that contain
-the true best (whichever it is): a pair with a non-contender gets α/(2(S − 1)), the K − 1
-contender pairs of a contender share the rest of α (:func:`pair_alpha`), so a stop names a
-system more than the margin worse than the true best, and a ``regret_bound`` is exceeded,
-with probability at most α, however the user stops. The
-contenders only steer the draws and the split of α.
+rivals: W is at most that much worse than the best. The α of each bound is a weighted
+Bonferroni split over the claims a stop can make (:func:`pair_alpha`): for each system that
+may be the true best, its bounds against every possible leader share α, the more of it the
+higher the zero-label order ranks that leader. So a stop names a system more than the margin
+worse than the true best, and a ``regret_bound`` is exceeded, with probability at most α,
+however the user stops and whichever leader is read: the leader is the strongest
+certificate of the three lowest estimates (:func:`decide`). The contenders only steer the
+draws and the first leader.
 
 The loop lives in one module per topic; this one gathers their public names:
 
@@ -61,6 +63,7 @@ from werest.estimation.decision import (
     ASYMPTOTIC_CAVEAT,
     DECIDED,
     GOOD,
+    LEADER_CANDIDATES,
     UNDECIDED,
     Decision,
     PairTerms,
@@ -68,6 +71,7 @@ from werest.estimation.decision import (
     known_ranges,
     labels_to_go,
     leader_of,
+    leader_prior,
     pair_alpha,
     pair_bounds,
     pair_terms,
@@ -125,6 +129,7 @@ __all__ = [
     "FRESH_UNIFORM",
     "GOOD",
     "HORIZON",
+    "LEADER_CANDIDATES",
     "MARGIN",
     "RELATIVE_MARGIN",
     "SETTLED_WEIGHT",
@@ -153,6 +158,7 @@ __all__ = [
     "labelled_contests",
     "labels_to_go",
     "leader_of",
+    "leader_prior",
     "mark_contenders",
     "next_batch",
     "normalised_hypotheses",

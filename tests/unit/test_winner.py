@@ -99,7 +99,9 @@ def test_the_empirical_bernstein_sequence_is_confseqs_predictable_mixture():
         reference = predmix_lower_cs(
             unit,
             v=v,
-            lambdas_fn=lambda y: lambda_predmix_eb(y, truncation=W.sequences.EB_TRUNCATION, alpha=0.05),
+            lambdas_fn=lambda y: lambda_predmix_eb(
+                y, truncation=W.sequences.EB_TRUNCATION, alpha=0.05
+            ),
             psi_fn=lambda lam: -np.log(1 - lam) - lam,
             alpha=0.05,
             running_intersection=True,

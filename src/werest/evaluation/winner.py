@@ -362,16 +362,7 @@ def evaluate_winner(
     from joblib import Parallel, delayed
 
     start = time.perf_counter()
-    calibration, shipped = calibrate_shortlist(
-        cells[cells["domain"] != STRESS_DOMAIN], settings.coverage
-    )
-    share = dict(zip(calibration["dataset"], calibration["share"], strict=True))
-    for name, contest in contests.items():
-        mine = cells[cells["dataset"] == name]
-        contest.zero_label = dict(zip(mine["system"], mine["estimated_wer"], strict=True))
-        contest.contenders = shortlist(mine.to_dict("records"), share.get(name, shipped)).get(
-            name, list(contest.systems)
-        )
+    calibration, shipped = held_out_contenders(contests, cells, settings.coverage)
     tasks = [(name, arm) for name in contests for arm in settings.arms]
     runs = Parallel(n_jobs=n_jobs, return_as="generator")(
         delayed(simulate_users)(contests[n], errors[n], true_wer[n], arm, settings)
@@ -402,6 +393,23 @@ def evaluate_winner(
         settings=settings,
         seconds={"users": round(time.perf_counter() - start, 1)},
     )
+
+
+def held_out_contenders(
+    contests: dict[str, Contest], cells: pd.DataFrame, coverage: float
+) -> tuple[pd.DataFrame, float]:
+    """Give each contest its zero-label estimates (``cells``) and its contenders: the
+    shortlist of the share calibrated without its domain (:func:`calibrate_shortlist`, the
+    stress dataset never in it). Returns the calibration and the share calibrated on all."""
+    calibration, shipped = calibrate_shortlist(cells[cells["domain"] != STRESS_DOMAIN], coverage)
+    share = dict(zip(calibration["dataset"], calibration["share"], strict=True))
+    for name, contest in contests.items():
+        mine = cells[cells["dataset"] == name]
+        contest.zero_label = dict(zip(mine["system"], mine["estimated_wer"], strict=True))
+        contest.contenders = shortlist(mine.to_dict("records"), share.get(name, shipped)).get(
+            name, list(contest.systems)
+        )
+    return calibration, shipped
 
 
 def scored_contests(

@@ -4,9 +4,10 @@ constants, with fewer users than the experiment.
 
     python experiments/winner_screen.py [--users 100] [--truncation 0.9 0.97 0.99]
 
-Each variant runs the same users (the experiment's seeds) on every dataset; the bets'
-truncation is set in the worker processes (``werest.estimation.sequences.TRUNCATION`` is
-the default of :func:`~werest.estimation.sequences.betting_lower_bounds`). Writes
+Each variant runs ``werest evaluate experiment=winner winner.arms=[winner] n_jobs=1`` in
+this process, the same users (the experiment's seeds) on every dataset, with the bets'
+truncation set for the run (the default of
+:func:`~werest.estimation.sequences.betting_lower_bounds`, ``TRUNCATION``). Writes
 ``experiments/results/winner_screen.md``: per variant, the share of users stopped
 (``decided`` or ``good``) within 100 and 300 labels, each dataset weighing the same, and the
 wrong stops; per dataset, the share within 100. The experiment itself, under the shipped
@@ -16,8 +17,7 @@ constants and with 200 users per arm, is ``experiments/results/winner.md``.
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import multiprocessing
+import tempfile
 import time
 from pathlib import Path
 
@@ -27,32 +27,37 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "results"
 
 
-def _users(job) -> pd.DataFrame:
-    """One dataset's ``winner`` users with the bets truncated at ``truncation`` (a worker)."""
+def screen(truncations: list[float], users: int) -> pd.DataFrame:
+    """The ``winner`` arm's users on every dataset, once per truncation (one row per user):
+    ``werest evaluate experiment=winner`` in this process (``n_jobs=1``, so the truncation
+    set here is the one its users bet with), its users' table read back."""
+    from werest.cli.main import main as werest
     from werest.estimation import sequences
-    from werest.evaluation.winner import simulate_users
 
-    contest, errors, truth, experiment, truncation = job
-    sequences.betting_lower_bounds.__kwdefaults__["truncation"] = truncation
-    return simulate_users(contest, errors, truth, "winner", experiment)
-
-
-def screen(truncations: list[float], users: int, jobs: int) -> pd.DataFrame:
-    """The ``winner`` arm's users on every dataset, once per truncation (one row per user)."""
-    from werest.cli.commands.evaluate import winner_inputs
-    from werest.cli.config import load_settings
-    from werest.evaluation.winner import held_out_contenders
-
-    settings = load_settings("evaluate", ["experiment=winner", "progress=false"])
-    contests, errors, truth, cells, experiment = winner_inputs(settings)
-    experiment = dataclasses.replace(experiment, n_users=users)
-    held_out_contenders(contests, cells, experiment.coverage)  # as evaluate_winner
+    defaults = sequences.betting_lower_bounds.__kwdefaults__
+    shipped = defaults["truncation"]
     parts = []
-    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+    with tempfile.TemporaryDirectory() as folder:
         for truncation in truncations:
-            jobs_ = [(contests[n], errors[n], truth[n], experiment, truncation) for n in contests]
-            for frame in pool.map(_users, jobs_):
-                parts.append(frame.assign(truncation=truncation))
+            defaults["truncation"] = truncation
+            try:
+                code = werest(
+                    [
+                        "evaluate",
+                        "experiment=winner",
+                        "winner.arms=[winner]",
+                        f"winner.n_users={users}",
+                        "n_jobs=1",
+                        "progress=false",
+                        f"output_dir={folder}",
+                    ]
+                )
+            finally:
+                defaults["truncation"] = shipped
+            if code:
+                raise SystemExit(code)
+            frame = pd.read_csv(Path(folder) / "winner_users.csv")
+            parts.append(frame.assign(truncation=truncation))
     return pd.concat(parts, ignore_index=True)
 
 
@@ -88,10 +93,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--truncation", type=float, nargs="+", default=[0.9, 0.97, 0.99])
-    parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
     start = time.perf_counter()
-    overall, per = summary(screen(args.truncation, args.users, args.jobs))
+    overall, per = summary(screen(args.truncation, args.users))
     percent = {c: "{:.1%}".format for c in ("within_100", "within_300", "wrong_stops")}
     wide = per.pivot(index="dataset", columns="truncation", values="within_100")
     lines = [

@@ -132,14 +132,6 @@ def save_predictions(utterances: pd.DataFrame, path) -> None:
 def _winner(settings: EvaluateSettings) -> WinnerResult:
     """Which system is best: the zero-label cells (the LODO cells of the shared data, or the
     shipped model's estimates of ``input``), the labelled contests, the simulated users."""
-    contests, errors, truth, cells, experiment = winner_inputs(settings)
-    return evaluate_winner(contests, errors, truth, cells, experiment, n_jobs=settings.n_jobs)
-
-
-def winner_inputs(settings: EvaluateSettings) -> tuple:
-    """What :func:`_winner` simulates users on: the contests, their true errors (N, S) and
-    WERs (S,) by dataset, the zero-label cells and the experiment's settings (also read by
-    ``experiments/winner_screen.py``)."""
     import pandas as pd
 
     experiment = _built(settings.winner, WinnerExperiment, "winner")
@@ -174,7 +166,7 @@ def winner_inputs(settings: EvaluateSettings) -> tuple:
             table = pd.concat([table, stress], ignore_index=True)
             cells = pd.concat([cells, stress_cells(cells, source)], ignore_index=True)
     contests, errors, truth = scored_contests(table, normaliser_setting(settings))
-    return contests, errors, truth, cells, experiment
+    return evaluate_winner(contests, errors, truth, cells, experiment, n_jobs=settings.n_jobs)
 
 
 def run_lodo(settings: EvaluateSettings) -> LodoResult:

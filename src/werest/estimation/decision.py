@@ -20,6 +20,32 @@ from werest.estimation.sequences import (
 from werest.estimation.settings import ALPHA, CONTROL, WinnerSettings
 from werest.estimation.status import DECIDED, GOOD, UNDECIDED
 
+#: the most of each draw's reach the betting sequence folds into its term. A draw's term
+#: x = (e_A − e_B) / (N q_i) lies in [−r, r], r = d_i / (N q_i) its reach, known before the
+#: label; x + θ r lies above −(1 − θ) c (c: the batch's widest reach), the floor that caps
+#: the bets, and its mean is a μ + b + θ r̄ (r̄: the reach's mean over the utterances not
+#: labelled, known), so the bound on μ is unchanged in kind and the sequence stays valid
+#: for any θ fixed before the draw. Its spread grows by up to θ times the reach's. Where the
+#: design does not follow a pair (a system far worse than the leader, with large distances
+#: on utterances the draw seldom reaches), c is many times any spread the terms can have and
+#: the cap, not the variance, sizes the bets: folding lifts the cap and costs little. Where
+#: it follows the pair, r is nearly constant and c is near its spread: no fold
+#: (:func:`fold_share`). Screened on the shared data's users (docs/winner.md)
+FOLD = 0.6
+#: the fold's threshold κ (:func:`fold_share`)
+FOLD_RATIO = 3.0
+
+
+def fold_share(widest: np.ndarray, spread: np.ndarray) -> np.ndarray:
+    """θ (P,) of a batch: 1 − κ ρ / c within [0, :data:`FOLD`], from the pair's widest reach
+    c and the root mean square ρ of its reach under the batch's design (the most a term's
+    spread can be): 0 until c passes κ ρ (:data:`FOLD_RATIO`). Label-free, so fixed before
+    the batch's draws."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(widest > 0, 1 - FOLD_RATIO * spread / widest, 0.0)
+    return np.clip(np.nan_to_num(share), 0.0, FOLD)
+
+
 #: printed under a decision read with ``winner.bounds=asymptotic``
 ASYMPTOTIC_CAVEAT = (
     "winner.bounds=asymptotic assumes the draws have already seen the tail: where a system "
@@ -37,13 +63,19 @@ def caveats(settings: WinnerSettings) -> list[str]:
 class PairTerms:
     """The draws' terms for pairs (A_k, B_k): x (T, P) = e_A − e_B on each draw's utterance
     weighted as the design says, c (T, P) their bounds, the mean's slope a and offset b
-    (T, P) (:mod:`werest.estimation.sequences`), and ``ends``: the draws counted at the end of
-    each batch (where a user looks)."""
+    (T, P) (:mod:`werest.estimation.sequences`); ``fold`` (T, P) the share θ of its reach
+    each draw folds in (:func:`fold_share`), ``reach`` (T, P) θ r (r: the bound |x| ≤ r of
+    the draw's own term, its pair's distance weighted as x is; 0 where x is) and
+    ``reach_mean`` (T, P) θ r's conditional mean, in the units of a μ + b (:data:`FOLD`); and
+    ``ends``: the draws counted at the end of each batch (where a user looks)."""
 
     x: np.ndarray
     c: np.ndarray
     slope: np.ndarray
     offset: np.ndarray
+    reach: np.ndarray
+    reach_mean: np.ndarray
+    fold: np.ndarray
     ends: list[int] = field(default_factory=list)
 
 
@@ -89,14 +121,14 @@ def pair_terms(
         if batch.kind == WITH_REPLACEMENT:
             parts.append(_drawn_terms(state, batch, pos, diff, gaps[pos], first, reach, beta))
         else:
-            parts.append(_fresh_terms(state, diff, gaps[pos], first, reach, beta))
+            parts.append(_fresh_terms(state, pos, diff, gaps[pos], first, reach, beta))
         ends.append(state.count)
         state.labelled_x = state.labelled_x + diff[first].sum(axis=0)
         state.labelled_g = state.labelled_g + gaps[pos][first].sum(axis=0)
         state.labelled[pos] = True
     if not parts:
         empty = np.zeros((0, len(pairs)))
-        return PairTerms(empty, empty, empty, empty, [])
+        return PairTerms(empty, empty, empty, empty, empty, empty, empty, [])
     return PairTerms(*(np.vstack(v) for v in zip(*parts, strict=True)), ends)
 
 
@@ -138,13 +170,29 @@ def _drawn_terms(state: _TermState, batch: Batch, pos, diff, guess, first, reach
     widest = unlabelled.max(axis=0) if len(unlabelled) else zero[0]
     c = np.repeat(widest[None, :], len(pos), axis=0)
     offset = -(beta * state.gap_total + known_z) / n
+    theta = fold_share(
+        widest, np.sqrt(((unlabelled**2) * batch.probabilities[~state.labelled, None]).sum(axis=0))
+    )
+    drawn_reach = theta * reach[pos] * (weight * first)[:, None]
+    left_reach = theta * (
+        reach[~state.labelled].sum(axis=0)
+        - np.vstack([zero, np.cumsum(reach[pos] * first[:, None], axis=0)[:-1]])
+    )
     state.fit_xg += (diff * guess * weight[:, None] ** 2).sum(axis=0)
     state.fit_gg += (guess**2 * weight[:, None] ** 2).sum(axis=0)
     state.count += len(pos)
-    return x, c, np.ones_like(diff), offset
+    return (
+        x,
+        c,
+        np.ones_like(diff),
+        offset,
+        drawn_reach,
+        left_reach / n,
+        np.broadcast_to(theta, x.shape),
+    )
 
 
-def _fresh_terms(state: _TermState, diff, guess, first, reach, beta):
+def _fresh_terms(state: _TermState, pos, diff, guess, first, reach, beta):
     """A fresh uniform batch's (x, c, slope, offset): each first label is a draw without
     replacement from the utterances not labelled before it, its mean conditional on them."""
     n = state.n
@@ -158,10 +206,26 @@ def _fresh_terms(state: _TermState, diff, guess, first, reach, beta):
     c = np.repeat(unlabelled[None, :], len(fresh), axis=0)
     slope = np.broadcast_to(n / left, fresh.shape)
     offset = -(sums_x + beta * (state.gap_total - sums_g)) / left
+    open_reach = reach[~state.labelled]
+    theta = fold_share(
+        unlabelled, np.sqrt((open_reach**2).mean(axis=0)) if len(open_reach) else zero[0]
+    )
+    fresh_reach = theta * reach[pos][first]
+    left_reach = theta * reach[~state.labelled].sum(axis=0) - np.vstack(
+        [zero, np.cumsum(fresh_reach, axis=0)[:-1]]
+    )
     state.fit_xg += (fresh * fresh_g).sum(axis=0)
     state.fit_gg += (fresh_g**2).sum(axis=0)
     state.count += len(fresh)
-    return fresh - beta * fresh_g, c, slope, offset
+    return (
+        fresh - beta * fresh_g,
+        c,
+        slope,
+        offset,
+        fresh_reach,
+        left_reach / left,
+        np.broadcast_to(theta, fresh.shape),
+    )
 
 
 def _first_labels(positions: np.ndarray, labelled: np.ndarray) -> np.ndarray:
@@ -220,9 +284,11 @@ def pair_bounds(
 
 
 def _betting(terms: PairTerms, alpha, lowest, highest, memo, keys, side: int) -> np.ndarray:
-    """:func:`betting_lower_bounds` of ``side`` · x, read at every batch's end (a running
-    maximum), the batches already read taken from ``memo``."""
-    x, offset = side * terms.x, side * terms.offset
+    """:func:`betting_lower_bounds` of ``side`` · x + θ r (each draw's reach folded in:
+    :data:`FOLD`), read at every batch's end (a running maximum), the batches already read
+    taken from ``memo``."""
+    x = side * terms.x + terms.reach
+    offset = side * terms.offset + terms.reach_mean
     alpha = np.broadcast_to(np.asarray(alpha, dtype=float), (x.shape[1],))
     if memo is None:  # nothing kept: every batch's end read now
         memo, keys = {}, list(range(x.shape[1]))
@@ -234,7 +300,7 @@ def _betting(terms: PairTerms, alpha, lowest, highest, memo, keys, side: int) ->
     if start < len(ends):
         fresh = betting_lower_bounds(
             x,
-            terms.c,
+            (1 - terms.fold) * terms.c,
             terms.slope,
             offset,
             alpha,

@@ -154,10 +154,11 @@ class _TermState:
 
 
 def _drawn_terms(state: _TermState, batch: Batch, pos, diff, guess, first, reach, beta):
-    """A with-replacement batch's (x, c, slope, offset): the labelled utterances' part of
-    the mean is known, so each draw's term is its utterance's HT term if no earlier draw
-    labelled it, else 0, and its mean the unlabelled part, μ − (known part)/N; its range,
-    the largest over the utterances not labelled when the batch began."""
+    """A with-replacement batch's (x, c, slope, offset, reach, reach_mean, fold)
+    (:class:`PairTerms`): the labelled utterances' part of the mean is known, so each draw's
+    term is its utterance's HT term if no earlier draw labelled it, else 0, and its mean the
+    unlabelled part, μ − (known part)/N; its range, the largest over the utterances not
+    labelled when the batch began."""
     n = state.n
     weight = 1.0 / (n * batch.probabilities[pos])
     zero = np.zeros((1, state.p))
@@ -193,8 +194,9 @@ def _drawn_terms(state: _TermState, batch: Batch, pos, diff, guess, first, reach
 
 
 def _fresh_terms(state: _TermState, pos, diff, guess, first, reach, beta):
-    """A fresh uniform batch's (x, c, slope, offset): each first label is a draw without
-    replacement from the utterances not labelled before it, its mean conditional on them."""
+    """A fresh uniform batch's (x, c, slope, offset, reach, reach_mean, fold)
+    (:class:`PairTerms`): each first label is a draw without replacement from the utterances
+    not labelled before it, its mean conditional on them."""
     n = state.n
     fresh, fresh_g = diff[first], guess[first]
     before = state.labelled.sum() + np.arange(len(fresh))  # labelled before each draw
@@ -211,7 +213,7 @@ def _fresh_terms(state: _TermState, pos, diff, guess, first, reach, beta):
         unlabelled, np.sqrt((open_reach**2).mean(axis=0)) if len(open_reach) else zero[0]
     )
     fresh_reach = theta * reach[pos][first]
-    left_reach = theta * reach[~state.labelled].sum(axis=0) - np.vstack(
+    left_reach = theta * open_reach.sum(axis=0) - np.vstack(
         [zero, np.cumsum(fresh_reach, axis=0)[:-1]]
     )
     state.fit_xg += (fresh * fresh_g).sum(axis=0)

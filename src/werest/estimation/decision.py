@@ -167,7 +167,8 @@ def _drawn_terms(state: _TermState, batch: Batch, pos, diff, guess, first, reach
     )
     x = (diff - beta * guess) * (weight * first)[:, None]
     scale = np.divide(1.0, n * batch.probabilities, out=np.zeros(n), where=batch.probabilities > 0)
-    unlabelled = (reach * scale[:, None])[~state.labelled]
+    open_reach = reach[~state.labelled]
+    unlabelled = open_reach * scale[~state.labelled, None]
     widest = unlabelled.max(axis=0) if len(unlabelled) else zero[0]
     c = np.repeat(widest[None, :], len(pos), axis=0)
     offset = -(beta * state.gap_total + known_z) / n
@@ -176,7 +177,7 @@ def _drawn_terms(state: _TermState, batch: Batch, pos, diff, guess, first, reach
     )
     drawn_reach = theta * reach[pos] * (weight * first)[:, None]
     left_reach = theta * (
-        reach[~state.labelled].sum(axis=0)
+        open_reach.sum(axis=0)
         - np.vstack([zero, np.cumsum(reach[pos] * first[:, None], axis=0)[:-1]])
     )
     state.fit_xg += (diff * guess * weight[:, None] ** 2).sum(axis=0)
@@ -204,11 +205,11 @@ def _fresh_terms(state: _TermState, pos, diff, guess, first, reach, beta):
     sums_x = state.labelled_x + np.vstack([zero, np.cumsum(fresh, axis=0)[:-1]])
     sums_g = state.labelled_g + np.vstack([zero, np.cumsum(fresh_g, axis=0)[:-1]])
     left = (n - before)[:, None]
-    unlabelled = reach[~state.labelled].max(axis=0) if (~state.labelled).any() else zero[0]
+    open_reach = reach[~state.labelled]
+    unlabelled = open_reach.max(axis=0) if len(open_reach) else zero[0]
     c = np.repeat(unlabelled[None, :], len(fresh), axis=0)
     slope = np.broadcast_to(n / left, fresh.shape)
     offset = -(sums_x + beta * (state.gap_total - sums_g)) / left
-    open_reach = reach[~state.labelled]
     theta = fold_share(
         unlabelled, np.sqrt((open_reach**2).mean(axis=0)) if len(open_reach) else zero[0]
     )

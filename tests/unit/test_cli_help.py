@@ -271,3 +271,24 @@ def test_a_word_that_is_no_setting_says_what_to_type(args, line, capsys):
     "LexerNoViableAltException"; werest says what to type instead, in one line, exit 2."""
     assert main(args) == 2
     assert capsys.readouterr().err == line + "\n"
+
+
+def test_only_the_process_entry_tunes_and_freezes_the_collector(capsys):
+    """``werest`` as a process collects young objects less often and freezes its heap before
+    the interpreter exits (its final collections would walk it: ~0.4 s); ``main(argv)`` in
+    a caller's process leaves the caller's collector as it was."""
+    import gc
+
+    before = gc.get_threshold(), gc.get_freeze_count()
+    assert main(["--version"]) == 0
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before
+    capsys.readouterr()
+    probe = (
+        "import gc, sys; from werest.cli.main import main, YOUNG_THRESHOLD;"
+        "sys.argv = ['werest', '--version']; status = main();"
+        "print(gc.get_threshold()[0] == YOUNG_THRESHOLD, gc.get_freeze_count() > 0, status)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.splitlines()[-1] == "True True 0", done.stdout

@@ -208,6 +208,41 @@ def test_the_sequences_hold_at_every_time_under_the_winner_design(sequence):
     assert (lower[-1] > -d.mean()).mean() > 0.9  # not vacuous: it moved off the known range
 
 
+def test_a_users_kept_terms_give_the_decisions_computed_afresh(clear_contest):
+    """A simulated user's ``memo`` keeps each pair set's terms batch by batch (and each
+    bound's): every round's decision, winner and uniform batches mixed, is the one computed
+    from nothing; the same memo given the batches in another order, or a list that does not
+    begin with the kept batches, recomputes them rather than reading the kept ones."""
+    contest, errors, _ = clear_contest
+    rng = np.random.default_rng(5)
+    memo: dict = {}
+    batches: list = []
+    for round_ in range(8):
+        kept = W.decide(contest, batches, errors, memo=memo)
+        fresh = W.decide(contest, batches, errors)
+        assert (kept.status, kept.leader, kept.regret_bound) == (
+            fresh.status,
+            fresh.leader,
+            fresh.regret_bound,
+        )
+        assert kept.as_dict() == fresh.as_dict()
+        if round_ % 3 == 2:
+            free = np.flatnonzero(
+                ~np.isin(np.arange(contest.n), np.hstack([b.positions for b in batches]))
+            )
+            batches.append(W.Batch(rng.choice(free, size=10, replace=False), W.FRESH_UNIFORM))
+        else:
+            batches.append(W.next_batch(contest, fresh, 10, 0.2, rng)[0])
+    assert any(key[0] == "terms" for key in memo)  # the terms were kept, and read back
+    pairs = [(1, 0), (2, 0)]
+    for order in (batches, batches[::-1], batches[1:], batches[:3]):
+        kept = W.pair_terms(contest, order, errors, pairs, memo=memo)
+        fresh = W.pair_terms(contest, order, errors, pairs)
+        for name in ("x", "c", "slope", "offset", "reach", "reach_mean", "fold"):
+            np.testing.assert_array_equal(getattr(kept, name), getattr(fresh, name))
+        assert kept.ends == fresh.ends
+
+
 @pytest.mark.parametrize("kind", ["winner", "uniform"])
 def test_the_pair_bounds_hold_at_every_batch_as_the_loop_draws_them(kind):
     """120 users run the loop (the design follows each round's decision, redraws and all);

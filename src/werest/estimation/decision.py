@@ -86,6 +86,7 @@ def pair_terms(
     pairs: list[tuple[int, int]],
     *,
     control: bool = True,
+    memo: dict | None = None,
 ) -> PairTerms:
     """The terms of every draw of ``batches`` (in order) for ``pairs`` of system positions.
     ``errors``: (N, S) true errors, read only at drawn utterances (NaN elsewhere is fine).
@@ -100,36 +101,79 @@ def pair_terms(
     A fresh uniform draw of an utterance labelled before adds nothing (a draw without
     replacement never repeats; one of a sample drawn from every utterance that hits a
     labelled one is rejected, which leaves the others uniform over the unlabelled); its
-    bound is the largest range over the utterances not labelled when its batch began."""
-    a_idx = np.array([a for a, _ in pairs], dtype=int)
-    b_idx = np.array([b for _, b in pairs], dtype=int)
-    distances = np.column_stack([contest.distance(*pair) for pair in pairs])  # (N, P)
-    gaps = (
-        np.column_stack([contest.consensus_gap(*pair) for pair in pairs])
-        if control
-        else np.zeros_like(distances)
-    )
-    state = _TermState(contest.n, len(pairs), gaps.sum(axis=0))
-    parts, ends = [], []
-    for batch in batches:
+    bound is the largest range over the utterances not labelled when its batch began.
+
+    ``memo`` (a simulated user's, as :func:`pair_bounds`'s) keeps each pair set's terms after
+    the batches seen: a batch's terms never change once drawn, so a call whose ``batches``
+    begin with those (the same objects, on the same contest and errors) computes only the
+    batches after them."""
+    key = ("terms", tuple(pairs), control)
+    kept = memo.get(key) if memo is not None else None
+    if kept is None or not kept.continues(contest, batches, errors):
+        kept = _KeptTerms(contest, errors, pairs, control)
+        if memo is not None:
+            memo[key] = kept
+    for batch in batches[len(kept.batches) :]:
+        kept.add(batch)
+    return kept.terms()
+
+
+class _KeptTerms:
+    """:func:`pair_terms`' work on one pair set: the batches' terms so far, and the state
+    (:class:`_TermState`) the next batch's terms start from."""
+
+    def __init__(self, contest: Contest, errors: np.ndarray, pairs, control: bool) -> None:
+        self.contest, self.errors = contest, errors
+        self.a_idx = np.array([a for a, _ in pairs], dtype=int)
+        self.b_idx = np.array([b for _, b in pairs], dtype=int)
+        self.distances = np.column_stack([contest.distance(*pair) for pair in pairs])  # (N, P)
+        self.gaps = (
+            np.column_stack([contest.consensus_gap(*pair) for pair in pairs])
+            if control
+            else np.zeros_like(self.distances)
+        )
+        self.state = _TermState(contest.n, len(pairs), self.gaps.sum(axis=0))
+        self.batches: list[Batch] = []
+        self.parts: list[tuple] = []
+        self.ends: list[int] = []
+
+    def continues(self, contest: Contest, batches: list[Batch], errors: np.ndarray) -> bool:
+        """Whether ``batches`` begin with the batches kept, on the same contest and errors."""
+        done = self.batches
+        return (
+            contest is self.contest
+            and errors is self.errors
+            and len(batches) >= len(done)
+            and all(a is b for a, b in zip(batches, done, strict=False))
+        )
+
+    def add(self, batch: Batch) -> None:
+        """The terms of the next batch, and the state after it."""
+        state, gaps, errors = self.state, self.gaps, self.errors
+        a_idx, b_idx = self.a_idx, self.b_idx
         fit = state.fit_xg, state.fit_gg
         beta = np.clip(np.divide(fit[0], fit[1], out=np.zeros_like(fit[0]), where=fit[1] > 0), 0, 1)
         pos = np.asarray(batch.positions, dtype=int)
         diff = errors[pos][:, a_idx] - errors[pos][:, b_idx]  # (m, P)
         first = _first_labels(pos, state.labelled)
-        reach = distances + beta * np.abs(gaps)  # (N, P): |x − β g| ≤ d + β |g|
+        reach = self.distances + beta * np.abs(gaps)  # (N, P): |x − β g| ≤ d + β |g|
         if batch.kind == WITH_REPLACEMENT:
-            parts.append(_drawn_terms(state, batch, pos, diff, gaps[pos], first, reach, beta))
+            part = _drawn_terms(state, batch, pos, diff, gaps[pos], first, reach, beta)
         else:
-            parts.append(_fresh_terms(state, pos, diff, gaps[pos], first, reach, beta))
-        ends.append(state.count)
+            part = _fresh_terms(state, pos, diff, gaps[pos], first, reach, beta)
+        self.parts.append(part)
+        self.ends.append(state.count)
+        self.batches.append(batch)
         state.labelled_x = state.labelled_x + diff[first].sum(axis=0)
         state.labelled_g = state.labelled_g + gaps[pos][first].sum(axis=0)
         state.labelled[pos] = True
-    if not parts:
-        empty = np.zeros((0, len(pairs)))
-        return PairTerms(empty, empty, empty, empty, empty, empty, empty, [])
-    return PairTerms(*(np.vstack(v) for v in zip(*parts, strict=True)), ends)
+
+    def terms(self) -> PairTerms:
+        if not self.parts:
+            empty = np.zeros((0, len(self.a_idx)))
+            return PairTerms(empty, empty, empty, empty, empty, empty, empty, [])
+        stacked = (np.vstack(v) for v in zip(*self.parts, strict=True))
+        return PairTerms(*stacked, list(self.ends))
 
 
 @dataclass
@@ -477,9 +521,8 @@ def _read_leader(contest, batches, errors, settings, w, state, memo) -> tuple:
     draws = sum(len(b.positions) for b in batches)
     others = [b for b in range(len(contest.systems)) if b != w]
     pairs = [(b, w) for b in others]  # B − W: positive when B is worse
-    terms = pair_terms(
-        contest, batches, errors, pairs, control=getattr(settings, "control", CONTROL)
-    )
+    control = getattr(settings, "control", CONTROL)
+    terms = pair_terms(contest, batches, errors, pairs, control=control, memo=memo)
     lowest, highest = known_ranges(contest, pairs, errors, labelled)
     if exact:  # every utterance labelled: the differences are known
         lower, upper, point = lowest, highest, lowest

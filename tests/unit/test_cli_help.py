@@ -275,7 +275,7 @@ def test_a_word_that_is_no_setting_says_what_to_type(args, line, capsys):
 
 def test_only_the_process_entry_tunes_and_freezes_the_collector(capsys):
     """``werest`` as a process collects young objects less often and freezes its heap before
-    the interpreter exits (its final collections would walk it: ~0.4 s); ``main(argv)`` in
+    the interpreter exits (its final collections would walk it again); ``main(argv)`` in
     a caller's process leaves the caller's collector as it was."""
     import gc
 

@@ -214,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 #: the process's young-generation threshold (Python's default is 700): a run allocates
 #: millions of container objects that live to its end, and at 700 the collector's full
-#: passes over them cost ~0.3 s of a 6 s first round (``experiments/bench_winner_round.py``)
+#: passes walk them again and again (a round's seconds: ``experiments/bench_winner_round.py``)
 YOUNG_THRESHOLD = 50_000
 
 
@@ -222,8 +222,8 @@ def _process_collection() -> None:
     """A ``werest`` process's collector: young collections every :data:`YOUNG_THRESHOLD`
     allocations, not every 700 (reference cycles are still collected, less often). After the
     command, :func:`main` freezes the heap (``gc.freeze``), so the interpreter's exit does
-    not walk it again in its final collections (~0.4 s of a run's exit); objects are still
-    released and ``atexit`` runs as before."""
+    not walk it again in its final collections; objects are still released and ``atexit``
+    runs as before."""
     gc.set_threshold(YOUNG_THRESHOLD, *gc.get_threshold()[1:])
 
 

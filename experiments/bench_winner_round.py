@@ -15,7 +15,7 @@ Writes ``experiments/results/bench_winner_round.md`` and ``.json``: the seconds 
 command of each round (the first round fills the cache, the later ones read it), the CPU
 seconds of the round, and the machine's load when it started and ended. The rounds run
 ``--repeats`` times per table, each run in a fresh folder (a cold cache), and each bar is read
-on the median over the runs: on a shared 2-core machine one round varies by about a second
+on the median over the runs: on a shared 2-core machine one round varies by a second or two
 from run to run. The bars (issue
 41, issue 47): on 2 cores, a round on the 8-system table in at most 10 s, the first one
 (cache filling) included; any round on the 54-system table in at most 30 s.

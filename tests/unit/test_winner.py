@@ -220,12 +220,7 @@ def test_a_users_kept_terms_give_the_decisions_computed_afresh(clear_contest):
     for round_ in range(8):
         kept = W.decide(contest, batches, errors, memo=memo)
         fresh = W.decide(contest, batches, errors)
-        assert (kept.status, kept.leader, kept.regret_bound) == (
-            fresh.status,
-            fresh.leader,
-            fresh.regret_bound,
-        )
-        assert kept.as_dict() == fresh.as_dict()
+        assert kept.as_dict() == fresh.as_dict()  # status, leader, bounds, regret_bound
         if round_ % 3 == 2:
             free = np.flatnonzero(
                 ~np.isin(np.arange(contest.n), np.hstack([b.positions for b in batches]))
@@ -233,7 +228,7 @@ def test_a_users_kept_terms_give_the_decisions_computed_afresh(clear_contest):
             batches.append(W.Batch(rng.choice(free, size=10, replace=False), W.FRESH_UNIFORM))
         else:
             batches.append(W.next_batch(contest, fresh, 10, 0.2, rng)[0])
-    assert any(key[0] == "terms" for key in memo)  # the terms were kept, and read back
+    assert any(key[0] == "terms" for key in memo)  # the terms were kept
     pairs = [(1, 0), (2, 0)]
     for order in (batches, batches[::-1], batches[1:], batches[:3]):
         kept = W.pair_terms(contest, order, errors, pairs, memo=memo)

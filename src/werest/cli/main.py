@@ -179,9 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         previous |= _stop_signals_as_exceptions()
         status = _main(args)
-        sys.stdout.flush()
-        if argv is None:  # the process only exits now: its final collections skip the heap
-            gc.freeze()
+        _finished(process=argv is None)
     except BrokenPipeError:
         # The reader went away (`werest embed --cfg | head`): not an error of werest's.
         # Point stdout at devnull so the interpreter's final flush does not fail again.
@@ -225,6 +223,14 @@ def _process_collection() -> None:
     not walk it again in its final collections; objects are still released and ``atexit``
     runs as before."""
     gc.set_threshold(YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+
+
+def _finished(*, process: bool) -> None:
+    """The command is done: its output flushed; a ``werest`` ``process``, which only exits
+    now, freezes its heap (:func:`_process_collection`)."""
+    sys.stdout.flush()
+    if process:
+        gc.freeze()
 
 
 def _release_multiprocessing() -> None:

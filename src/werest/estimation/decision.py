@@ -206,24 +206,22 @@ def _drawn_terms(state: _TermState, batch: Batch, pos, diff, guess, first, reach
     n = state.n
     weight = 1.0 / (n * batch.probabilities[pos])
     zero = np.zeros((1, state.p))
-    known_z = (state.labelled_x - beta * state.labelled_g) + np.vstack(
-        [zero, np.cumsum((diff - beta * guess) * first[:, None], axis=0)[:-1]]
+    known_z = (state.labelled_x - beta * state.labelled_g) + _sums_before(
+        (diff - beta * guess) * first[:, None]
     )
     x = (diff - beta * guess) * (weight * first)[:, None]
     scale = np.divide(1.0, n * batch.probabilities, out=np.zeros(n), where=batch.probabilities > 0)
-    open_reach = reach[~state.labelled]
-    unlabelled = open_reach * scale[~state.labelled, None]
+    open_ = ~state.labelled
+    open_reach = reach[open_]
+    unlabelled = open_reach * scale[open_, None]
     widest = unlabelled.max(axis=0) if len(unlabelled) else zero[0]
     c = np.repeat(widest[None, :], len(pos), axis=0)
     offset = -(beta * state.gap_total + known_z) / n
     theta = fold_share(
-        widest, np.sqrt(((unlabelled**2) * batch.probabilities[~state.labelled, None]).sum(axis=0))
+        widest, np.sqrt(((unlabelled**2) * batch.probabilities[open_, None]).sum(axis=0))
     )
     drawn_reach = theta * reach[pos] * (weight * first)[:, None]
-    left_reach = theta * (
-        open_reach.sum(axis=0)
-        - np.vstack([zero, np.cumsum(reach[pos] * first[:, None], axis=0)[:-1]])
-    )
+    left_reach = theta * (open_reach.sum(axis=0) - _sums_before(reach[pos] * first[:, None]))
     state.fit_xg += (diff * guess * weight[:, None] ** 2).sum(axis=0)
     state.fit_gg += (guess**2 * weight[:, None] ** 2).sum(axis=0)
     state.count += len(pos)
@@ -246,8 +244,8 @@ def _fresh_terms(state: _TermState, pos, diff, guess, first, reach, beta):
     fresh, fresh_g = diff[first], guess[first]
     before = state.labelled.sum() + np.arange(len(fresh))  # labelled before each draw
     zero = np.zeros((1, state.p))
-    sums_x = state.labelled_x + np.vstack([zero, np.cumsum(fresh, axis=0)[:-1]])
-    sums_g = state.labelled_g + np.vstack([zero, np.cumsum(fresh_g, axis=0)[:-1]])
+    sums_x = state.labelled_x + _sums_before(fresh)
+    sums_g = state.labelled_g + _sums_before(fresh_g)
     left = (n - before)[:, None]
     open_reach = reach[~state.labelled]
     unlabelled = open_reach.max(axis=0) if len(open_reach) else zero[0]
@@ -258,9 +256,7 @@ def _fresh_terms(state: _TermState, pos, diff, guess, first, reach, beta):
         unlabelled, np.sqrt((open_reach**2).mean(axis=0)) if len(open_reach) else zero[0]
     )
     fresh_reach = theta * reach[pos][first]
-    left_reach = theta * open_reach.sum(axis=0) - np.vstack(
-        [zero, np.cumsum(fresh_reach, axis=0)[:-1]]
-    )
+    left_reach = theta * open_reach.sum(axis=0) - _sums_before(fresh_reach)
     state.fit_xg += (fresh * fresh_g).sum(axis=0)
     state.fit_gg += (fresh_g**2).sum(axis=0)
     state.count += len(fresh)
@@ -273,6 +269,12 @@ def _fresh_terms(state: _TermState, pos, diff, guess, first, reach, beta):
         left_reach / left,
         np.broadcast_to(theta, fresh.shape),
     )
+
+
+def _sums_before(rows: np.ndarray) -> np.ndarray:
+    """Each row's sum of the rows before it (m, P): 0 for the first."""
+    zero = np.zeros((1, rows.shape[1]))
+    return np.vstack([zero, np.cumsum(rows, axis=0)[:-1]])
 
 
 def _first_labels(positions: np.ndarray, labelled: np.ndarray) -> np.ndarray:
